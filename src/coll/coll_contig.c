@@ -1,0 +1,22 @@
+/*
+ * Collective transfers for contiguous views: local transfer + agreement.
+ */
+#include "coll/coll.h"
+#include "error/error.h"
+#include "indep/indep.h"
+
+int ferry__coll_write(ferry_File fh, int local_cls, MPI_Offset offset, const void *buf, MPI_Count count,
+                      MPI_Datatype type, MPI_Count *done, const char *what)
+{
+    *done = 0;
+    if (local_cls == 0) local_cls = ferry__indep_write(fh, offset, buf, count, type, done);
+    return ferry__error_agree(fh->comm, local_cls, what);
+}
+
+int ferry__coll_read(ferry_File fh, int local_cls, MPI_Offset offset, void *buf, MPI_Count count,
+                     MPI_Datatype type, MPI_Count *done, const char *what)
+{
+    *done = 0;
+    if (local_cls == 0) local_cls = ferry__indep_read(fh, offset, buf, count, type, done);
+    return ferry__error_agree(fh->comm, local_cls, what);
+}

@@ -1,0 +1,64 @@
+/*
+ * core: the file object, allocation, the handle registry and library set-up.
+ *
+ * struct ferry_file is the one object every module works on. Modules read
+ * its fields; only mpiio/ creates, changes and frees it. All allocation goes
+ * through ferry__malloc/ferry__calloc/ferry__free so a test can make the
+ * n-th allocation fail.
+ */
+#ifndef FERRY_CORE_H
+#define FERRY_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ferry.h"
+#include "fs/fs.h"
+#include "hints/hints.h"
+
+/* The file view (MPI-3.1 13.3). The foundation supports the default view
+ * and views whose etype and filetype are contiguous runs of bytes. */
+typedef struct ferry__view {
+    MPI_Offset disp;        /* bytes */
+    MPI_Datatype etype;     /* owned duplicate unless predefined */
+    MPI_Datatype filetype;  /* owned duplicate unless predefined */
+    MPI_Count etype_size;   /* bytes */
+    char datarep[MPI_MAX_DATAREP_STRING];
+} ferry__view_t;
+
+struct ferry_file {
+    MPI_Comm comm; /* private duplicate: ferry's traffic never mixes with the caller's */
+    int rank;
+    int nprocs;
+    char *filename; /* owned */
+    int amode;
+    ferry__fs_file_t *fs; /* open file on this rank */
+    ferry__hints_t hints;
+    MPI_Errhandler errhandler;
+    ferry_File_errhandler_function *errfn; /* captured at set time; NULL for predefined handlers */
+    MPI_Offset position; /* individual file pointer, in etypes relative to the view */
+    ferry__view_t view;
+    int atomicity;
+    MPI_Fint fortran_handle; /* 0 until ferry_File_c2f asks for one */
+};
+
+/* Lazily initializes ferry's process state (keyvals, finalize hook); safe to
+ * call from any thread once MPI is initialized. Returns 0 or an error class. */
+int ferry__core_init(void);
+
+void *ferry__malloc(size_t size);
+void *ferry__calloc(size_t count, size_t size);
+void *ferry__realloc(void *ptr, size_t size);
+void ferry__free(void *ptr);
+char *ferry__strdup(const char *s);
+
+/* Test hook: the n-th allocation from now on (1-based) fails; 0 disarms. */
+void ferry__alloc_fail_after(long n);
+
+/* Fortran handle registry. c2f assigns an index on first use. */
+MPI_Fint ferry__handle_to_fortran(ferry_File fh);
+ferry_File ferry__handle_from_fortran(MPI_Fint index);
+void ferry__handle_forget(ferry_File fh);
+void ferry__handle_finalize(void);
+
+#endif

@@ -1,0 +1,140 @@
+/*
+ * Error codes and messages.
+ *
+ * Each error a caller sees gets an error code of its standard class created
+ * with MPI_Add_error_code and a string set with MPI_Add_error_string. Codes
+ * are recycled from a small ring per class (MPI-3.1 8.5 lets a string be
+ * replaced), so a long-running job does not exhaust the host's code space:
+ * a code's string stays valid until FERRY_CODES_PER_CLASS newer errors of
+ * the same class have been raised.
+ */
+#include "error/error.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/core.h"
+
+enum { FERRY_MESSAGE_MAX = 1024, FERRY_CODES_PER_CLASS = 16, FERRY_MAX_CLASS = 128 };
+
+static _Thread_local char error_message[FERRY_MESSAGE_MAX];
+
+/* Registry of host error codes, by class; guarded by code_lock. */
+static pthread_mutex_t code_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    int codes[FERRY_CODES_PER_CLASS];
+    int count;
+    int next;
+} code_ring[FERRY_MAX_CLASS];
+
+int ferry__error_set(int cls, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(error_message, sizeof error_message, fmt, ap);
+    va_end(ap);
+    return cls;
+}
+
+const char *ferry__error_message(void)
+{
+    return error_message;
+}
+
+static const struct {
+    int cls;
+    const char *name;
+} class_names[] = {
+    {MPI_ERR_BUFFER, "MPI_ERR_BUFFER"},
+    {MPI_ERR_COUNT, "MPI_ERR_COUNT"},
+    {MPI_ERR_TYPE, "MPI_ERR_TYPE"},
+    {MPI_ERR_COMM, "MPI_ERR_COMM"},
+    {MPI_ERR_GROUP, "MPI_ERR_GROUP"},
+    {MPI_ERR_ARG, "MPI_ERR_ARG"},
+    {MPI_ERR_OTHER, "MPI_ERR_OTHER"},
+    {MPI_ERR_INTERN, "MPI_ERR_INTERN"},
+    {MPI_ERR_REQUEST, "MPI_ERR_REQUEST"},
+    {MPI_ERR_TRUNCATE, "MPI_ERR_TRUNCATE"},
+    {MPI_ERR_ACCESS, "MPI_ERR_ACCESS"},
+    {MPI_ERR_AMODE, "MPI_ERR_AMODE"},
+    {MPI_ERR_BAD_FILE, "MPI_ERR_BAD_FILE"},
+    {MPI_ERR_CONVERSION, "MPI_ERR_CONVERSION"},
+    {MPI_ERR_DUP_DATAREP, "MPI_ERR_DUP_DATAREP"},
+    {MPI_ERR_FILE_EXISTS, "MPI_ERR_FILE_EXISTS"},
+    {MPI_ERR_FILE_IN_USE, "MPI_ERR_FILE_IN_USE"},
+    {MPI_ERR_FILE, "MPI_ERR_FILE"},
+    {MPI_ERR_INFO_KEY, "MPI_ERR_INFO_KEY"},
+    {MPI_ERR_INFO_VALUE, "MPI_ERR_INFO_VALUE"},
+    {MPI_ERR_INFO, "MPI_ERR_INFO"},
+    {MPI_ERR_IO, "MPI_ERR_IO"},
+    {MPI_ERR_NO_MEM, "MPI_ERR_NO_MEM"},
+    {MPI_ERR_NOT_SAME, "MPI_ERR_NOT_SAME"},
+    {MPI_ERR_NO_SPACE, "MPI_ERR_NO_SPACE"},
+    {MPI_ERR_NO_SUCH_FILE, "MPI_ERR_NO_SUCH_FILE"},
+    {MPI_ERR_QUOTA, "MPI_ERR_QUOTA"},
+    {MPI_ERR_READ_ONLY, "MPI_ERR_READ_ONLY"},
+    {MPI_ERR_UNSUPPORTED_DATAREP, "MPI_ERR_UNSUPPORTED_DATAREP"},
+    {MPI_ERR_UNSUPPORTED_OPERATION, "MPI_ERR_UNSUPPORTED_OPERATION"},
+};
+
+const char *ferry__error_class_name(int cls)
+{
+    for (size_t i = 0; i < sizeof class_names / sizeof class_names[0]; i++)
+        if (class_names[i].cls == cls) return class_names[i].name;
+    return "MPI_ERR_UNKNOWN";
+}
+
+/* Returns a host error code of class cls whose string is message. Falls back
+ * to the bare class when the host refuses to add codes. */
+static int register_code(int cls, const char *message)
+{
+    if (cls <= 0 || cls >= FERRY_MAX_CLASS) return cls;
+    pthread_mutex_lock(&code_lock);
+    int code = cls;
+    if (code_ring[cls].count < FERRY_CODES_PER_CLASS) {
+        int fresh;
+        if (MPI_Add_error_code(cls, &fresh) == MPI_SUCCESS) code_ring[cls].codes[code_ring[cls].count++] = fresh;
+    }
+    if (code_ring[cls].count > 0) {
+        code = code_ring[cls].codes[code_ring[cls].next];
+        code_ring[cls].next = (code_ring[cls].next + 1) % code_ring[cls].count;
+        MPI_Add_error_string(code, message);
+    }
+    pthread_mutex_unlock(&code_lock);
+    return code;
+}
+
+int ferry__error_agree(MPI_Comm comm, int local_cls, const char *what)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    /* One int64 per rank: the lowest failing rank wins the MAX, its class
+     * rides in the low bits. */
+    int64_t mine = local_cls ? ((int64_t)(size - rank) << 24) | (int64_t)local_cls : 0;
+    int64_t worst = 0;
+    int rc = MPI_Allreduce(&mine, &worst, 1, MPI_INT64_T, MPI_MAX, comm);
+    if (rc != MPI_SUCCESS) return ferry__error_set(MPI_ERR_INTERN, "ferry: %s: agreement reduction failed", what);
+    if (local_cls || worst == 0) return local_cls;
+    int failed_rank = size - (int)(worst >> 24);
+    int failed_cls = (int)(worst & 0xffffff);
+    return ferry__error_set(failed_cls, "ferry: %s failed on rank %d with %s; this rank (%d) succeeded locally", what,
+                            failed_rank, ferry__error_class_name(failed_cls), rank);
+}
+
+int ferry__error_return(ferry_File fh, int cls)
+{
+    if (cls == 0) return MPI_SUCCESS;
+    int code = register_code(cls, error_message);
+    ferry__errhandler_invoke(fh, code);
+    return code;
+}
+
+void ferry__error_finalize(void)
+{
+    pthread_mutex_lock(&code_lock);
+    memset(code_ring, 0, sizeof code_ring);
+    pthread_mutex_unlock(&code_lock);
+}

@@ -1,0 +1,82 @@
+/*
+ * fs: file systems behind one table of primitives.
+ *
+ * A driver implements ferry__fs_ops_t; nothing above this module asks which
+ * file system it is on. Every primitive returns 0 or an MPI error class with
+ * the message recorded (operation, path, OS error): errno becomes a class
+ * here and nowhere else. Transfers loop over partial results and EINTR, so
+ * callers see a transfer either complete, stopped at end of file (reads), or
+ * failed.
+ */
+#ifndef FERRY_FS_H
+#define FERRY_FS_H
+
+#include <stddef.h>
+
+#include "ferry.h"
+
+enum {
+    FERRY_FS_READ = 1 << 0,
+    FERRY_FS_WRITE = 1 << 1,
+    FERRY_FS_CREATE = 1 << 2,
+    FERRY_FS_EXCL = 1 << 3,
+};
+
+typedef struct ferry__fs_layout {
+    MPI_Offset block_size;  /* preferred transfer unit (st_blksize) */
+    MPI_Offset stripe_size; /* bytes per storage target, block_size when unstriped */
+    int stripe_count;       /* storage targets, 1 when unstriped */
+} ferry__fs_layout_t;
+
+typedef struct ferry__fs_ops ferry__fs_ops_t;
+
+/* Drivers embed this as their first member. */
+typedef struct ferry__fs_file {
+    const ferry__fs_ops_t *ops;
+    char *path; /* owned, for messages */
+} ferry__fs_file_t;
+
+struct ferry__fs_ops {
+    const char *name;
+    int (*open)(const char *path, int flags, ferry__fs_file_t **file);
+    int (*close)(ferry__fs_file_t *file);
+    int (*remove)(const char *path);
+    /* Reads up to len bytes; *done < len only at end of file. */
+    int (*pread)(ferry__fs_file_t *file, void *buf, size_t len, MPI_Offset offset, size_t *done);
+    int (*pwrite)(ferry__fs_file_t *file, const void *buf, size_t len, MPI_Offset offset);
+    int (*sync)(ferry__fs_file_t *file);
+    int (*resize)(ferry__fs_file_t *file, MPI_Offset size);
+    /* Makes sure blocks exist up to size; never shrinks. */
+    int (*allocate)(ferry__fs_file_t *file, MPI_Offset size);
+    int (*size)(ferry__fs_file_t *file, MPI_Offset *size);
+    int (*layout)(ferry__fs_file_t *file, ferry__fs_layout_t *layout);
+};
+
+/* The driver for a path (POSIX for now). Borrowed, static. */
+const ferry__fs_ops_t *ferry__fs_driver_for(const char *path);
+
+/* Opens path with the driver for it; *file is owned, freed by ferry__fs_close. */
+int ferry__fs_open(const char *path, int flags, ferry__fs_file_t **file);
+int ferry__fs_close(ferry__fs_file_t *file);
+int ferry__fs_remove(const char *path);
+
+static inline int ferry__fs_pread(ferry__fs_file_t *f, void *buf, size_t len, MPI_Offset off, size_t *done)
+{
+    return f->ops->pread(f, buf, len, off, done);
+}
+static inline int ferry__fs_pwrite(ferry__fs_file_t *f, const void *buf, size_t len, MPI_Offset off)
+{
+    return f->ops->pwrite(f, buf, len, off);
+}
+static inline int ferry__fs_sync(ferry__fs_file_t *f) { return f->ops->sync(f); }
+static inline int ferry__fs_resize(ferry__fs_file_t *f, MPI_Offset size) { return f->ops->resize(f, size); }
+static inline int ferry__fs_allocate(ferry__fs_file_t *f, MPI_Offset size) { return f->ops->allocate(f, size); }
+static inline int ferry__fs_size(ferry__fs_file_t *f, MPI_Offset *size) { return f->ops->size(f, size); }
+static inline int ferry__fs_layout(ferry__fs_file_t *f, ferry__fs_layout_t *l) { return f->ops->layout(f, l); }
+
+/* The one errno -> MPI error class mapping. */
+int ferry__fs_errno_class(int err);
+
+extern const ferry__fs_ops_t ferry__fs_posix;
+
+#endif

@@ -1,0 +1,168 @@
+/*
+ * The POSIX driver: open/pread/pwrite/fsync/ftruncate/posix_fallocate.
+ *
+ * This file holds ferry's only loop over partial transfers and EINTR, and
+ * the only place errno is read after a file-system call.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/core.h"
+#include "error/error.h"
+#include "fs/fs.h"
+
+/* Linux transfers at most 0x7ffff000 bytes per call; asking for less keeps
+ * every platform's ssize_t happy. */
+enum { POSIX_MAX_TRANSFER = 1 << 30 };
+
+typedef struct posix_file {
+    ferry__fs_file_t base;
+    int fd;
+} posix_file_t;
+
+static int fd_of(ferry__fs_file_t *file)
+{
+    return ((posix_file_t *)file)->fd;
+}
+
+static int os_error(int err, const char *op, const char *path)
+{
+    return ferry__error_set(ferry__fs_errno_class(err), "ferry: %s '%s': %s", op, path, strerror(err));
+}
+
+static int posix_open(const char *path, int flags, ferry__fs_file_t **file)
+{
+    int oflags = O_CLOEXEC;
+    if ((flags & FERRY_FS_READ) && (flags & FERRY_FS_WRITE)) oflags |= O_RDWR;
+    else if (flags & FERRY_FS_WRITE) oflags |= O_WRONLY;
+    else oflags |= O_RDONLY;
+    if (flags & FERRY_FS_CREATE) oflags |= O_CREAT;
+    if (flags & FERRY_FS_EXCL) oflags |= O_EXCL;
+    int fd;
+    do fd = open(path, oflags, 0666);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0) return os_error(errno, "open", path);
+    struct stat st;
+    if (fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+        int err = S_ISDIR(st.st_mode) ? EISDIR : errno;
+        close(fd);
+        return os_error(err, "open", path);
+    }
+    posix_file_t *pf = ferry__calloc(1, sizeof *pf);
+    char *owned_path = ferry__strdup(path);
+    if (!pf || !owned_path) {
+        close(fd);
+        ferry__free(pf);
+        ferry__free(owned_path);
+        return ferry__error_set(MPI_ERR_NO_MEM, "ferry: open '%s': out of memory", path);
+    }
+    pf->base.ops = &ferry__fs_posix;
+    pf->base.path = owned_path;
+    pf->fd = fd;
+    *file = &pf->base;
+    return 0;
+}
+
+static int posix_close(ferry__fs_file_t *file)
+{
+    int rc = 0;
+    if (close(fd_of(file)) != 0 && errno != EINTR) rc = os_error(errno, "close", file->path);
+    ferry__free(file->path);
+    ferry__free(file);
+    return rc;
+}
+
+static int posix_remove(const char *path)
+{
+    if (unlink(path) != 0) return os_error(errno, "delete", path);
+    return 0;
+}
+
+static int posix_pread(ferry__fs_file_t *file, void *buf, size_t len, MPI_Offset offset, size_t *done)
+{
+    size_t total = 0;
+    while (total < len) {
+        size_t want = len - total < POSIX_MAX_TRANSFER ? len - total : POSIX_MAX_TRANSFER;
+        ssize_t got = pread(fd_of(file), (char *)buf + total, want, (off_t)(offset + (MPI_Offset)total));
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) return os_error(errno, "read", file->path);
+        if (got == 0) break;
+        total += (size_t)got;
+    }
+    *done = total;
+    return 0;
+}
+
+static int posix_pwrite(ferry__fs_file_t *file, const void *buf, size_t len, MPI_Offset offset)
+{
+    size_t total = 0;
+    while (total < len) {
+        size_t want = len - total < POSIX_MAX_TRANSFER ? len - total : POSIX_MAX_TRANSFER;
+        ssize_t put = pwrite(fd_of(file), (const char *)buf + total, want, (off_t)(offset + (MPI_Offset)total));
+        if (put < 0 && errno == EINTR) continue;
+        if (put < 0) return os_error(errno, "write", file->path);
+        if (put == 0) return os_error(ENOSPC, "write", file->path);
+        total += (size_t)put;
+    }
+    return 0;
+}
+
+static int posix_sync(ferry__fs_file_t *file)
+{
+    int rc;
+    do rc = fsync(fd_of(file));
+    while (rc != 0 && errno == EINTR);
+    return rc != 0 ? os_error(errno, "sync", file->path) : 0;
+}
+
+static int posix_resize(ferry__fs_file_t *file, MPI_Offset size)
+{
+    int rc;
+    do rc = ftruncate(fd_of(file), (off_t)size);
+    while (rc != 0 && errno == EINTR);
+    return rc != 0 ? os_error(errno, "set_size", file->path) : 0;
+}
+
+static int posix_allocate(ferry__fs_file_t *file, MPI_Offset size)
+{
+    if (size == 0) return 0;
+    int err;
+    do err = posix_fallocate(fd_of(file), 0, (off_t)size);
+    while (err == EINTR);
+    return err != 0 ? os_error(err, "preallocate", file->path) : 0;
+}
+
+static int posix_size(ferry__fs_file_t *file, MPI_Offset *size)
+{
+    struct stat st;
+    if (fstat(fd_of(file), &st) != 0) return os_error(errno, "get_size", file->path);
+    *size = (MPI_Offset)st.st_size;
+    return 0;
+}
+
+static int posix_layout(ferry__fs_file_t *file, ferry__fs_layout_t *layout)
+{
+    struct stat st;
+    if (fstat(fd_of(file), &st) != 0) return os_error(errno, "layout", file->path);
+    layout->block_size = st.st_blksize > 0 ? (MPI_Offset)st.st_blksize : 4096;
+    layout->stripe_size = layout->block_size;
+    layout->stripe_count = 1;
+    return 0;
+}
+
+const ferry__fs_ops_t ferry__fs_posix = {
+    .name = "posix",
+    .open = posix_open,
+    .close = posix_close,
+    .remove = posix_remove,
+    .pread = posix_pread,
+    .pwrite = posix_pwrite,
+    .sync = posix_sync,
+    .resize = posix_resize,
+    .allocate = posix_allocate,
+    .size = posix_size,
+    .layout = posix_layout,
+};

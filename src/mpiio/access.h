@@ -1,0 +1,26 @@
+/*
+ * The description of one data-access call, shared by the blocking and
+ * nonblocking entry points of mpiio/.
+ */
+#ifndef FERRY_MPIIO_ACCESS_H
+#define FERRY_MPIIO_ACCESS_H
+
+#include "core/core.h"
+
+typedef struct ferry__access {
+    const char *name; /* for messages: "write_at_all" */
+    int write;        /* 1: memory -> file */
+    int individual;   /* 1: at the individual file pointer, which advances */
+    int collective;   /* 1: every rank calls; ends in an agreement */
+} ferry__access_t;
+
+/* Checks and performs the transfer; returns an error class. Collective when
+ * call->collective. *done: bytes moved on this rank. */
+int ferry__access_transfer(const ferry__access_t *call, ferry_File fh, MPI_Offset offset, void *buf,
+                           MPI_Count count, MPI_Datatype type, MPI_Count *done);
+
+/* Entry point body: transfer, fill status, leave through the error handler. */
+int ferry__access(const ferry__access_t *call, ferry_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                  MPI_Datatype type, MPI_Status *status);
+
+#endif

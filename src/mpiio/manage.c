@@ -1,0 +1,130 @@
+/*
+ * File manipulation and queries (MPI-3.1 13.2.4-13.2.8, 13.5.1, 13.6.1, 13.6.3).
+ */
+#include "datatype/datatype.h"
+#include "mpiio/mpiio.h"
+
+/* Collective size changes: rank 0 acts, every rank agrees. */
+typedef int (*size_action_t)(ferry__fs_file_t *file, MPI_Offset size);
+
+static int change_size(ferry_File fh, MPI_Offset size, size_action_t action, const char *op)
+{
+    int cls = ferry__check_file(fh, op);
+    if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
+    if (size < 0) cls = ferry__error_set(MPI_ERR_ARG, "ferry: %s '%s': negative size", op, fh->filename);
+    if (cls == 0) cls = ferry__check_writable(fh, op);
+    if (cls == 0 && fh->rank == 0) cls = action(fh->fs, size);
+    return ferry__error_return(fh, ferry__error_agree(fh->comm, cls, op));
+}
+
+int ferry_File_set_size(ferry_File fh, MPI_Offset size)
+{
+    return change_size(fh, size, ferry__fs_resize, "set_size");
+}
+
+int ferry_File_preallocate(ferry_File fh, MPI_Offset size)
+{
+    return change_size(fh, size, ferry__fs_allocate, "preallocate");
+}
+
+int ferry_File_get_size(ferry_File fh, MPI_Offset *size)
+{
+    int cls = ferry__check_file(fh, "get_size");
+    if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
+    if (!size) return ferry__error_return(fh, ferry__error_set(MPI_ERR_ARG, "ferry: get_size: NULL argument"));
+    return ferry__error_return(fh, ferry__fs_size(fh->fs, size));
+}
+
+int ferry_File_get_group(ferry_File fh, MPI_Group *group)
+{
+    int cls = ferry__check_file(fh, "get_group");
+    if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
+    if (!group) return ferry__error_return(fh, ferry__error_set(MPI_ERR_ARG, "ferry: get_group: NULL argument"));
+    return MPI_Comm_group(fh->comm, group);
+}
+
+int ferry_File_get_amode(ferry_File fh, int *amode)
+{
+    int cls = ferry__check_file(fh, "get_amode");
+    if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
+    if (!amode) return ferry__error_return(fh, ferry__error_set(MPI_ERR_ARG, "ferry: get_amode: NULL argument"));
+    *amode = fh->amode;
+    return MPI_SUCCESS;
+}
+
+int ferry_File_set_info(ferry_File fh, MPI_Info info)
+{
+    int cls = ferry__check_file(fh, "set_info");
+    if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
+    ferry__hints_apply(&fh->hints, info);
+    return ferry__error_return(fh, ferry__error_agree(fh->comm, 0, "set_info"));
+}
+
+int ferry_File_get_info(ferry_File fh, MPI_Info *info_used)
+{
+    int cls = ferry__check_file(fh, "get_info");
+    if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
+    if (!info_used) return ferry__error_return(fh, ferry__error_set(MPI_ERR_ARG, "ferry: get_info: NULL argument"));
+    if (MPI_Info_create(info_used) != MPI_SUCCESS)
+        return ferry__error_return(fh, ferry__error_set(MPI_ERR_INFO, "ferry: get_info: cannot create an info"));
+    cls = ferry__hints_report(&fh->hints, *info_used);
+    if (cls) MPI_Info_free(info_used);
+    return ferry__error_return(fh, cls ? ferry__error_set(cls, "ferry: get_info '%s': cannot fill the info", fh->filename) : 0);
+}
+
+int ferry_File_sync(ferry_File fh)
+{
+    int cls = ferry__check_file(fh, "sync");
+    if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
+    return ferry__error_return(fh, ferry__error_agree(fh->comm, ferry__fs_sync(fh->fs), "sync"));
+}
+
+int ferry_File_set_atomicity(ferry_File fh, int flag)
+{
+    int cls = ferry__check_file(fh, "set_atomicity");
+    if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
+    if (flag)
+        cls = ferry__error_set(MPI_ERR_UNSUPPORTED_OPERATION,
+                               "ferry: set_atomicity '%s': atomic mode is not implemented yet", fh->filename);
+    cls = ferry__error_agree(fh->comm, cls, "set_atomicity");
+    if (cls == 0) fh->atomicity = 0;
+    return ferry__error_return(fh, cls);
+}
+
+int ferry_File_get_atomicity(ferry_File fh, int *flag)
+{
+    int cls = ferry__check_file(fh, "get_atomicity");
+    if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
+    if (!flag) return ferry__error_return(fh, ferry__error_set(MPI_ERR_ARG, "ferry: get_atomicity: NULL argument"));
+    *flag = fh->atomicity;
+    return MPI_SUCCESS;
+}
+
+int ferry_File_get_type_extent_c(ferry_File fh, MPI_Datatype datatype, MPI_Count *extent)
+{
+    int cls = ferry__check_file(fh, "get_type_extent");
+    if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
+    ferry__typeinfo_t info;
+    cls = ferry__datatype_info(datatype, &info);
+    if (cls == 0 && !extent) cls = ferry__error_set(MPI_ERR_ARG, "ferry: get_type_extent: NULL argument");
+    if (cls == 0) *extent = info.extent; /* native representation: the memory extent */
+    return ferry__error_return(fh, cls);
+}
+
+int ferry_File_get_type_extent(ferry_File fh, MPI_Datatype datatype, MPI_Aint *extent)
+{
+    MPI_Count wide = 0;
+    int rc = ferry_File_get_type_extent_c(fh, datatype, &wide);
+    if (rc == MPI_SUCCESS && extent) *extent = (MPI_Aint)wide;
+    return rc;
+}
+
+MPI_Fint ferry_File_c2f(ferry_File file)
+{
+    return ferry__handle_to_fortran(file);
+}
+
+ferry_File ferry_File_f2c(MPI_Fint file)
+{
+    return ferry__handle_from_fortran(file);
+}
