@@ -10,7 +10,8 @@
  *
  * Every function returns MPI_SUCCESS or an error code whose class
  * (MPI_Error_class) is one of the standard classes and whose string
- * (MPI_Error_string) names the operation, the file and the cause. Errors go
+ * (ferry_Error_string, or MPI_Error_string on Open MPI) names the
+ * operation, the file and the cause. Errors go
  * through the file's error handler; the default is MPI_ERRORS_RETURN and can
  * be changed by setting an error handler on FERRY_FILE_NULL.
  *
@@ -150,6 +151,12 @@ FERRY_API int ferry_File_create_errhandler(ferry_File_errhandler_function *file_
 FERRY_API int ferry_File_set_errhandler(ferry_File file, MPI_Errhandler errhandler);
 FERRY_API int ferry_File_get_errhandler(ferry_File file, MPI_Errhandler *errhandler);
 FERRY_API int ferry_File_call_errhandler(ferry_File fh, int errorcode);
+
+/* MPI_Error_string that knows ferry's messages: MPICH 4.0 loses the string
+ * of error codes added to predefined classes, so use this (or the drop-in
+ * layer, which exports it as MPI_Error_string) to read ferry's messages.
+ * Codes that are not ferry's go to the host's MPI_Error_string. */
+FERRY_API int ferry_Error_string(int errorcode, char *string, int *resultlen);
 
 /* Language interoperability (17.2.4) */
 FERRY_API MPI_Fint ferry_File_c2f(ferry_File file);

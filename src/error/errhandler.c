@@ -152,7 +152,7 @@ void ferry__errhandler_invoke(ferry_File fh, int code)
     /* MPI_ERRORS_ARE_FATAL (and MPI-4's MPI_ERRORS_ABORT) */
     char message[MPI_MAX_ERROR_STRING];
     int len = 0;
-    MPI_Error_string(code, message, &len);
+    ferry_Error_string(code, message, &len);
     fprintf(stderr, "%s\nferry: aborting (MPI_ERRORS_ARE_FATAL)\n", message);
     MPI_Abort(fh != FERRY_FILE_NULL ? fh->comm : MPI_COMM_WORLD, code);
 }

@@ -21,10 +21,14 @@ enum { FERRY_MESSAGE_MAX = 1024, FERRY_CODES_PER_CLASS = 16, FERRY_MAX_CLASS = 1
 
 static _Thread_local char error_message[FERRY_MESSAGE_MAX];
 
-/* Registry of host error codes, by class; guarded by code_lock. */
+/* Registry of host error codes, by class, with ferry's own copy of each
+ * code's message: MPICH 4.0 loses the string of a code added to a
+ * predefined class (MPI_Error_string answers with an unrelated error stack),
+ * so ferry_Error_string answers from this copy. Guarded by code_lock. */
 static pthread_mutex_t code_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
     int codes[FERRY_CODES_PER_CLASS];
+    char *messages[FERRY_CODES_PER_CLASS]; /* owned */
     int count;
     int next;
 } code_ring[FERRY_MAX_CLASS];
@@ -98,9 +102,18 @@ static int register_code(int cls, const char *message)
         if (MPI_Add_error_code(cls, &fresh) == MPI_SUCCESS) code_ring[cls].codes[code_ring[cls].count++] = fresh;
     }
     if (code_ring[cls].count > 0) {
-        code = code_ring[cls].codes[code_ring[cls].next];
-        code_ring[cls].next = (code_ring[cls].next + 1) % code_ring[cls].count;
-        MPI_Add_error_string(code, message);
+        int slot = code_ring[cls].next;
+        code = code_ring[cls].codes[slot];
+        code_ring[cls].next = (slot + 1) % code_ring[cls].count;
+        ferry__free(code_ring[cls].messages[slot]);
+        code_ring[cls].messages[slot] = ferry__strdup(message);
+        /* Open MPI refuses (through MPI_COMM_WORLD's handler: it aborts)
+         * strings longer than MPI_MAX_ERROR_STRING. */
+        char text[MPI_MAX_ERROR_STRING];
+        size_t len = strnlen(message, sizeof text - 1);
+        memcpy(text, message, len);
+        text[len] = '\0';
+        MPI_Add_error_string(code, text);
     }
     pthread_mutex_unlock(&code_lock);
     return code;
@@ -117,11 +130,19 @@ int ferry__error_agree(MPI_Comm comm, int local_cls, const char *what)
     int64_t worst = 0;
     int rc = MPI_Allreduce(&mine, &worst, 1, MPI_INT64_T, MPI_MAX, comm);
     if (rc != MPI_SUCCESS) return ferry__error_set(MPI_ERR_INTERN, "ferry: %s: agreement reduction failed", what);
-    if (local_cls || worst == 0) return local_cls;
+    if (worst == 0) return 0;
+    /* Every rank knows a failure happened and where: the failing rank's own
+     * message (which names the file and the cause) reaches the others. */
     int failed_rank = size - (int)(worst >> 24);
     int failed_cls = (int)(worst & 0xffffff);
-    return ferry__error_set(failed_cls, "ferry: %s failed on rank %d with %s; this rank (%d) succeeded locally", what,
-                            failed_rank, ferry__error_class_name(failed_cls), rank);
+    char cause[FERRY_MESSAGE_MAX];
+    if (rank == failed_rank) snprintf(cause, sizeof cause, "%s", error_message);
+    if (MPI_Bcast(cause, sizeof cause, MPI_CHAR, failed_rank, comm) != MPI_SUCCESS) cause[0] = '\0';
+    cause[sizeof cause - 1] = '\0';
+    if (local_cls) return local_cls;
+    const char *shown = strncmp(cause, "ferry: ", 7) == 0 ? cause + 7 : cause;
+    return ferry__error_set(failed_cls, "ferry: %s failed on rank %d with %s: %s (rank %d succeeded locally)", what,
+                            failed_rank, ferry__error_class_name(failed_cls), shown, rank);
 }
 
 int ferry__error_return(ferry_File fh, int cls)
@@ -132,9 +153,29 @@ int ferry__error_return(ferry_File fh, int cls)
     return code;
 }
 
+int ferry_Error_string(int errorcode, char *string, int *resultlen)
+{
+    if (!string || !resultlen) return MPI_ERR_ARG;
+    int found = 0;
+    pthread_mutex_lock(&code_lock);
+    for (int cls = 0; cls < FERRY_MAX_CLASS && !found; cls++)
+        for (int i = 0; i < code_ring[cls].count; i++)
+            if (code_ring[cls].codes[i] == errorcode && code_ring[cls].messages[i]) {
+                snprintf(string, MPI_MAX_ERROR_STRING, "%s", code_ring[cls].messages[i]);
+                found = 1;
+                break;
+            }
+    pthread_mutex_unlock(&code_lock);
+    if (!found) return PMPI_Error_string(errorcode, string, resultlen);
+    *resultlen = (int)strlen(string);
+    return MPI_SUCCESS;
+}
+
 void ferry__error_finalize(void)
 {
     pthread_mutex_lock(&code_lock);
+    for (int cls = 0; cls < FERRY_MAX_CLASS; cls++)
+        for (int i = 0; i < FERRY_CODES_PER_CLASS; i++) ferry__free(code_ring[cls].messages[i]);
     memset(code_ring, 0, sizeof code_ring);
     pthread_mutex_unlock(&code_lock);
 }

@@ -90,7 +90,7 @@ const char *ft_errstr(int code)
 {
     static char text[MPI_MAX_ERROR_STRING + 1];
     int len = 0;
-    if (MPI_Error_string(code, text, &len) != MPI_SUCCESS) snprintf(text, sizeof text, "error code %d", code);
+    if (ferry_Error_string(code, text, &len) != MPI_SUCCESS) snprintf(text, sizeof text, "error code %d", code);
     return text;
 }
 
@@ -113,4 +113,26 @@ void ft_eq_mem(const char *file, int line, const char *an, const char *bn, const
     for (size_t i = 0; i < len; i++)
         if (x[i] != y[i])
             ft_fail(file, line, "%s and %s differ at byte %zu of %zu: 0x%02x != 0x%02x", an, bn, i, len, x[i], y[i]);
+}
+
+void ft_expect_fail(const char *file, int line, const char *expr, int rc, int cls, const char *needle)
+{
+    if (rc == MPI_SUCCESS) ft_fail(file, line, "%s: expected class %d, got success", expr, cls);
+    const char *text = ft_errstr(rc);
+    if (ft_class(rc) != cls)
+        ft_fail(file, line, "%s: expected class %d, got class %d (%s)", expr, cls, ft_class(rc), text);
+    if (needle && !strstr(text, needle))
+        ft_fail(file, line, "%s: error string does not contain '%s': %s", expr, needle, text);
+}
+
+void ft_skip(const char *fmt, ...)
+{
+    if (ft_rank != 0) return;
+    va_list ap;
+    va_start(ap, fmt);
+    printf("%s: skipped: ", program);
+    vprintf(fmt, ap);
+    printf("\n");
+    va_end(ap);
+    fflush(stdout);
 }

@@ -68,6 +68,14 @@ void ft_fail(const char *file, int line, const char *fmt, ...);
                     ft_rc_ == MPI_SUCCESS ? 0 : ft_class(ft_rc_), ft_rc_ == MPI_SUCCESS ? "success" : ft_errstr(ft_rc_)); \
     } while (0)
 
+/* An MPI call that must fail with error class cls and an error string
+ * containing needle (NULL: any string). */
+#define FT_FAILS_NAMING(cls, needle, call) ft_expect_fail(__FILE__, __LINE__, #call, (call), (cls), (needle))
+void ft_expect_fail(const char *file, int line, const char *expr, int rc, int cls, const char *needle);
+
+/* Prints "<program>: skipped: <why>" on rank 0 (for parts a sandbox cannot run). */
+void ft_skip(const char *fmt, ...);
+
 /* Byte-for-byte comparison; prints the first difference. */
 #define FT_EQ_MEM(a, b, len) ft_eq_mem(__FILE__, __LINE__, #a, #b, (a), (b), (len))
 void ft_eq_mem(const char *file, int line, const char *an, const char *bn, const void *a, const void *b, size_t len);

@@ -1,0 +1,95 @@
+/*
+ * A plain MPI-IO program: compiled and linked against the host MPI only.
+ * usage: dropin_program <file> <ferry|host>
+ * It writes a deterministic file through MPI_File_* and reads it back, and
+ * checks whether ferry serves the file (get_info has "ferry_version") as the
+ * second argument says. Under ferry it also checks that a function ferry has
+ * not implemented yet fails cleanly instead of reaching the host's MPI-IO.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void check(int ok, const char *what, int rank)
+{
+    if (!ok) {
+        fprintf(stderr, "dropin_program rank %d: %s\n", rank, what);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
+
+/* An MPI call that must succeed; prints the error string when it does not. */
+static void must(int rc, const char *what, int rank)
+{
+    if (rc != MPI_SUCCESS) {
+        char text[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        MPI_Error_string(rc, text, &len);
+        fprintf(stderr, "dropin_program rank %d: %s failed: %s\n", rank, what, text);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+}
+
+static int served_by_ferry(MPI_File fh)
+{
+    MPI_Info info;
+    char value[MPI_MAX_INFO_VAL + 1];
+    int flag = 0;
+    MPI_File_get_info(fh, &info);
+    MPI_Info_get(info, "ferry_version", MPI_MAX_INFO_VAL, value, &flag);
+    MPI_Info_free(&info);
+    return flag;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    check(argc == 3, "usage: dropin_program <file> <ferry|host>", rank);
+    int expect_ferry = strcmp(argv[2], "ferry") == 0;
+    enum { N = 4096 };
+    int *out = malloc(N * sizeof(int)), *in = malloc(N * sizeof(int));
+    for (int i = 0; i < N; i++) out[i] = rank * 1000003 + i;
+
+    MPI_File fh;
+    MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
+    must(MPI_File_open(MPI_COMM_WORLD, argv[1], MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh), "open", rank);
+    check(served_by_ferry(fh) == expect_ferry, expect_ferry ? "file not served by ferry" : "ferry served the host run",
+          rank);
+    MPI_Status status;
+    MPI_Offset block = (MPI_Offset)N * sizeof(int);
+    must(MPI_File_write_at_all(fh, rank * block, out, N / 2, MPI_INT, &status), "write_at_all", rank);
+    must(MPI_File_seek(fh, rank * block + block / 2, MPI_SEEK_SET), "seek", rank);
+    must(MPI_File_write(fh, out + N / 2, N / 2, MPI_INT, &status), "write", rank);
+    int count = -1;
+    MPI_Get_count(&status, MPI_INT, &count);
+    check(count == N / 2, "write count", rank);
+    must(MPI_File_sync(fh), "sync", rank);
+    MPI_Barrier(MPI_COMM_WORLD);
+    int peer = (rank + 1) % size;
+    must(MPI_File_read_at(fh, peer * block, in, N, MPI_INT, &status), "read_at", rank);
+    for (int i = 0; i < N; i++) check(in[i] == peer * 1000003 + i, "read back the peer's block", rank);
+    MPI_Offset fsize = 0;
+    check(MPI_File_get_size(fh, &fsize) == MPI_SUCCESS && fsize == size * block, "get_size", rank);
+    if (expect_ferry) {
+        int rc = MPI_File_write_shared(fh, out, 1, MPI_INT, &status);
+        int cls = -1;
+        MPI_Error_class(rc, &cls);
+        char text[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        MPI_Error_string(rc, text, &len);
+        check(cls == MPI_ERR_UNSUPPORTED_OPERATION, "unimplemented function did not report MPI_ERR_UNSUPPORTED_OPERATION",
+              rank);
+        check(strstr(text, "write_shared") != NULL, "message does not name the function", rank);
+    }
+    must(MPI_File_close(&fh), "close", rank);
+    check(fh == MPI_FILE_NULL, "close leaves MPI_FILE_NULL", rank);
+    if (rank == 0) printf("dropin_program: %s run ok (ferry served: %s)\n", argv[2], expect_ferry ? "yes" : "no");
+    free(out);
+    free(in);
+    MPI_Finalize();
+    return 0;
+}
