@@ -1,0 +1,41 @@
+/*
+ * ferry-bench <workload> [options]: the benchmark driver.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+
+static const struct {
+    const char *name;
+    bench_workload_fn run;
+    const char *summary;
+} workloads[] = {
+    {"contig", ferry_bench_contig, "each rank writes then reads its own contiguous block (POSIX, host MPI-IO, ferry)"},
+    {"hints", ferry_bench_hints, "print ferry's hint table (Markdown)"},
+};
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: mpiexec -n <ranks> ferry-bench <workload> [options]\nworkloads:\n");
+    for (size_t i = 0; i < sizeof workloads / sizeof workloads[0]; i++)
+        fprintf(stderr, "  %-8s %s\n", workloads[i].name, workloads[i].summary);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rc = 2;
+    if (argc < 2) {
+        usage();
+    } else {
+        size_t i = 0;
+        while (i < sizeof workloads / sizeof workloads[0] && strcmp(workloads[i].name, argv[1]) != 0) i++;
+        if (i < sizeof workloads / sizeof workloads[0])
+            rc = workloads[i].run(argc - 1, argv + 1);
+        else
+            usage();
+    }
+    MPI_Finalize();
+    return rc;
+}

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The main job: ferry-bench's contiguous workload, 4 ranks, ferry side by
+# side with the host MPI's own MPI-IO and plain POSIX, on /dev/shm (software
+# cost) and on disk. Installs missing Debian packages first (as root).
+#
+# usage: tools/run-bench.sh [extra ferry-bench contig options]
+# environment: FERRY_MPI=openmpi|mpich (default openmpi),
+#              FERRY_BENCH_DISK_DIR (default /var/tmp), FERRY_BENCH_RANKS (default 4)
+set -euo pipefail
+
+root_dir=$(cd "$(dirname "$0")/.." && pwd)
+mpi=${FERRY_MPI:-openmpi}
+ranks=${FERRY_BENCH_RANKS:-4}
+"$root_dir/tools/setup.sh" "release-$mpi"
+bench="$root_dir/build/release-$mpi/bench/ferry-bench"
+
+if [ "$mpi" = openmpi ]; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  launch=(mpiexec.openmpi --oversubscribe --bind-to none -n "$ranks")
+else
+  launch=(mpiexec.mpich -launcher fork -n "$ranks")
+fi
+for dir in /dev/shm "${FERRY_BENCH_DISK_DIR:-/var/tmp}"; do
+  "${launch[@]}" "$bench" contig --dir "$dir" --reps 5 "$@"
+  echo
+done

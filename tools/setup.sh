@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs what ferry needs (Debian 12 packages) and builds one configuration.
+#
+# usage: tools/setup.sh <config>    config: openmpi | mpich | asan | release-openmpi | release-mpich
+# The build goes to build/<config>. When packages are missing and we are not
+# root, prints the exact install command and exits 1.
+set -euo pipefail
+
+root_dir=$(cd "$(dirname "$0")/.." && pwd)
+packages=(build-essential cmake ninja-build pkg-config python3 openmpi-bin libopenmpi-dev mpich libmpich-dev)
+
+install_missing_packages() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  local cmd="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y ${missing[*]}"
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "ferry needs these Debian packages: ${missing[*]}" >&2
+    echo "run as root:  $cmd" >&2
+    exit 1
+  fi
+  echo "ferry: installing ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+configure_and_build() {
+  local config=$1 args=()
+  case "$config" in
+    openmpi) args=(-DFERRY_MPI=openmpi -DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
+    mpich) args=(-DFERRY_MPI=mpich -DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
+    asan) args=(-DFERRY_MPI=openmpi -DFERRY_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug) ;;
+    release-openmpi) args=(-DFERRY_MPI=openmpi -DCMAKE_BUILD_TYPE=Release -DFERRY_BUILD_TESTS=OFF) ;;
+    release-mpich) args=(-DFERRY_MPI=mpich -DCMAKE_BUILD_TYPE=Release -DFERRY_BUILD_TESTS=OFF) ;;
+    *) echo "unknown configuration '$config'" >&2; exit 2 ;;
+  esac
+  cmake -S "$root_dir" -B "$root_dir/build/$config" -G Ninja -DFERRY_WERROR=ON "${args[@]}" >/dev/null
+  ninja -C "$root_dir/build/$config" >/dev/null
+}
+
+install_missing_packages
+[ $# -ge 1 ] && configure_and_build "$1"
+exit 0
