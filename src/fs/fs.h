@@ -79,4 +79,10 @@ int ferry__fs_errno_class(int err);
 
 extern const ferry__fs_ops_t ferry__fs_posix;
 
+/* Test hooks (fault.c): arm the fault injector with a spec (syntax in
+ * fault.c, same as the FERRY_FAULT environment variable) or disarm it.
+ * Not thread-safe against I/O in flight; call between operations. */
+int ferry__fs_fault_arm(const char *spec);
+void ferry__fs_fault_disarm(void);
+
 #endif

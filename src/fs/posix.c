@@ -13,10 +13,28 @@
 #include "core/core.h"
 #include "error/error.h"
 #include "fs/fs.h"
+#include "fs/fs_int.h"
 
 /* Linux transfers at most 0x7ffff000 bytes per call; asking for less keeps
  * every platform's ssize_t happy. */
 enum { POSIX_MAX_TRANSFER = 1 << 30 };
+
+static int real_open(const char *path, int flags, mode_t mode)
+{
+    return open(path, flags, mode);
+}
+
+static int real_fallocate(int fd, off_t offset, off_t len)
+{
+    return posix_fallocate(fd, offset, len);
+}
+
+const ferry__posix_syscalls_t ferry__posix_real_syscalls = {
+    real_open, pread, pwrite, fsync, ftruncate, real_fallocate, unlink,
+};
+ferry__posix_syscalls_t ferry__posix_syscalls = {
+    real_open, pread, pwrite, fsync, ftruncate, real_fallocate, unlink,
+};
 
 typedef struct posix_file {
     ferry__fs_file_t base;
@@ -42,7 +60,8 @@ static int posix_open(const char *path, int flags, ferry__fs_file_t **file)
     if (flags & FERRY_FS_CREATE) oflags |= O_CREAT;
     if (flags & FERRY_FS_EXCL) oflags |= O_EXCL;
     int fd;
-    do fd = open(path, oflags, 0666);
+    ferry__fs_fault_from_environment();
+    do fd = ferry__posix_syscalls.open(path, oflags, 0666);
     while (fd < 0 && errno == EINTR);
     if (fd < 0) return os_error(errno, "open", path);
     struct stat st;
@@ -77,7 +96,7 @@ static int posix_close(ferry__fs_file_t *file)
 
 static int posix_remove(const char *path)
 {
-    if (unlink(path) != 0) return os_error(errno, "delete", path);
+    if (ferry__posix_syscalls.unlink(path) != 0) return os_error(errno, "delete", path);
     return 0;
 }
 
@@ -86,7 +105,7 @@ static int posix_pread(ferry__fs_file_t *file, void *buf, size_t len, MPI_Offset
     size_t total = 0;
     while (total < len) {
         size_t want = len - total < POSIX_MAX_TRANSFER ? len - total : POSIX_MAX_TRANSFER;
-        ssize_t got = pread(fd_of(file), (char *)buf + total, want, (off_t)(offset + (MPI_Offset)total));
+        ssize_t got = ferry__posix_syscalls.pread(fd_of(file), (char *)buf + total, want, (off_t)(offset + (MPI_Offset)total));
         if (got < 0 && errno == EINTR) continue;
         if (got < 0) return os_error(errno, "read", file->path);
         if (got == 0) break;
@@ -101,7 +120,7 @@ static int posix_pwrite(ferry__fs_file_t *file, const void *buf, size_t len, MPI
     size_t total = 0;
     while (total < len) {
         size_t want = len - total < POSIX_MAX_TRANSFER ? len - total : POSIX_MAX_TRANSFER;
-        ssize_t put = pwrite(fd_of(file), (const char *)buf + total, want, (off_t)(offset + (MPI_Offset)total));
+        ssize_t put = ferry__posix_syscalls.pwrite(fd_of(file), (const char *)buf + total, want, (off_t)(offset + (MPI_Offset)total));
         if (put < 0 && errno == EINTR) continue;
         if (put < 0) return os_error(errno, "write", file->path);
         if (put == 0) return os_error(ENOSPC, "write", file->path);
@@ -113,7 +132,7 @@ static int posix_pwrite(ferry__fs_file_t *file, const void *buf, size_t len, MPI
 static int posix_sync(ferry__fs_file_t *file)
 {
     int rc;
-    do rc = fsync(fd_of(file));
+    do rc = ferry__posix_syscalls.fsync(fd_of(file));
     while (rc != 0 && errno == EINTR);
     return rc != 0 ? os_error(errno, "sync", file->path) : 0;
 }
@@ -121,7 +140,7 @@ static int posix_sync(ferry__fs_file_t *file)
 static int posix_resize(ferry__fs_file_t *file, MPI_Offset size)
 {
     int rc;
-    do rc = ftruncate(fd_of(file), (off_t)size);
+    do rc = ferry__posix_syscalls.ftruncate(fd_of(file), (off_t)size);
     while (rc != 0 && errno == EINTR);
     return rc != 0 ? os_error(errno, "set_size", file->path) : 0;
 }
@@ -130,7 +149,7 @@ static int posix_allocate(ferry__fs_file_t *file, MPI_Offset size)
 {
     if (size == 0) return 0;
     int err;
-    do err = posix_fallocate(fd_of(file), 0, (off_t)size);
+    do err = ferry__posix_syscalls.fallocate(fd_of(file), 0, (off_t)size);
     while (err == EINTR);
     return err != 0 ? os_error(err, "preallocate", file->path) : 0;
 }
