@@ -9,6 +9,7 @@
 
 #include "core/core.h"
 #include "error/error.h"
+#include "trace/trace.h"
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int init_result;
@@ -21,6 +22,7 @@ static int on_finalize(MPI_Comm comm, int keyval, void *attr, void *extra)
     ferry__handle_finalize();
     ferry__error_finalize();
     ferry__errhandler_finalize();
+    ferry__trace_finalize();
     MPI_Comm_free_keyval(&keyval);
     return MPI_SUCCESS;
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "trace/trace.h"
 
 enum { FERRY_MESSAGE_MAX = 1024, FERRY_CODES_PER_CLASS = 16, FERRY_MAX_CLASS = 128 };
 
@@ -149,6 +150,7 @@ int ferry__error_return(ferry_File fh, int cls)
 {
     if (cls == 0) return MPI_SUCCESS;
     int code = register_code(cls, error_message);
+    ferry__trace_error(cls, code, error_message);
     ferry__errhandler_invoke(fh, code);
     return code;
 }

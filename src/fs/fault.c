@@ -15,7 +15,6 @@
  * take the same path as real ones.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,7 +112,7 @@ static int fault_unlink(const char *path)
     return effect > 0 ? fail_with(effect) : ferry__posix_real_syscalls.unlink(path);
 }
 
-static const ferry__posix_syscalls_t fault_syscalls = {
+const ferry__posix_syscalls_t ferry__posix_fault_syscalls = {
     fault_open, fault_pread, fault_pwrite, fault_fsync, fault_ftruncate, fault_fallocate, fault_unlink,
 };
 
@@ -165,7 +164,7 @@ static int parse_rule(char *text, int my_rank, fault_rule_t *rule)
 
 void ferry__fs_fault_disarm(void)
 {
-    ferry__posix_syscalls = ferry__posix_real_syscalls;
+    ferry__fs_layers_rebuild(0);
     rule_count = 0;
     for (int i = 0; i < OP_COUNT; i++) atomic_store(&calls[i], 0);
 }
@@ -189,18 +188,6 @@ int ferry__fs_fault_arm(const char *spec)
         }
         if (parsed == 0) rule_count++;
     }
-    ferry__posix_syscalls = fault_syscalls;
+    ferry__fs_layers_rebuild(1);
     return 0;
-}
-
-static void arm_from_environment(void)
-{
-    const char *spec = getenv("FERRY_FAULT");
-    if (spec && *spec && ferry__fs_fault_arm(spec) != 0) fprintf(stderr, "%s\n", ferry__error_message());
-}
-
-void ferry__fs_fault_from_environment(void)
-{
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, arm_from_environment);
 }

@@ -1,10 +1,15 @@
 /*
  * Shared by the fs module's own files only.
  *
- * The POSIX driver makes every system call through posix_syscalls, a table
- * the fault injector (fault.c) may redirect, so injected errors, short
- * transfers and interruptions go through the very loop that handles the
- * real ones.
+ * The POSIX driver makes every system call through a table of function
+ * pointers with up to two layers under it, always in this order:
+ *
+ *     posix.c -> tracing (trace_layer.c) -> fault injection (fault.c) -> the kernel
+ *
+ * so injected errors, short transfers and interruptions go through the
+ * very loop that handles real ones, and the trace sees them as the driver
+ * does. ferry__fs_layers_rebuild() recomputes the tables from the layers
+ * that are on.
  */
 #ifndef FERRY_FS_INT_H
 #define FERRY_FS_INT_H
@@ -23,12 +28,20 @@ typedef struct ferry__posix_syscalls {
     int (*unlink)(const char *path);
 } ferry__posix_syscalls_t;
 
-/* The table in use; the fault injector swaps entries. */
+/* What posix.c calls: the top layer. */
 extern ferry__posix_syscalls_t ferry__posix_syscalls;
+/* What the tracing layer calls: fault injection or the real calls. */
+extern ferry__posix_syscalls_t ferry__posix_below_trace;
 /* The real system calls. */
 extern const ferry__posix_syscalls_t ferry__posix_real_syscalls;
+/* The layers' own tables. */
+extern const ferry__posix_syscalls_t ferry__posix_fault_syscalls;
+extern const ferry__posix_syscalls_t ferry__posix_trace_syscalls;
 
-/* Reads FERRY_FAULT once (first open) and arms the injector from it. */
-void ferry__fs_fault_from_environment(void);
+/* Recomputes ferry__posix_syscalls and ferry__posix_below_trace. */
+void ferry__fs_layers_rebuild(int fault_armed);
+
+/* Reads FERRY_FAULT and FERRY_TRACE once (first open) and turns layers on. */
+void ferry__fs_layers_from_environment(void);
 
 #endif

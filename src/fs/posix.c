@@ -35,6 +35,9 @@ const ferry__posix_syscalls_t ferry__posix_real_syscalls = {
 ferry__posix_syscalls_t ferry__posix_syscalls = {
     real_open, pread, pwrite, fsync, ftruncate, real_fallocate, unlink,
 };
+ferry__posix_syscalls_t ferry__posix_below_trace = {
+    real_open, pread, pwrite, fsync, ftruncate, real_fallocate, unlink,
+};
 
 typedef struct posix_file {
     ferry__fs_file_t base;
@@ -60,7 +63,7 @@ static int posix_open(const char *path, int flags, ferry__fs_file_t **file)
     if (flags & FERRY_FS_CREATE) oflags |= O_CREAT;
     if (flags & FERRY_FS_EXCL) oflags |= O_EXCL;
     int fd;
-    ferry__fs_fault_from_environment();
+    ferry__fs_layers_from_environment();
     do fd = ferry__posix_syscalls.open(path, oflags, 0666);
     while (fd < 0 && errno == EINTR);
     if (fd < 0) return os_error(errno, "open", path);
