@@ -31,7 +31,8 @@ int ferry__access_transfer(const ferry__access_t *call, ferry_File fh, MPI_Offse
     else if (cls == 0)
         cls = call->write ? ferry__indep_write(fh, byte_offset, buf, count, type, done)
                           : ferry__indep_read(fh, byte_offset, buf, count, type, done);
-    if (call->individual) fh->position += *done / fh->view.etype_size;
+    /* A call that failed anywhere leaves every rank's pointer where it was. */
+    if (call->individual && cls == 0) fh->position += *done / fh->view.etype_size;
     return cls;
 }
 
