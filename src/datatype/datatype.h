@@ -1,18 +1,22 @@
 /*
- * datatype: typed memory buffers seen as byte streams.
+ * datatype: typed memory buffers seen as byte streams (the listless engine).
  *
- * (buf, count, type) is a stream of count * size(type) bytes. Every other
- * module moves bytes between such a stream and contiguous staging memory
- * through ferry__datatype_pack/unpack, which take a window [skip, skip+len)
- * of the stream that may start and end inside an element.
- *
- * This first version delegates to the host's MPI_Pack/MPI_Unpack one
- * element group at a time; the listless engine (issue 3) replaces it
- * behind the same three functions.
+ * (buf, count, type) is a stream of count * size(type) bytes; element i
+ * starts at buf + i * extent(type). Other modules move bytes between such a
+ * stream and contiguous memory with ferry__datatype_pack/unpack, which copy
+ * a window [skip, skip + len) that may start and end inside an element, and
+ * locate stream bytes with the navigation calls below. None of them walks
+ * block lists: a datatype is decoded once into a small normalized tree,
+ * cached on the datatype, and every call costs O(tree depth) plus the bytes
+ * it copies or the segments it returns. No function here is collective;
+ * none keeps a pointer to a caller's buffer. Errors: MPI_ERR_TYPE for an
+ * invalid or unsupported datatype, MPI_ERR_NO_MEM, MPI_ERR_ARG for a window
+ * outside the stream or navigation a type does not allow.
  */
 #ifndef FERRY_DATATYPE_H
 #define FERRY_DATATYPE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ferry.h"
@@ -23,6 +27,12 @@ typedef struct ferry__typeinfo {
     MPI_Count true_lb;     /* first byte touched, relative to buf */
     MPI_Count true_extent; /* bytes spanned by one element */
     int contiguous;        /* one element's stream is bytes [true_lb, true_lb + size) in order */
+    MPI_Count lb;          /* lower bound (ub = lb + extent) */
+    int monotone;          /* over any count, each stream byte lies above the previous one
+                            * (what MPI-IO requires of etypes and filetypes) */
+    int nonoverlapping;    /* no byte is touched twice within one element (0: unknown) */
+    size_t tree_nodes;     /* decoded tree: nodes and bytes (0 for predefined types) */
+    size_t tree_bytes;
 } ferry__typeinfo_t;
 
 /* Fills *info for a committed datatype. Returns 0 or MPI_ERR_TYPE. */
@@ -38,6 +48,41 @@ int ferry__datatype_pack(const void *buf, MPI_Count count, MPI_Datatype type, MP
 /* Copies len bytes from src into stream bytes [skip, skip + len) of (buf, count, type). */
 int ferry__datatype_unpack(const void *src, MPI_Count len, void *buf, MPI_Count count, MPI_Datatype type,
                            MPI_Count skip);
+
+/* Byte offset from buf of stream byte n of (buf, any count, type). */
+int ferry__datatype_offset(MPI_Datatype type, MPI_Count n, MPI_Count *offset);
+
+/* For monotone types: how many stream bytes of (buf, count, type) lie at
+ * offsets below `offset` from buf. MPI_ERR_ARG if type is not monotone. */
+int ferry__datatype_bytes_below(MPI_Datatype type, MPI_Count count, MPI_Count offset, MPI_Count *n);
+
+/* The seed paper's navigation over the type tiled without end (a file view),
+ * for monotone types. ff_size: stream bytes from byte `skip` on that fit
+ * below offset(skip) + extent. ff_extent: bytes of memory from stream byte
+ * skip's offset to just past byte skip + size - 1 (0 for size 0). */
+int ferry__datatype_ff_size(MPI_Datatype type, MPI_Count skip, MPI_Count extent, MPI_Count *size);
+int ferry__datatype_ff_extent(MPI_Datatype type, MPI_Count skip, MPI_Count size, MPI_Count *extent);
+
+/* Vectored access: the (offset from buf, length) pieces of a stream window,
+ * adjacent pieces merged, a bounded batch per call. */
+typedef struct ferry__datatype_segment {
+    MPI_Count offset;
+    MPI_Count length;
+} ferry__datatype_segment_t;
+
+typedef struct ferry__datatype_cursor {
+    MPI_Datatype type; /* borrowed: must outlive the cursor */
+    MPI_Count pos;     /* next stream byte */
+    MPI_Count end;     /* one past the window's last stream byte */
+} ferry__datatype_cursor_t;
+
+/* Starts a cursor over stream bytes [skip, skip + len) of (buf, any count, type). */
+void ferry__datatype_cursor_init(ferry__datatype_cursor_t *cursor, MPI_Datatype type, MPI_Count skip,
+                                 MPI_Count len);
+
+/* Fills up to max segments from the cursor and advances it; *n is 0 when
+ * the window is exhausted. */
+int ferry__datatype_segments(ferry__datatype_cursor_t *cursor, ferry__datatype_segment_t *segs, int max, int *n);
 
 /* buf displaced by delta bytes, without pointer arithmetic on MPI_BOTTOM. */
 static inline void *ferry__datatype_at(const void *buf, MPI_Count delta)

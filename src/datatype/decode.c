@@ -1,0 +1,311 @@
+/*
+ * Decoder: a host MPI datatype -> a normalized tree (build.c), from
+ * MPI_Type_get_envelope/MPI_Type_get_contents.
+ *
+ * Arguments are read through a cursor that hides the two layouts of the
+ * contents: the classic one (ints and addresses) and the MPI-4 large-count
+ * one, where every count and displacement of a *_c constructor comes back in
+ * the counts array in the same order. Each combiner reads its arguments in
+ * the order of its constructor's signature. Every decoded node gets the
+ * host's extent for its type (so resized types need no special case).
+ */
+#include <string.h>
+
+#include "core/core.h"
+#include "datatype/datatype_int.h"
+#include "error/error.h"
+
+typedef struct contents {
+    int combiner;
+    int large;         /* counts and displacements come from counts[] */
+    int disp_in_ints;  /* MPI-1 Fortran *_INTEGER combiners */
+    MPI_Count ni, na, nc, nd;
+    int *ints;
+    MPI_Aint *aints;
+    MPI_Count *counts;
+    MPI_Datatype *types;
+    MPI_Count ic, ac, cc; /* cursors */
+    int overrun;
+    int have_types; /* types[] holds handles to release */
+} contents_t;
+
+static int host_error(const char *what)
+{
+    return ferry__error_set(MPI_ERR_TYPE, "ferry: %s failed while decoding a datatype", what);
+}
+
+/* The one place that knows the host's envelope calls and combiner aliases. */
+static int fetch_envelope(MPI_Datatype type, contents_t *c)
+{
+#if MPI_VERSION >= 4
+    if (MPI_Type_get_envelope_c(type, &c->ni, &c->na, &c->nc, &c->nd, &c->combiner) != MPI_SUCCESS)
+        return host_error("MPI_Type_get_envelope_c");
+#else
+    int ni, na, nd;
+    if (MPI_Type_get_envelope(type, &ni, &na, &nd, &c->combiner) != MPI_SUCCESS)
+        return host_error("MPI_Type_get_envelope");
+    c->ni = ni, c->na = na, c->nc = 0, c->nd = nd;
+#endif
+#if defined(MPICH)
+    if (c->combiner == MPI_COMBINER_HVECTOR_INTEGER) c->combiner = MPI_COMBINER_HVECTOR, c->disp_in_ints = 1;
+    if (c->combiner == MPI_COMBINER_HINDEXED_INTEGER) c->combiner = MPI_COMBINER_HINDEXED, c->disp_in_ints = 1;
+    if (c->combiner == MPI_COMBINER_STRUCT_INTEGER) c->combiner = MPI_COMBINER_STRUCT, c->disp_in_ints = 1;
+#endif
+    c->large = c->nc > 0;
+    return 0;
+}
+
+int ferry__dt_is_named(MPI_Datatype type, int *named)
+{
+    contents_t c = {0};
+    FERRY_TRY(fetch_envelope(type, &c));
+    *named = c.combiner == MPI_COMBINER_NAMED;
+    return 0;
+}
+
+static int fetch_contents(MPI_Datatype type, contents_t *c)
+{
+    c->ints = ferry__malloc((size_t)c->ni * sizeof *c->ints);
+    c->aints = ferry__malloc((size_t)c->na * sizeof *c->aints);
+    c->counts = ferry__malloc((size_t)c->nc * sizeof *c->counts);
+    c->types = ferry__malloc((size_t)c->nd * sizeof *c->types);
+    if (!c->ints || !c->aints || !c->counts || !c->types)
+        return ferry__error_set(MPI_ERR_NO_MEM, "ferry: out of memory decoding a datatype");
+#if MPI_VERSION >= 4
+    if (MPI_Type_get_contents_c(type, c->ni, c->na, c->nc, c->nd, c->ints, c->aints, c->counts, c->types) !=
+        MPI_SUCCESS)
+        return host_error("MPI_Type_get_contents_c");
+#else
+    if (MPI_Type_get_contents(type, (int)c->ni, (int)c->na, (int)c->nd, c->ints, c->aints, c->types) != MPI_SUCCESS)
+        return host_error("MPI_Type_get_contents");
+#endif
+    c->have_types = 1;
+    return 0;
+}
+
+static void release_contents(contents_t *c)
+{
+    for (MPI_Count i = 0; c->have_types && i < c->nd; i++) {
+        contents_t e = {0};
+        if (fetch_envelope(c->types[i], &e) == 0 && e.combiner != MPI_COMBINER_NAMED) MPI_Type_free(&c->types[i]);
+    }
+    ferry__free(c->ints);
+    ferry__free(c->aints);
+    ferry__free(c->counts);
+    ferry__free(c->types);
+}
+
+/* An int argument in both layouts (ndims, order, distribs...). */
+static MPI_Count arg_int(contents_t *c)
+{
+    if (c->ic < c->ni) return c->ints[c->ic++];
+    c->overrun = 1;
+    return 0;
+}
+
+/* A count: an int classically, a counts[] entry in the large layout. */
+static MPI_Count arg_count(contents_t *c)
+{
+    if (!c->large) return arg_int(c);
+    if (c->cc < c->nc) return c->counts[c->cc++];
+    c->overrun = 1;
+    return 0;
+}
+
+/* A byte displacement: an address classically (an int for *_INTEGER). */
+static MPI_Count arg_disp(contents_t *c)
+{
+    if (c->large || c->disp_in_ints) return arg_count(c);
+    if (c->ac < c->na) return c->aints[c->ac++];
+    c->overrun = 1;
+    return 0;
+}
+
+typedef MPI_Count arg_fn(contents_t *c);
+
+/* n arguments read by `arg` into a new array (caller frees). */
+static int arg_array(contents_t *c, MPI_Count n, arg_fn *arg, MPI_Count **out)
+{
+    *out = ferry__malloc((size_t)n * sizeof **out);
+    if (!*out) return ferry__error_set(MPI_ERR_NO_MEM, "ferry: out of memory decoding a datatype");
+    for (MPI_Count i = 0; i < n; i++) (*out)[i] = arg(c);
+    return 0;
+}
+
+/* n copies of value in a new array (caller frees). */
+static int same_array(MPI_Count n, MPI_Count value, MPI_Count **out)
+{
+    *out = ferry__malloc((size_t)n * sizeof **out);
+    if (!*out) return ferry__error_set(MPI_ERR_NO_MEM, "ferry: out of memory decoding a datatype");
+    for (MPI_Count i = 0; i < n; i++) (*out)[i] = value;
+    return 0;
+}
+
+static MPI_Count host_extent(MPI_Datatype type)
+{
+    MPI_Count lb = 0, extent = 0;
+    MPI_Type_get_extent_x(type, &lb, &extent);
+    return extent;
+}
+
+/* Decodes child i; *ext is its extent. */
+static int child(contents_t *c, MPI_Count i, ferry__dt_node_t **node, MPI_Count *ext)
+{
+    *node = NULL;
+    if (i >= c->nd) return ferry__error_set(MPI_ERR_TYPE, "ferry: datatype contents lack a child type");
+    *ext = host_extent(c->types[i]);
+    return ferry__dt_decode(c->types[i], node);
+}
+
+static int decode_vector(contents_t *c, int bytes_stride, ferry__dt_node_t **out)
+{
+    MPI_Count count = arg_count(c), blocklen = arg_count(c);
+    MPI_Count stride = bytes_stride ? arg_disp(c) : arg_count(c), ext;
+    ferry__dt_node_t *old, *block;
+    FERRY_TRY(child(c, 0, &old, &ext));
+    FERRY_TRY(ferry__dt_rep(blocklen, ext, old, &block));
+    return ferry__dt_rep(count, bytes_stride ? stride : stride * ext, block, out);
+}
+
+/* indexed, hindexed, indexed_block, hindexed_block: per-block lengths or
+ * one length, displacements in elements or bytes. */
+static int decode_indexed(contents_t *c, int one_blocklen, int bytes_disps, ferry__dt_node_t **out)
+{
+    MPI_Count count = arg_count(c), ext, *lens = NULL, *disps = NULL;
+    ferry__dt_node_t *old;
+    int rc = one_blocklen ? same_array(count, arg_count(c), &lens) : arg_array(c, count, arg_count, &lens);
+    if (rc == 0) rc = arg_array(c, count, bytes_disps ? arg_disp : arg_count, &disps);
+    if (rc == 0) rc = child(c, 0, &old, &ext);
+    if (rc != 0 || !old) {
+        ferry__free(lens);
+        ferry__free(disps);
+        return rc;
+    }
+    for (MPI_Count i = 0; !bytes_disps && i < count; i++) disps[i] *= ext;
+    return ferry__dt_list(count, disps, lens, old, out);
+}
+
+static int decode_struct(contents_t *c, ferry__dt_node_t **out)
+{
+    MPI_Count count = arg_count(c), *lens = NULL, *disps = NULL;
+    ferry__dt_node_t **parts = NULL;
+    int rc = arg_array(c, count, arg_count, &lens);
+    if (rc == 0) rc = arg_array(c, count, arg_disp, &disps);
+    if (rc == 0 && !(parts = ferry__calloc((size_t)count, sizeof *parts)))
+        rc = ferry__error_set(MPI_ERR_NO_MEM, "ferry: out of memory decoding a datatype");
+    for (MPI_Count i = 0; rc == 0 && i < count; i++) {
+        MPI_Count ext;
+        ferry__dt_node_t *old;
+        rc = child(c, i, &old, &ext);
+        if (rc == 0) rc = ferry__dt_rep(lens[i], ext, old, &parts[i]);
+        if (rc == 0 && parts[i]) ferry__dt_shift(parts[i], disps[i]);
+    }
+    ferry__free(lens);
+    ferry__free(disps);
+    if (rc == 0) return ferry__dt_seq(count, parts, out);
+    for (MPI_Count i = 0; parts && i < count; i++) ferry__dt_node_free(parts[i]);
+    ferry__free(parts);
+    return rc;
+}
+
+static int decode_subarray(contents_t *c, ferry__dt_node_t **out)
+{
+    int ndims = (int)arg_int(c);
+    MPI_Count *sizes = NULL, *subsizes = NULL, *starts = NULL;
+    int rc = arg_array(c, ndims, arg_count, &sizes);
+    if (rc == 0) rc = arg_array(c, ndims, arg_count, &subsizes);
+    if (rc == 0) rc = arg_array(c, ndims, arg_count, &starts);
+    if (rc == 0 && c->nd < 1) rc = ferry__error_set(MPI_ERR_TYPE, "ferry: subarray contents lack a child type");
+    if (rc == 0) rc = ferry__dt_decode_subarray(ndims, sizes, subsizes, starts, (int)arg_int(c), c->types[0], out);
+    ferry__free(sizes);
+    ferry__free(subsizes);
+    ferry__free(starts);
+    return rc;
+}
+
+static int decode_darray(contents_t *c, ferry__dt_node_t **out)
+{
+    int size = (int)arg_int(c), rank = (int)arg_int(c), ndims = (int)arg_int(c);
+    MPI_Count *gsizes = NULL, *distribs = NULL, *dargs = NULL, *psizes = NULL;
+    int rc = arg_array(c, ndims, arg_count, &gsizes);
+    if (rc == 0) rc = arg_array(c, ndims, arg_int, &distribs);
+    if (rc == 0) rc = arg_array(c, ndims, arg_int, &dargs);
+    if (rc == 0) rc = arg_array(c, ndims, arg_int, &psizes);
+    int idistribs[ndims > 0 ? ndims : 1], idargs[ndims > 0 ? ndims : 1], ipsizes[ndims > 0 ? ndims : 1];
+    for (int i = 0; rc == 0 && i < ndims; i++)
+        idistribs[i] = (int)distribs[i], idargs[i] = (int)dargs[i], ipsizes[i] = (int)psizes[i];
+    if (rc == 0 && c->nd < 1) rc = ferry__error_set(MPI_ERR_TYPE, "ferry: darray contents lack a child type");
+    if (rc == 0)
+        rc = ferry__dt_decode_darray(size, rank, ndims, gsizes, idistribs, idargs, ipsizes, (int)arg_int(c),
+                                     c->types[0], out);
+    ferry__free(gsizes);
+    ferry__free(distribs);
+    ferry__free(dargs);
+    ferry__free(psizes);
+    return rc;
+}
+
+/* Types whose bytes the host describes completely: named and f90 types. */
+static int decode_named(MPI_Datatype type, ferry__dt_node_t **out)
+{
+    MPI_Count disps[2], lens[2];
+    int n;
+    FERRY_TRY(ferry__dt_named_runs(type, disps, lens, &n));
+    if (n == 1) return ferry__dt_leaf(disps[0], lens[0], host_extent(type), out);
+    MPI_Count *d = ferry__malloc(2 * sizeof *d), *l = ferry__malloc(2 * sizeof *l);
+    if (!d || !l) {
+        ferry__free(d);
+        ferry__free(l);
+        return ferry__error_set(MPI_ERR_NO_MEM, "ferry: out of memory decoding a datatype");
+    }
+    memcpy(d, disps, sizeof disps);
+    memcpy(l, lens, sizeof lens);
+    return ferry__dt_list(2, d, l, NULL, out);
+}
+
+static int decode_combiner(MPI_Datatype type, contents_t *c, ferry__dt_node_t **out)
+{
+    MPI_Count ext;
+    switch (c->combiner) {
+    case MPI_COMBINER_DUP:
+    case MPI_COMBINER_RESIZED: return child(c, 0, out, &ext);
+    case MPI_COMBINER_CONTIGUOUS: {
+        MPI_Count count = arg_count(c);
+        ferry__dt_node_t *old;
+        FERRY_TRY(child(c, 0, &old, &ext));
+        return ferry__dt_rep(count, ext, old, out);
+    }
+    case MPI_COMBINER_VECTOR: return decode_vector(c, 0, out);
+    case MPI_COMBINER_HVECTOR: return decode_vector(c, 1, out);
+    case MPI_COMBINER_INDEXED: return decode_indexed(c, 0, 0, out);
+    case MPI_COMBINER_HINDEXED: return decode_indexed(c, 0, 1, out);
+    case MPI_COMBINER_INDEXED_BLOCK: return decode_indexed(c, 1, 0, out);
+    case MPI_COMBINER_HINDEXED_BLOCK: return decode_indexed(c, 1, 1, out);
+    case MPI_COMBINER_STRUCT: return decode_struct(c, out);
+    case MPI_COMBINER_SUBARRAY: return decode_subarray(c, out);
+    case MPI_COMBINER_DARRAY: return decode_darray(c, out);
+    case MPI_COMBINER_F90_REAL:
+    case MPI_COMBINER_F90_COMPLEX:
+    case MPI_COMBINER_F90_INTEGER: return decode_named(type, out);
+    default: return ferry__error_set(MPI_ERR_TYPE, "ferry: datatype combiner %d is not supported", c->combiner);
+    }
+}
+
+int ferry__dt_decode(MPI_Datatype type, ferry__dt_node_t **out)
+{
+    contents_t c = {0};
+    *out = NULL;
+    FERRY_TRY(fetch_envelope(type, &c));
+    if (c.combiner == MPI_COMBINER_NAMED) return decode_named(type, out);
+    int rc = fetch_contents(type, &c);
+    if (rc == 0) rc = decode_combiner(type, &c, out);
+    if (rc == 0 && c.overrun) rc = ferry__error_set(MPI_ERR_TYPE, "ferry: datatype contents shorter than expected");
+    release_contents(&c);
+    if (rc != 0) {
+        ferry__dt_node_free(*out);
+        *out = NULL;
+        return rc;
+    }
+    if (*out) (*out)->extent = host_extent(type);
+    return 0;
+}
