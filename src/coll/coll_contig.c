@@ -1,14 +1,23 @@
 /*
  * Collective transfers for contiguous views: local transfer + agreement.
  */
+#include <string.h>
+
 #include "coll/coll.h"
 #include "error/error.h"
 #include "indep/indep.h"
+
+/* The only strategy so far: each rank accesses its own contiguous range. */
+static void set_strategy(ferry_File fh)
+{
+    strcpy(fh->stats.strategy, "local-ranges");
+}
 
 int ferry__coll_write(ferry_File fh, int local_cls, MPI_Offset offset, const void *buf, MPI_Count count,
                       MPI_Datatype type, MPI_Count *done, const char *what)
 {
     *done = 0;
+    set_strategy(fh);
     if (local_cls == 0) local_cls = ferry__indep_write(fh, offset, buf, count, type, done);
     return ferry__error_agree(fh->comm, local_cls, what);
 }
@@ -17,6 +26,7 @@ int ferry__coll_read(ferry_File fh, int local_cls, MPI_Offset offset, void *buf,
                      MPI_Datatype type, MPI_Count *done, const char *what)
 {
     *done = 0;
+    set_strategy(fh);
     if (local_cls == 0) local_cls = ferry__indep_read(fh, offset, buf, count, type, done);
     return ferry__error_agree(fh->comm, local_cls, what);
 }

@@ -15,6 +15,7 @@
 #include "ferry.h"
 #include "fs/fs.h"
 #include "hints/hints.h"
+#include "stats/stats.h"
 
 /* The file view (MPI-3.1 13.3). The foundation supports the default view
  * and views whose etype and filetype are contiguous runs of bytes. */
@@ -40,6 +41,7 @@ struct ferry_file {
     ferry__view_t view;
     int atomicity;
     MPI_Fint fortran_handle; /* 0 until ferry_File_c2f asks for one */
+    ferry__stats_t stats;
 };
 
 /* Lazily initializes ferry's process state (keyvals, finalize hook); safe to

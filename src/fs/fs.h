@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "ferry.h"
+#include "stats/stats.h"
 
 enum {
     FERRY_FS_READ = 1 << 0,
@@ -33,7 +34,8 @@ typedef struct ferry__fs_ops ferry__fs_ops_t;
 /* Drivers embed this as their first member. */
 typedef struct ferry__fs_file {
     const ferry__fs_ops_t *ops;
-    char *path; /* owned, for messages */
+    char *path;            /* owned, for messages */
+    ferry__stats_t *stats; /* borrowed, may be NULL: where transfers are counted */
 } ferry__fs_file_t;
 
 struct ferry__fs_ops {
@@ -62,11 +64,17 @@ int ferry__fs_remove(const char *path);
 
 static inline int ferry__fs_pread(ferry__fs_file_t *f, void *buf, size_t len, MPI_Offset off, size_t *done)
 {
-    return f->ops->pread(f, buf, len, off, done);
+    double start = ferry__stats_clock();
+    int rc = f->ops->pread(f, buf, len, off, done);
+    ferry__stats_fs_transfer(f->stats, 0, rc == 0 ? (long long)*done : 0, start);
+    return rc;
 }
 static inline int ferry__fs_pwrite(ferry__fs_file_t *f, const void *buf, size_t len, MPI_Offset off)
 {
-    return f->ops->pwrite(f, buf, len, off);
+    double start = ferry__stats_clock();
+    int rc = f->ops->pwrite(f, buf, len, off);
+    ferry__stats_fs_transfer(f->stats, 1, rc == 0 ? (long long)len : 0, start);
+    return rc;
 }
 static inline int ferry__fs_sync(ferry__fs_file_t *f) { return f->ops->sync(f); }
 static inline int ferry__fs_resize(ferry__fs_file_t *f, MPI_Offset size) { return f->ops->resize(f, size); }

@@ -126,6 +126,7 @@ int ferry_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info inf
         return ferry__error_return(FERRY_FILE_NULL, cls);
     }
     file->fs = fs;
+    fs->stats = &file->stats;
     *fh = file;
     return MPI_SUCCESS;
 }
@@ -135,6 +136,7 @@ int ferry_File_close(ferry_File *fh)
     int cls = fh ? ferry__check_file(*fh, "close") : ferry__error_set(MPI_ERR_ARG, "ferry: close: NULL argument");
     if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
     ferry_File file = *fh;
+    ferry__stats_summarize(&file->stats, file->comm, file->filename);
     cls = ferry__error_agree(file->comm, ferry__fs_close(file->fs), "close");
     file->fs = NULL;
     if (file->amode & MPI_MODE_DELETE_ON_CLOSE) {

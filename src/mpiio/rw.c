@@ -17,6 +17,17 @@ static int check_access(const ferry__access_t *call, ferry_File fh, MPI_Count co
     return ferry__check_buffer(fh, count, type, call->name);
 }
 
+static void count_transfer(ferry__stats_t *stats, int write, MPI_Count bytes)
+{
+    if (write) {
+        stats->write_calls++;
+        stats->write_bytes += bytes;
+    } else {
+        stats->read_calls++;
+        stats->read_bytes += bytes;
+    }
+}
+
 int ferry__access_transfer(const ferry__access_t *call, ferry_File fh, MPI_Offset offset, void *buf,
                            MPI_Count count, MPI_Datatype type, MPI_Count *done)
 {
@@ -33,6 +44,7 @@ int ferry__access_transfer(const ferry__access_t *call, ferry_File fh, MPI_Offse
                           : ferry__indep_read(fh, byte_offset, buf, count, type, done);
     /* A call that failed anywhere leaves every rank's pointer where it was. */
     if (call->individual && cls == 0) fh->position += *done / fh->view.etype_size;
+    if (cls == 0) count_transfer(&fh->stats, call->write, *done);
     return cls;
 }
 

@@ -1,0 +1,59 @@
+/*
+ * stats: per-file counters of what the caller asked for and what ferry did.
+ *
+ * Every open file counts, always (a few additions per file-system call):
+ * the bytes and calls the caller's reads and writes asked for, the bytes,
+ * calls and time of the file-system traffic that served them, the bytes
+ * data sieving moved beyond what was asked, the time spent exchanging data
+ * between ranks, and the collective strategy used last. get_info reports
+ * this rank's counters under ferry_stats_* keys; with FERRY_STATS=1 close
+ * prints one summary per file summed over ranks (FERRY_STATS=json:<path>
+ * appends it to <path> as one JSON object per line instead).
+ */
+#ifndef FERRY_STATS_H
+#define FERRY_STATS_H
+
+#include <time.h>
+
+#include <mpi.h>
+
+typedef struct ferry__stats {
+    long long read_calls, read_bytes;   /* as asked by the caller's MPI-IO calls */
+    long long write_calls, write_bytes;
+    long long fs_read_calls, fs_read_bytes; /* file-system traffic */
+    long long fs_write_calls, fs_write_bytes;
+    long long sieve_extra_bytes; /* moved by data sieving beyond what was asked */
+    double fs_seconds;           /* in file-system calls */
+    double exchange_seconds;     /* moving data between ranks */
+    char strategy[48];           /* collective strategy used last, "" if none */
+} ferry__stats_t;
+
+static inline double ferry__stats_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Counts one file-system transfer of `bytes` that started at `start`. stats may be NULL. */
+static inline void ferry__stats_fs_transfer(ferry__stats_t *stats, int write, long long bytes, double start)
+{
+    if (!stats) return;
+    stats->fs_seconds += ferry__stats_clock() - start;
+    if (write) {
+        stats->fs_write_calls++;
+        stats->fs_write_bytes += bytes;
+    } else {
+        stats->fs_read_calls++;
+        stats->fs_read_bytes += bytes;
+    }
+}
+
+/* Writes this rank's counters into info under ferry_stats_* keys. */
+int ferry__stats_report_info(const ferry__stats_t *stats, MPI_Info info);
+
+/* Collective over comm: with FERRY_STATS set, sums every rank's counters
+ * and has rank 0 print (or append as JSON) one summary for the file. */
+void ferry__stats_summarize(const ferry__stats_t *stats, MPI_Comm comm, const char *filename);
+
+#endif

@@ -1,0 +1,63 @@
+/*
+ * Per-file statistics: get_info reports what this rank asked for and what
+ * reached the file system; FERRY_STATS=json:<path> appends one summary per
+ * file at close, summed over ranks.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ferry_test.h"
+
+static long long info_number(ferry_File fh, const char *key)
+{
+    MPI_Info info;
+    char value[MPI_MAX_INFO_VAL + 1] = "";
+    int flag = 0;
+    FT_OK(ferry_File_get_info(fh, &info));
+    MPI_Info_get(info, key, MPI_MAX_INFO_VAL, value, &flag);
+    MPI_Info_free(&info);
+    if (!flag) ft_fail(__FILE__, __LINE__, "get_info lacks %s", key);
+    return atoll(value);
+}
+
+int main(int argc, char **argv)
+{
+    ft_init(&argc, &argv);
+    enum { N = 4096 };
+    const char *json = ft_path("stats.json");
+    char buf[N];
+    ft_fill(buf, N, ft_seed);
+    ferry_File fh;
+    /* Read by ferry at the first close. */
+    char setting[700];
+    snprintf(setting, sizeof setting, "json:%s", json);
+    setenv("FERRY_STATS", setting, 1);
+    FT_OK(ferry_File_open(MPI_COMM_WORLD, ft_path("data"), MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    FT_OK(ferry_File_write_at_all(fh, (MPI_Offset)ft_rank * N, buf, N, MPI_BYTE, MPI_STATUS_IGNORE));
+    FT_OK(ferry_File_write_at(fh, (MPI_Offset)ft_rank * N, buf, N / 2, MPI_BYTE, MPI_STATUS_IGNORE));
+    FT_OK(ferry_File_read_at(fh, (MPI_Offset)ft_rank * N, buf, N, MPI_BYTE, MPI_STATUS_IGNORE));
+    /* A read past the end asks for N bytes and gets none. */
+    FT_OK(ferry_File_read_at(fh, (MPI_Offset)ft_size * N, buf, N, MPI_BYTE, MPI_STATUS_IGNORE));
+    FT_EQ(info_number(fh, "ferry_stats_write_calls"), 2);
+    FT_EQ(info_number(fh, "ferry_stats_write_bytes"), N + N / 2);
+    FT_EQ(info_number(fh, "ferry_stats_read_calls"), 2);
+    FT_EQ(info_number(fh, "ferry_stats_read_bytes"), N);
+    FT_EQ(info_number(fh, "ferry_stats_fs_write_bytes"), N + N / 2);
+    FT_EQ(info_number(fh, "ferry_stats_fs_read_bytes"), N);
+    FT_EQ(info_number(fh, "ferry_stats_sieve_extra_bytes"), 0);
+    FT_OK(ferry_File_close(&fh));
+    if (ft_rank == 0) {
+        FILE *f = fopen(json, "r");
+        FT_CHECK(f != NULL);
+        char line[2048] = "";
+        FT_CHECK(fgets(line, sizeof line, f) != NULL);
+        fclose(f);
+        char expect[128];
+        snprintf(expect, sizeof expect, "\"ranks\":%d,\"read_calls\":%d,\"read_bytes\":%d,\"write_calls\":%d,\"write_bytes\":%d",
+                 ft_size, 2 * ft_size, N * ft_size, 2 * ft_size, (N + N / 2) * ft_size);
+        if (!strstr(line, expect)) ft_fail(__FILE__, __LINE__, "summary %s lacks %s", line, expect);
+        FT_CHECK(strstr(line, "\"strategy\":\"local-ranges\"") != NULL);
+    }
+    return ft_finish();
+}
