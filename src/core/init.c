@@ -8,6 +8,7 @@
 #include <pthread.h>
 
 #include "core/core.h"
+#include "datarep/datarep.h"
 #include "error/error.h"
 #include "trace/trace.h"
 
@@ -23,6 +24,7 @@ static int on_finalize(MPI_Comm comm, int keyval, void *attr, void *extra)
     ferry__error_finalize();
     ferry__errhandler_finalize();
     ferry__trace_finalize();
+    ferry__datarep_finalize();
     MPI_Comm_free_keyval(&keyval);
     return MPI_SUCCESS;
 }

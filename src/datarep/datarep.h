@@ -1,0 +1,58 @@
+/*
+ * datarep: how a data representation stores typed data in the file
+ * (MPI-3.1 13.5): "native", "internal", "external32" and representations
+ * registered with ferry_Register_datarep.
+ *
+ * A representation is used in two places. The file view's filetype and
+ * etype are laid out in the representation's sizes (external32 stores
+ * MPI_LONG in 4 bytes, MPI_LONG_DOUBLE in 16), so set_view asks for the
+ * filetype's file layout once. A transfer converts between the caller's
+ * memory stream and the file stream, which may differ in length; windows
+ * are counted in file-stream bytes. None of these functions is collective
+ * or keeps a caller's buffer. Errors: MPI_ERR_UNSUPPORTED_DATAREP,
+ * MPI_ERR_CONVERSION, MPI_ERR_TYPE, MPI_ERR_NO_MEM.
+ */
+#ifndef FERRY_DATAREP_H
+#define FERRY_DATAREP_H
+
+#include "ferry.h"
+
+typedef struct ferry__datarep ferry__datarep_t; /* registry entry: borrowed, lives until MPI_Finalize */
+
+/* The representation named `name`, or MPI_ERR_UNSUPPORTED_DATAREP. */
+int ferry__datarep_find(const char *name, const ferry__datarep_t **rep);
+
+/* Its name, as given to set_view. */
+const char *ferry__datarep_name(const ferry__datarep_t *rep);
+
+/* True when file bytes are memory bytes (native, internal): no conversion,
+ * and file layouts are memory layouts. */
+int ferry__datarep_is_native(const ferry__datarep_t *rep);
+
+/* Bytes one element of type occupies in the file stream. */
+int ferry__datarep_size(const ferry__datarep_t *rep, MPI_Datatype type, MPI_Count *size);
+
+/* MPI_File_get_type_extent: the extent of type in this representation. */
+int ferry__datarep_extent(const ferry__datarep_t *rep, MPI_Datatype type, MPI_Count *extent);
+
+/* A committed datatype whose layout is type's layout in this representation
+ * (each predefined type replaced by a block of its file size), for the
+ * datatype engine to navigate. Owned by the caller: MPI_Type_free it. For
+ * native representations it is a duplicate of type. */
+int ferry__datarep_file_layout(const ferry__datarep_t *rep, MPI_Datatype type, MPI_Datatype *layout);
+
+/* Writes file-stream bytes [skip, skip + len) of (buf, count, type) in this
+ * representation to dst. For native representations this is
+ * ferry__datatype_pack. */
+int ferry__datarep_pack(const ferry__datarep_t *rep, const void *buf, MPI_Count count, MPI_Datatype type,
+                        MPI_Count skip, void *dst, MPI_Count len);
+
+/* Stores file-stream bytes [skip, skip + len), given in src in this
+ * representation, into (buf, count, type). */
+int ferry__datarep_unpack(const ferry__datarep_t *rep, const void *src, MPI_Count len, void *buf, MPI_Count count,
+                          MPI_Datatype type, MPI_Count skip);
+
+/* Frees registered representations (MPI_Finalize hook). */
+void ferry__datarep_finalize(void);
+
+#endif
