@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ferry.h"
 
@@ -83,6 +84,9 @@ void ferry__datatype_cursor_init(ferry__datatype_cursor_t *cursor, MPI_Datatype 
 /* Fills up to max segments from the cursor and advances it; *n is 0 when
  * the window is exhausted. */
 int ferry__datatype_segments(ferry__datatype_cursor_t *cursor, ferry__datatype_segment_t *segs, int max, int *n);
+
+/* Prints type's decoded tree (tests and debugging). */
+int ferry__datatype_dump(MPI_Datatype type, FILE *out);
 
 /* buf displaced by delta bytes, without pointer arithmetic on MPI_BOTTOM. */
 static inline void *ferry__datatype_at(const void *buf, MPI_Count delta)
