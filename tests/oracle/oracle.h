@@ -37,9 +37,10 @@ void or_probe(MPI_Datatype type, int depth);
 void or_span(MPI_Datatype type, MPI_Count count, MPI_Count *lo, MPI_Count *hi);
 
 /* The byte map of (count, type), count * size entries (caller frees);
- * NULL when the host crashed (SIGFPE) packing the type, counted here: */
+ * NULL when the host crashed (SIGFPE) packing the type or packed bytes
+ * outside the type's true extent, counted here: */
 MPI_Count *or_byte_map(MPI_Datatype type, MPI_Count count);
-extern int or_host_crashes;
+extern int or_host_crashes, or_host_strays;
 
 /* Stream bytes [skip, skip + len) by the map. */
 void or_naive_pack(const char *buf, const MPI_Count *map, MPI_Count skip, MPI_Count len, char *dst);
