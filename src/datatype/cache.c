@@ -105,7 +105,7 @@ static void summarize(ferry__dt_tree_t *tree)
     tree->nodes = 0;
     tree->bytes = sizeof *tree;
     ferry__dt_footprint(tree->root, &tree->nodes, &tree->bytes);
-    tree->nonoverlapping = !tree->root || tree->root->monotone;
+    tree->nonoverlapping = !tree->root || ferry__dt_nonoverlapping(tree->root);
 }
 
 static int named_tree(MPI_Datatype type, ferry__dt_scratch_t *s)

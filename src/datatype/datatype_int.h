@@ -76,13 +76,15 @@ int ferry__dt_seq(MPI_Count n, ferry__dt_node_t **parts, ferry__dt_node_t **out)
 void ferry__dt_shift(ferry__dt_node_t *node, MPI_Count delta);
 int ferry__dt_clone(const ferry__dt_node_t *node, ferry__dt_node_t **out);
 void ferry__dt_node_free(ferry__dt_node_t *node);
+/* Conservative: 1 when no memory byte is touched twice by one element. */
+int ferry__dt_nonoverlapping(const ferry__dt_node_t *node);
 void ferry__dt_footprint(const ferry__dt_node_t *node, size_t *nodes, size_t *bytes);
 /* Index of the LIST entry / SEQ part holding stream byte r (prefix search). */
 MPI_Count ferry__dt_find(const MPI_Count *prefix, MPI_Count n, MPI_Count r);
 
 /* --- decode.c, decode_array.c: host datatype -> tree. */
 int ferry__dt_decode(MPI_Datatype type, ferry__dt_node_t **out);
-/* *named: type is predefined (combiner MPI_COMBINER_NAMED). */
+/* *named: type is predefined (named or f90: no attributes, no free). */
 int ferry__dt_is_named(MPI_Datatype type, int *named);
 int ferry__dt_decode_subarray(int ndims, const MPI_Count *sizes, const MPI_Count *subsizes, const MPI_Count *starts,
                               int order, MPI_Datatype oldtype, ferry__dt_node_t **out);

@@ -55,11 +55,18 @@ static int fetch_envelope(MPI_Datatype type, contents_t *c)
     return 0;
 }
 
+/* Named and f90 types are predefined: get_contents' copies are not freed. */
+static int predefined(int combiner)
+{
+    return combiner == MPI_COMBINER_NAMED || combiner == MPI_COMBINER_F90_REAL ||
+           combiner == MPI_COMBINER_F90_COMPLEX || combiner == MPI_COMBINER_F90_INTEGER;
+}
+
 int ferry__dt_is_named(MPI_Datatype type, int *named)
 {
     contents_t c = {0};
     FERRY_TRY(fetch_envelope(type, &c));
-    *named = c.combiner == MPI_COMBINER_NAMED;
+    *named = predefined(c.combiner);
     return 0;
 }
 
@@ -87,7 +94,7 @@ static void release_contents(contents_t *c)
 {
     for (MPI_Count i = 0; c->have_types && i < c->nd; i++) {
         contents_t e = {0};
-        if (fetch_envelope(c->types[i], &e) == 0 && e.combiner != MPI_COMBINER_NAMED) MPI_Type_free(&c->types[i]);
+        if (fetch_envelope(c->types[i], &e) == 0 && !predefined(e.combiner)) MPI_Type_free(&c->types[i]);
     }
     ferry__free(c->ints);
     ferry__free(c->aints);

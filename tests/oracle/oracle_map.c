@@ -9,7 +9,10 @@
 
 void or_span(MPI_Datatype type, MPI_Count count, MPI_Count *lo, MPI_Count *hi)
 {
-    MPI_Count lb, extent, tlb, textent;
+    MPI_Count lb, extent, tlb, textent, size;
+    MPI_Type_size_x(type, &size);
+    *lo = *hi = 0;
+    if (size == 0 || count == 0) return; /* Open MPI reports true bounds of +-2^63 then */
     MPI_Type_get_extent_x(type, &lb, &extent);
     MPI_Type_get_true_extent_x(type, &tlb, &textent);
     MPI_Count last = (count - 1) * extent;

@@ -19,7 +19,9 @@ void or_type_free(MPI_Datatype *type)
 {
     int ni, na, nd, combiner;
     MPI_Type_get_envelope(*type, &ni, &na, &nd, &combiner);
-    if (combiner != MPI_COMBINER_NAMED) MPI_Type_free(type);
+    if (combiner != MPI_COMBINER_NAMED && combiner != MPI_COMBINER_F90_REAL && combiner != MPI_COMBINER_F90_COMPLEX &&
+        combiner != MPI_COMBINER_F90_INTEGER)
+        MPI_Type_free(type);
 }
 
 static MPI_Datatype random_named(uint64_t *s)
