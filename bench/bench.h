@@ -15,6 +15,7 @@ typedef int (*bench_workload_fn)(int argc, char **argv);
 
 int ferry_bench_contig(int argc, char **argv);
 int ferry_bench_hints(int argc, char **argv);
+int ferry_bench_types(int argc, char **argv);
 
 /* Helpers (bench_util.c). */
 double bench_now(void);

@@ -13,6 +13,7 @@ static const struct {
 } workloads[] = {
     {"contig", ferry_bench_contig, "each rank writes then reads its own contiguous block (POSIX, host MPI-IO, ferry)"},
     {"hints", ferry_bench_hints, "print ferry's hint table (Markdown)"},
+    {"types", ferry_bench_types, "datatype engine vs host MPI_Pack/MPI_Unpack and memcpy"},
 };
 
 static void usage(void)

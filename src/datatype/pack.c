@@ -82,18 +82,28 @@ static void whole_runs(const ferry__dt_node_t *nd, char *base, MPI_Count stride,
     w->stream = s;
 }
 
-/* Vectors of leaf blocks: one two-level kernel call. */
+static MPI_Count magnitude(MPI_Count x)
+{
+    return x < 0 ? -x : x;
+}
+
+/* Vectors of leaf blocks: one two-level kernel call. Unpack walks memory
+ * with the smaller stride innermost (an FFT transpose writes rows, not
+ * columns): the stream-to-memory map is one-to-one, so order is free. */
 static void whole_grid(const ferry__dt_node_t *nd, char *base, MPI_Count stride, MPI_Count n, walk_t *w)
 {
     const ferry__dt_node_t *leaf = nd->child;
     MPI_Count len = leaf->size;
     char *mem = at(base, nd->disp + leaf->disp);
-    ferry__dt_grid_t g = {n, nd->count, nd->count * len, len, stride, nd->stride};
     if (w->dir == FERRY__DT_PACK) {
+        ferry__dt_grid_t g = {n, nd->count, nd->count * len, len, stride, nd->stride};
         leaf->copy2(w->stream, mem, &g, len);
+    } else if (magnitude(nd->stride) > magnitude(stride) && n > 1) {
+        ferry__dt_grid_t g = {nd->count, n, nd->stride, stride, len, nd->count * len};
+        leaf->copy2(mem, w->stream, &g, len);
     } else {
-        ferry__dt_grid_t u = {n, nd->count, stride, nd->stride, nd->count * len, len};
-        leaf->copy2(mem, w->stream, &u, len);
+        ferry__dt_grid_t g = {n, nd->count, stride, nd->stride, nd->count * len, len};
+        leaf->copy2(mem, w->stream, &g, len);
     }
     w->stream += n * nd->size;
 }

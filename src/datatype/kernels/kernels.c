@@ -2,6 +2,7 @@
  * Kernel instances. COPY_KERNELS(L) defines the one- and two-level copies
  * for blocks of exactly L bytes; the table below maps a length to them.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "datatype/kernels/kernels.h"
@@ -31,8 +32,11 @@ COPY_KERNELS(12)
 COPY_KERNELS(16)
 COPY_KERNELS(24)
 COPY_KERNELS(32)
+COPY_KERNELS(40)
 COPY_KERNELS(48)
 COPY_KERNELS(64)
+COPY_KERNELS(128)
+COPY_KERNELS(256)
 
 static void copy_any(char *dst, MPI_Count dstride, const char *src, MPI_Count sstride, MPI_Count n, MPI_Count len)
 {
@@ -52,7 +56,8 @@ static const struct {
 } table[] = {
     {1, copy_1, copy2_1},    {2, copy_2, copy2_2},    {4, copy_4, copy2_4},    {8, copy_8, copy2_8},
     {12, copy_12, copy2_12}, {16, copy_16, copy2_16}, {24, copy_24, copy2_24}, {32, copy_32, copy2_32},
-    {48, copy_48, copy2_48}, {64, copy_64, copy2_64},
+    {40, copy_40, copy2_40}, {48, copy_48, copy2_48}, {64, copy_64, copy2_64}, {128, copy_128, copy2_128},
+    {256, copy_256, copy2_256},
 };
 
 ferry__dt_copy_fn *ferry__dt_copy_for(MPI_Count len)
@@ -69,14 +74,30 @@ ferry__dt_copy2_fn *ferry__dt_copy2_for(MPI_Count len)
     return copy2_any;
 }
 
+/* Up to 16 bytes as two possibly overlapping fixed-size moves: no call, no loop. */
 void ferry__dt_copy_block(char *dst, const char *src, MPI_Count len)
 {
-    switch (len) {
-    case 1: *dst = *src; break;
-    case 2: memcpy(dst, src, 2); break;
-    case 4: memcpy(dst, src, 4); break;
-    case 8: memcpy(dst, src, 8); break;
-    case 16: memcpy(dst, src, 16); break;
-    default: memcpy(dst, src, (size_t)len); break;
+    if (len >= 8 && len <= 16) {
+        uint64_t a, b;
+        memcpy(&a, src, 8);
+        memcpy(&b, src + len - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy(dst + len - 8, &b, 8);
+    } else if (len >= 4 && len < 8) {
+        uint32_t a, b;
+        memcpy(&a, src, 4);
+        memcpy(&b, src + len - 4, 4);
+        memcpy(dst, &a, 4);
+        memcpy(dst + len - 4, &b, 4);
+    } else if (len == 1) {
+        *dst = *src;
+    } else if (len > 1 && len < 4) {
+        uint16_t a, b;
+        memcpy(&a, src, 2);
+        memcpy(&b, src + len - 2, 2);
+        memcpy(dst, &a, 2);
+        memcpy(dst + len - 2, &b, 2);
+    } else {
+        memcpy(dst, src, (size_t)len);
     }
 }
