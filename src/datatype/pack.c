@@ -87,9 +87,10 @@ static MPI_Count magnitude(MPI_Count x)
     return x < 0 ? -x : x;
 }
 
-/* Vectors of leaf blocks: one two-level kernel call. Unpack walks memory
- * with the smaller stride innermost (an FFT transpose writes rows, not
- * columns): the stream-to-memory map is one-to-one, so order is free. */
+/* Vectors of leaf blocks: one two-level kernel call. Pack writes the stream
+ * in order (strided stores cost 4x on an FFT transpose); unpack writes
+ * memory with the smaller stride innermost (rows, not columns). The order
+ * of block copies is free: each block has its own place on both sides. */
 static void whole_grid(const ferry__dt_node_t *nd, char *base, MPI_Count stride, MPI_Count n, walk_t *w)
 {
     const ferry__dt_node_t *leaf = nd->child;
