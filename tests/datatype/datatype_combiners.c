@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "datatype/datatype.h"
 #include "ferry_test.h"
@@ -136,6 +137,37 @@ static void check_huge_vector(void)
     MPI_Type_free(&t);
 }
 
+/* Extents beyond 2^31: two ints 3 GiB apart, in a lazily mapped region. */
+static void check_far_apart(void)
+{
+    const MPI_Count far = (MPI_Count)3 << 30;
+    char *mem = mmap(NULL, (size_t)far + 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                     -1, 0);
+    if (mem == MAP_FAILED) {
+        printf("far-apart blocks: no 3 GiB of address space, skipped\n");
+        return;
+    }
+    int lens[2] = {1, 1};
+    MPI_Aint disps[2] = {0, (MPI_Aint)far};
+    MPI_Datatype t;
+    FT_OK(MPI_Type_create_hindexed(2, lens, disps, MPI_INT, &t));
+    FT_OK(MPI_Type_commit(&t));
+    memcpy(mem, "abcd", 4);
+    memcpy(mem + far, "wxyz", 4);
+    char out[8], ref[8];
+    int position = 0;
+    FT_OK(MPI_Pack(mem, 1, t, ref, 8, &position, MPI_COMM_SELF));
+    FT_EQ(ferry__datatype_pack(mem, 1, t, 2, out, 6), 0);
+    FT_EQ_MEM(out, ref + 2, 6);
+    MPI_Count off;
+    FT_EQ(ferry__datatype_offset(t, 5, &off), 0);
+    FT_EQ(off, far + 1);
+    FT_EQ(ferry__datatype_unpack("ABCDWXYZ", 8, mem, 1, t, 0), 0);
+    FT_EQ_MEM(mem + far, "WXYZ", 4);
+    MPI_Type_free(&t);
+    munmap(mem, (size_t)far + 4096);
+}
+
 static void check_f90(void)
 {
     MPI_Datatype real, cplx, integer;
@@ -230,8 +262,10 @@ static void check_segments(void)
 #if MPI_VERSION >= 4
 static void check_large_count(void)
 {
-    MPI_Datatype t[6];
+    enum { N = 11 };
+    MPI_Datatype t[N];
     MPI_Count lens[3] = {2, 0, 3}, disps[3] = {40, 0, -16}, sizes[2] = {6, 5}, subs[2] = {3, 2}, starts[2] = {1, 2};
+    MPI_Count idisps[3] = {5, -2, 1};
     MPI_Datatype types[3] = {MPI_INT, MPI_DOUBLE, MPI_SHORT};
     FT_OK(MPI_Type_vector_c(3, 2, -4, MPI_INT, &t[0]));
     FT_OK(MPI_Type_create_hindexed_c(3, lens, disps, MPI_DOUBLE, &t[1]));
@@ -242,11 +276,16 @@ static void check_large_count(void)
     int dist[2] = {MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_BLOCK}, dargs[2] = {2, MPI_DISTRIBUTE_DFLT_DARG};
     int psizes[2] = {2, 2};
     FT_OK(MPI_Type_create_darray_c(4, 3, 2, gsizes, dist, dargs, psizes, MPI_ORDER_FORTRAN, MPI_FLOAT, &t[5]));
-    for (int i = 0; i < 6; i++) {
+    FT_OK(MPI_Type_contiguous_c(3, t[1], &t[6]));
+    FT_OK(MPI_Type_create_hvector_c(2, 3, -40, MPI_SHORT, &t[7]));
+    FT_OK(MPI_Type_indexed_c(3, lens, idisps, MPI_INT, &t[8]));
+    FT_OK(MPI_Type_create_indexed_block_c(3, 2, idisps, MPI_DOUBLE, &t[9]));
+    FT_OK(MPI_Type_create_hindexed_block_c(3, 2, disps, MPI_INT, &t[10]));
+    for (int i = 0; i < N; i++) {
         FT_OK(MPI_Type_commit(&t[i]));
         check_host(t[i], 2, "large-count constructor");
     }
-    for (int i = 0; i < 6; i++) MPI_Type_free(&t[i]);
+    for (int i = 0; i < N; i++) MPI_Type_free(&t[i]);
 }
 #else
 static void check_large_count(void)
@@ -262,6 +301,7 @@ int main(int argc, char **argv)
     check_darray();
     check_subarray_faces();
     check_huge_vector();
+    check_far_apart();
     check_f90();
     check_bottom();
     check_dup();
