@@ -154,8 +154,8 @@ int ferry__datatype_segments(ferry__datatype_cursor_t *cursor, ferry__datatype_s
     FERRY_TRY(nonempty(tree, cursor->pos));
     int k = 0;
     while (cursor->pos < cursor->end) {
-        MPI_Count r = cursor->pos % tree->size, off = offset_in(tree, cursor->pos);
-        MPI_Count run = ferry__dt_run(tree->root, r), left = cursor->end - cursor->pos;
+        MPI_Count run, left = cursor->end - cursor->pos;
+        MPI_Count off = cursor->pos / tree->size * tree->extent + ferry__dt_locate(tree->root, cursor->pos % tree->size, &run);
         run = run < left ? run : left;
         if (k > 0 && segs[k - 1].offset + segs[k - 1].length == off) {
             segs[k - 1].length += run;

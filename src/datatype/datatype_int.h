@@ -112,7 +112,8 @@ void ferry__dt_walk(const ferry__dt_node_t *node, char *base, MPI_Count stride, 
 
 /* --- navigate.c: offsets of stream bytes of (count, tree) relative to buf. */
 MPI_Count ferry__dt_offset(const ferry__dt_node_t *node, MPI_Count r);
-MPI_Count ferry__dt_run(const ferry__dt_node_t *node, MPI_Count r);
+/* Offset of stream byte r, and in *run the bytes of its contiguous run from r on. */
+MPI_Count ferry__dt_locate(const ferry__dt_node_t *node, MPI_Count r, MPI_Count *run);
 /* For monotone nodes: stream bytes at offsets below x. */
 MPI_Count ferry__dt_below(const ferry__dt_node_t *node, MPI_Count x);
 /* The same over n copies of node at j * stride (stride >= node's span). */

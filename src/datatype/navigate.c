@@ -6,51 +6,49 @@
  */
 #include "datatype/datatype_int.h"
 
-MPI_Count ferry__dt_offset(const ferry__dt_node_t *nd, MPI_Count r)
+/* One level down toward stream byte *r of nd: returns the child holding it
+ * (with *r made relative to it and its placement added to *off), or NULL
+ * when nd places the byte directly, *run then being the bytes left in its
+ * contiguous run. */
+static const ferry__dt_node_t *step(const ferry__dt_node_t *nd, MPI_Count *r, MPI_Count *off, MPI_Count *run)
 {
-    MPI_Count off = 0;
-    for (;;) {
-        off += nd->disp;
-        if (nd->kind == FERRY__DT_LEAF) return off + r;
-        if (nd->kind == FERRY__DT_VEC) {
-            off += r / nd->child->size * nd->stride;
-            r %= nd->child->size;
-            nd = nd->child;
-            continue;
-        }
-        MPI_Count i = ferry__dt_find(nd->prefix, nd->count, r);
-        r -= nd->prefix[i];
-        if (nd->kind == FERRY__DT_SEQ) {
-            nd = nd->parts[i];
-            continue;
-        }
-        off += nd->disps[i];
-        if (!nd->child) return off + r;
-        off += r / nd->child->size * nd->child->extent;
-        r %= nd->child->size;
-        nd = nd->child;
+    *off += nd->disp;
+    if (nd->kind == FERRY__DT_LEAF) {
+        *off += *r;
+        *run = nd->size - *r;
+        return NULL;
     }
+    if (nd->kind == FERRY__DT_VEC) {
+        *off += *r / nd->child->size * nd->stride;
+        *r %= nd->child->size;
+        return nd->child;
+    }
+    MPI_Count i = ferry__dt_find(nd->prefix, nd->count, *r);
+    *r -= nd->prefix[i];
+    if (nd->kind == FERRY__DT_SEQ) return nd->parts[i];
+    *off += nd->disps[i];
+    if (!nd->child) {
+        *off += *r;
+        *run = nd->lens[i] - *r;
+        return NULL;
+    }
+    *off += *r / nd->child->size * nd->child->extent;
+    *r %= nd->child->size;
+    return nd->child;
 }
 
-MPI_Count ferry__dt_run(const ferry__dt_node_t *nd, MPI_Count r)
+MPI_Count ferry__dt_offset(const ferry__dt_node_t *nd, MPI_Count r)
 {
-    for (;;) {
-        if (nd->kind == FERRY__DT_LEAF) return nd->size - r;
-        if (nd->kind == FERRY__DT_VEC) {
-            r %= nd->child->size;
-            nd = nd->child;
-            continue;
-        }
-        MPI_Count i = ferry__dt_find(nd->prefix, nd->count, r);
-        r -= nd->prefix[i];
-        if (nd->kind == FERRY__DT_SEQ) {
-            nd = nd->parts[i];
-            continue;
-        }
-        if (!nd->child) return nd->lens[i] - r;
-        r %= nd->child->size;
-        nd = nd->child;
-    }
+    MPI_Count off = 0, run;
+    while ((nd = step(nd, &r, &off, &run))) continue;
+    return off;
+}
+
+MPI_Count ferry__dt_locate(const ferry__dt_node_t *nd, MPI_Count r, MPI_Count *run)
+{
+    MPI_Count off = 0;
+    while ((nd = step(nd, &r, &off, run))) continue;
+    return off;
 }
 
 static MPI_Count below_rep(const ferry__dt_node_t *c, MPI_Count n, MPI_Count stride, MPI_Count x);
