@@ -154,6 +154,31 @@ int ferry__dt_rep(MPI_Count n, MPI_Count stride, ferry__dt_node_t *child, ferry_
     return 0;
 }
 
+/* A LIST or SEQ node of n entries with its prefix array, or NULL. */
+static ferry__dt_node_t *new_indexed(ferry__dt_kind_t kind, MPI_Count n)
+{
+    ferry__dt_node_t *node = new_node(kind);
+    MPI_Count *prefix = ferry__calloc((size_t)n + 1, sizeof *prefix);
+    if (!node || !prefix) {
+        ferry__free(node);
+        ferry__free(prefix);
+        return NULL;
+    }
+    node->count = n;
+    node->prefix = prefix;
+    return node;
+}
+
+/* Completes a LIST or SEQ node; its extent is its span until the decoder
+ * sets the host's. */
+static int publish(ferry__dt_node_t *node, ferry__dt_node_t **out)
+{
+    finish(node);
+    node->extent = node->hi - node->lo;
+    *out = node;
+    return 0;
+}
+
 /* Drops empty entries and merges touching byte runs; returns the new count. */
 static MPI_Count compact_runs(MPI_Count n, MPI_Count *disps, MPI_Count *lens, int bytes)
 {
@@ -218,25 +243,17 @@ int ferry__dt_list(MPI_Count n, MPI_Count *disps, MPI_Count *lens, ferry__dt_nod
         return 0;
     }
     if (n == 1 || evenly_spaced(n, disps, lens)) return list_as_rep(n, disps, lens, child, out);
-    ferry__dt_node_t *node = new_node(FERRY__DT_LIST);
-    MPI_Count *prefix = ferry__calloc((size_t)n + 1, sizeof *prefix);
-    if (!node || !prefix) {
-        ferry__free(node);
-        ferry__free(prefix);
+    ferry__dt_node_t *node = new_indexed(FERRY__DT_LIST, n);
+    if (!node) {
         ferry__free(disps);
         ferry__free(lens);
         ferry__dt_node_free(child);
         return no_mem();
     }
-    node->count = n;
     node->disps = disps;
     node->lens = lens;
-    node->prefix = prefix;
     node->child = child;
-    finish(node);
-    node->extent = node->hi - node->lo;
-    *out = node;
-    return 0;
+    return publish(node, out);
 }
 
 /* Runs of a part made only of bytes: a LEAF or a byte LIST (0 otherwise). */
@@ -288,22 +305,14 @@ int ferry__dt_seq(MPI_Count n, ferry__dt_node_t **parts, ferry__dt_node_t **out)
         return 0;
     }
     if (all_bytes) return seq_as_list(k, parts, runs, out);
-    ferry__dt_node_t *node = new_node(FERRY__DT_SEQ);
-    MPI_Count *prefix = ferry__calloc((size_t)k + 1, sizeof *prefix);
-    if (!node || !prefix) {
-        ferry__free(node);
-        ferry__free(prefix);
+    ferry__dt_node_t *node = new_indexed(FERRY__DT_SEQ, k);
+    if (!node) {
         for (MPI_Count i = 0; i < k; i++) ferry__dt_node_free(parts[i]);
         ferry__free(parts);
         return no_mem();
     }
-    node->count = k;
     node->parts = parts;
-    node->prefix = prefix;
-    finish(node);
-    node->extent = node->hi - node->lo;
-    *out = node;
-    return 0;
+    return publish(node, out);
 }
 
 void ferry__dt_node_free(ferry__dt_node_t *node)
