@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "core/core.h"
 #include "datatype/datatype.h"
 #include "ferry_test.h"
 #include "oracle.h"
@@ -217,6 +218,34 @@ static void check_dup(void)
     MPI_Type_free(&d);
 }
 
+/* The k-th allocation of a decode fails, for every k: MPI_ERR_NO_MEM, no
+ * leak (AddressSanitizer builds), and the next attempt succeeds. */
+static void check_alloc_failures(void)
+{
+    MPI_Datatype vec, idx, sub, parts[3], t;
+    int sizes[3] = {5, 6, 7}, subsizes[3] = {2, 3, 4}, starts[3] = {1, 1, 1}, lens[3] = {1, 2, 1};
+    int ilens[4] = {1, 3, 0, 2}, idisps[4] = {9, 0, 4, 20};
+    MPI_Aint disps[3] = {0, 64, 1024};
+    FT_OK(MPI_Type_vector(3, 2, 5, MPI_DOUBLE, &vec));
+    FT_OK(MPI_Type_indexed(4, ilens, idisps, vec, &idx));
+    FT_OK(MPI_Type_create_subarray(3, sizes, subsizes, starts, MPI_ORDER_C, MPI_SHORT_INT, &sub));
+    parts[0] = idx, parts[1] = sub, parts[2] = MPI_INT;
+    FT_OK(MPI_Type_create_struct(3, lens, disps, parts, &t));
+    FT_OK(MPI_Type_commit(&t));
+    ferry__typeinfo_t info;
+    int k = 1, rc;
+    do {
+        ferry__alloc_fail_after(k++);
+        rc = ferry__datatype_info(t, &info);
+        ferry__alloc_fail_after(0);
+        FT_CHECK(rc == 0 || rc == MPI_ERR_NO_MEM);
+    } while (rc != 0 && k < 1000);
+    FT_EQ(rc, 0);
+    FT_CHECK(k > 3);
+    check_host(t, 2, "after allocation failures");
+    MPI_Type_free(&vec), MPI_Type_free(&idx), MPI_Type_free(&sub), MPI_Type_free(&t);
+}
+
 static void check_errors(void)
 {
     int buf[8] = {0};
@@ -306,6 +335,7 @@ int main(int argc, char **argv)
     check_bottom();
     check_dup();
     check_errors();
+    check_alloc_failures();
     check_segments();
     check_large_count();
     return ft_finish();
