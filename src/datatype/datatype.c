@@ -47,7 +47,8 @@ static int transfer(ferry__dt_dir_t dir, char *stream, MPI_Count len, void *buf,
     if (skip < 0 || len < 0 || count < 0 || skip > count * tree->size - len)
         return ferry__error_set(MPI_ERR_ARG, "ferry: stream window [%lld, +%lld) outside %lld bytes",
                                 (long long)skip, (long long)len, (long long)(count * tree->size));
-    ferry__dt_walk(tree->root, buf, tree->extent, count, skip, len, dir, &stream);
+    ferry__dt_io_t io = {dir, stream};
+    ferry__dt_walk(tree->root, buf, tree->extent, skip, len, &io);
     return 0;
 }
 

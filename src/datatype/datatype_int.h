@@ -86,11 +86,17 @@ MPI_Count ferry__dt_find(const MPI_Count *prefix, MPI_Count n, MPI_Count r);
 int ferry__dt_decode(MPI_Datatype type, ferry__dt_node_t **out);
 /* *named: type is predefined (named or f90: no attributes, no free). */
 int ferry__dt_is_named(MPI_Datatype type, int *named);
-int ferry__dt_decode_subarray(int ndims, const MPI_Count *sizes, const MPI_Count *subsizes, const MPI_Count *starts,
-                              int order, MPI_Datatype oldtype, ferry__dt_node_t **out);
-int ferry__dt_decode_darray(int size, int rank, int ndims, const MPI_Count *gsizes, const int *distribs,
-                            const int *dargs, const int *psizes, int order, MPI_Datatype oldtype,
-                            ferry__dt_node_t **out);
+/* A subarray's or darray's arguments, counts widened. */
+typedef struct ferry__dt_array {
+    int ndims, order;
+    MPI_Count *sizes;             /* subarray sizes, darray gsizes */
+    MPI_Count *subsizes, *starts; /* subarray */
+    int size, rank;               /* darray: process grid */
+    MPI_Count *distribs, *dargs, *psizes;
+    MPI_Datatype oldtype;
+} ferry__dt_array_t;
+int ferry__dt_decode_subarray(const ferry__dt_array_t *a, ferry__dt_node_t **out);
+int ferry__dt_decode_darray(const ferry__dt_array_t *a, ferry__dt_node_t **out);
 
 /* --- cache.c: the tree of a committed type. Borrowed pointer valid while
  * the type lives; for predefined types it lives in *scratch. */
@@ -106,9 +112,14 @@ int ferry__dt_named_runs(MPI_Datatype type, MPI_Count disps[2], MPI_Count lens[2
 
 /* --- pack.c: the window walk. `stream` is advanced past the bytes copied. */
 typedef enum { FERRY__DT_PACK, FERRY__DT_UNPACK } ferry__dt_dir_t;
-/* Bytes [skip, skip + len) of n copies of node at base + j * stride. */
-void ferry__dt_walk(const ferry__dt_node_t *node, char *base, MPI_Count stride, MPI_Count n, MPI_Count skip,
-                    MPI_Count len, ferry__dt_dir_t dir, char **stream);
+typedef struct ferry__dt_io {
+    ferry__dt_dir_t dir;
+    char *stream; /* advanced past the bytes copied */
+} ferry__dt_io_t;
+/* Bytes [skip, skip + len) of copies of node at base + j * stride; the
+ * window must lie inside the stream the caller has. */
+void ferry__dt_walk(const ferry__dt_node_t *node, char *base, MPI_Count stride, MPI_Count skip, MPI_Count len,
+                    ferry__dt_io_t *io);
 
 /* --- navigate.c: offsets of stream bytes of (count, tree) relative to buf. */
 MPI_Count ferry__dt_offset(const ferry__dt_node_t *node, MPI_Count r);

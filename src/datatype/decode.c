@@ -215,40 +215,43 @@ static int decode_struct(contents_t *c, ferry__dt_node_t **out)
     return rc;
 }
 
+static void free_array_args(ferry__dt_array_t *a)
+{
+    ferry__free(a->sizes);
+    ferry__free(a->subsizes);
+    ferry__free(a->starts);
+    ferry__free(a->distribs);
+    ferry__free(a->dargs);
+    ferry__free(a->psizes);
+}
+
 static int decode_subarray(contents_t *c, ferry__dt_node_t **out)
 {
-    int ndims = (int)arg_int(c);
-    MPI_Count *sizes = NULL, *subsizes = NULL, *starts = NULL;
-    int rc = arg_array(c, ndims, arg_count, &sizes);
-    if (rc == 0) rc = arg_array(c, ndims, arg_count, &subsizes);
-    if (rc == 0) rc = arg_array(c, ndims, arg_count, &starts);
+    ferry__dt_array_t a = {.ndims = (int)arg_int(c)};
+    int rc = arg_array(c, a.ndims, arg_count, &a.sizes);
+    if (rc == 0) rc = arg_array(c, a.ndims, arg_count, &a.subsizes);
+    if (rc == 0) rc = arg_array(c, a.ndims, arg_count, &a.starts);
+    a.order = (int)arg_int(c);
     if (rc == 0 && c->nd < 1) rc = ferry__error_set(MPI_ERR_TYPE, "ferry: subarray contents lack a child type");
-    if (rc == 0) rc = ferry__dt_decode_subarray(ndims, sizes, subsizes, starts, (int)arg_int(c), c->types[0], out);
-    ferry__free(sizes);
-    ferry__free(subsizes);
-    ferry__free(starts);
+    if (rc == 0) a.oldtype = c->types[0], rc = ferry__dt_decode_subarray(&a, out);
+    free_array_args(&a);
     return rc;
 }
 
 static int decode_darray(contents_t *c, ferry__dt_node_t **out)
 {
-    int size = (int)arg_int(c), rank = (int)arg_int(c), ndims = (int)arg_int(c);
-    MPI_Count *gsizes = NULL, *distribs = NULL, *dargs = NULL, *psizes = NULL;
-    int rc = arg_array(c, ndims, arg_count, &gsizes);
-    if (rc == 0) rc = arg_array(c, ndims, arg_int, &distribs);
-    if (rc == 0) rc = arg_array(c, ndims, arg_int, &dargs);
-    if (rc == 0) rc = arg_array(c, ndims, arg_int, &psizes);
-    int idistribs[ndims > 0 ? ndims : 1], idargs[ndims > 0 ? ndims : 1], ipsizes[ndims > 0 ? ndims : 1];
-    for (int i = 0; rc == 0 && i < ndims; i++)
-        idistribs[i] = (int)distribs[i], idargs[i] = (int)dargs[i], ipsizes[i] = (int)psizes[i];
+    ferry__dt_array_t a = {0};
+    a.size = (int)arg_int(c); /* one statement each: initializers are not sequenced */
+    a.rank = (int)arg_int(c);
+    a.ndims = (int)arg_int(c);
+    int rc = arg_array(c, a.ndims, arg_count, &a.sizes);
+    if (rc == 0) rc = arg_array(c, a.ndims, arg_int, &a.distribs);
+    if (rc == 0) rc = arg_array(c, a.ndims, arg_int, &a.dargs);
+    if (rc == 0) rc = arg_array(c, a.ndims, arg_int, &a.psizes);
+    a.order = (int)arg_int(c);
     if (rc == 0 && c->nd < 1) rc = ferry__error_set(MPI_ERR_TYPE, "ferry: darray contents lack a child type");
-    if (rc == 0)
-        rc = ferry__dt_decode_darray(size, rank, ndims, gsizes, idistribs, idargs, ipsizes, (int)arg_int(c),
-                                     c->types[0], out);
-    ferry__free(gsizes);
-    ferry__free(distribs);
-    ferry__free(dargs);
-    ferry__free(psizes);
+    if (rc == 0) a.oldtype = c->types[0], rc = ferry__dt_decode_darray(&a, out);
+    free_array_args(&a);
     return rc;
 }
 

@@ -57,20 +57,33 @@ static int dim_at(int k, int ndims, int order)
     return order == MPI_ORDER_FORTRAN ? k : ndims - 1 - k;
 }
 
-int ferry__dt_decode_subarray(int ndims, const MPI_Count *sizes, const MPI_Count *subsizes, const MPI_Count *starts,
-                              int order, MPI_Datatype oldtype, ferry__dt_node_t **out)
+/* Applies each dimension's index set, fastest dimension first. */
+typedef dim_set_t dim_fn(const ferry__dt_array_t *a, int d, const int *coords);
+
+static int decode_dims(const ferry__dt_array_t *a, dim_fn *dim, const int *coords, ferry__dt_node_t **out)
 {
-    MPI_Count stride = oldtype_extent(oldtype);
+    MPI_Count stride = oldtype_extent(a->oldtype);
     ferry__dt_node_t *node;
-    FERRY_TRY(ferry__dt_decode(oldtype, &node));
-    for (int k = 0; k < ndims && node; k++) {
-        int d = dim_at(k, ndims, order);
-        dim_set_t set = {starts[d], subsizes[d], 1, 0, 0};
+    FERRY_TRY(ferry__dt_decode(a->oldtype, &node));
+    for (int k = 0; k < a->ndims && node; k++) {
+        int d = dim_at(k, a->ndims, a->order);
+        dim_set_t set = dim(a, d, coords);
         FERRY_TRY(apply_dim(&set, stride, node, &node));
-        stride *= sizes[d];
+        stride *= a->sizes[d];
     }
     *out = node;
     return 0;
+}
+
+static dim_set_t subarray_dim(const ferry__dt_array_t *a, int d, const int *coords)
+{
+    (void)coords;
+    return (dim_set_t){a->starts[d], a->subsizes[d], 1, 0, 0};
+}
+
+int ferry__dt_decode_subarray(const ferry__dt_array_t *a, ferry__dt_node_t **out)
+{
+    return decode_dims(a, subarray_dim, NULL, out);
 }
 
 /* This process's index set in one darray dimension (MPI-3.1 4.1.4). */
@@ -91,25 +104,18 @@ static dim_set_t darray_dim(MPI_Count gsize, int distrib, int darg, int psize, i
     return set;
 }
 
-int ferry__dt_decode_darray(int size, int rank, int ndims, const MPI_Count *gsizes, const int *distribs,
-                            const int *dargs, const int *psizes, int order, MPI_Datatype oldtype,
-                            ferry__dt_node_t **out)
+static dim_set_t darray_dim_of(const ferry__dt_array_t *a, int d, const int *coords)
 {
-    int coords[ndims > 0 ? ndims : 1];
-    for (int i = 0, procs = size, r = rank; i < ndims; i++) { /* process grid in row-major order */
-        procs /= psizes[i];
+    return darray_dim(a->sizes[d], (int)a->distribs[d], (int)a->dargs[d], (int)a->psizes[d], coords[d]);
+}
+
+int ferry__dt_decode_darray(const ferry__dt_array_t *a, ferry__dt_node_t **out)
+{
+    int coords[a->ndims > 0 ? a->ndims : 1];
+    for (int i = 0, procs = a->size, r = a->rank; i < a->ndims; i++) { /* process grid in row-major order */
+        procs /= (int)a->psizes[i];
         coords[i] = r / procs;
         r %= procs;
     }
-    MPI_Count stride = oldtype_extent(oldtype);
-    ferry__dt_node_t *node;
-    FERRY_TRY(ferry__dt_decode(oldtype, &node));
-    for (int k = 0; k < ndims && node; k++) {
-        int d = dim_at(k, ndims, order);
-        dim_set_t set = darray_dim(gsizes[d], distribs[d], dargs[d], psizes[d], coords[d]);
-        FERRY_TRY(apply_dim(&set, stride, node, &node));
-        stride *= gsizes[d];
-    }
-    *out = node;
-    return 0;
+    return decode_dims(a, darray_dim_of, coords, out);
 }

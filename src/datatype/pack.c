@@ -14,13 +14,10 @@
  */
 #include "datatype/datatype_int.h"
 
-typedef struct walk {
-    ferry__dt_dir_t dir;
-    char *stream;
-} walk_t;
+typedef ferry__dt_io_t walk_t;
 
-static void walk_rep(const ferry__dt_node_t *c, char *base, MPI_Count stride, MPI_Count n, MPI_Count skip,
-                     MPI_Count len, walk_t *w);
+static void walk_rep(const ferry__dt_node_t *c, char *base, MPI_Count stride, MPI_Count skip, MPI_Count len,
+                     walk_t *w);
 
 static char *at(const char *base, MPI_Count delta)
 {
@@ -43,11 +40,11 @@ static void walk_entries(const ferry__dt_node_t *nd, char *base, MPI_Count skip,
         MPI_Count r = skip - nd->prefix[i], take = nd->prefix[i + 1] - skip;
         take = take < len ? take : len;
         if (nd->kind == FERRY__DT_SEQ)
-            walk_rep(nd->parts[i], base, 0, 1, r, take, w);
+            walk_rep(nd->parts[i], base, 0, r, take, w);
         else if (!nd->child)
             copy_bytes(at(base, nd->disps[i] + r), take, w);
         else
-            walk_rep(nd->child, at(base, nd->disps[i]), nd->child->extent, nd->lens[i], r, take, w);
+            walk_rep(nd->child, at(base, nd->disps[i]), nd->child->extent, r, take, w);
         skip += take;
         len -= take;
     }
@@ -59,7 +56,7 @@ static void walk_elem(const ferry__dt_node_t *nd, char *base, MPI_Count skip, MP
     base = at(base, nd->disp);
     switch (nd->kind) {
     case FERRY__DT_LEAF: copy_bytes(at(base, skip), len, w); break;
-    case FERRY__DT_VEC: walk_rep(nd->child, base, nd->stride, nd->count, skip, len, w); break;
+    case FERRY__DT_VEC: walk_rep(nd->child, base, nd->stride, skip, len, w); break;
     case FERRY__DT_LIST:
     case FERRY__DT_SEQ: walk_entries(nd, base, skip, len, w); break;
     }
@@ -128,10 +125,10 @@ static void walk_whole(const ferry__dt_node_t *nd, char *base, MPI_Count stride,
     }
 }
 
-static void walk_rep(const ferry__dt_node_t *c, char *base, MPI_Count stride, MPI_Count n, MPI_Count skip,
-                     MPI_Count len, walk_t *w)
+/* Bytes [skip, skip + len) of copies of c at base + j * stride. */
+static void walk_rep(const ferry__dt_node_t *c, char *base, MPI_Count stride, MPI_Count skip, MPI_Count len,
+                     walk_t *w)
 {
-    (void)n;
     MPI_Count i = skip / c->size, off = skip % c->size;
     if (off != 0) {
         MPI_Count take = c->size - off < len ? c->size - off : len;
@@ -148,10 +145,8 @@ static void walk_rep(const ferry__dt_node_t *c, char *base, MPI_Count stride, MP
     if (len > 0) walk_elem(c, at(base, i * stride), 0, len, w);
 }
 
-void ferry__dt_walk(const ferry__dt_node_t *node, char *base, MPI_Count stride, MPI_Count n, MPI_Count skip,
-                    MPI_Count len, ferry__dt_dir_t dir, char **stream)
+void ferry__dt_walk(const ferry__dt_node_t *node, char *base, MPI_Count stride, MPI_Count skip, MPI_Count len,
+                    ferry__dt_io_t *io)
 {
-    walk_t w = {dir, *stream};
-    if (node && len > 0) walk_rep(node, base, stride, n, skip, len, &w);
-    *stream = w.stream;
+    if (node && len > 0) walk_rep(node, base, stride, skip, len, io);
 }
