@@ -292,6 +292,38 @@ static void nav_op(void *p)
     n->sink += off;
 }
 
+typedef struct window {
+    MPI_Datatype type;
+    char *buf, out[4096];
+    MPI_Count skip;
+} window_t;
+
+static void window_op(void *p)
+{
+    window_t *w = p;
+    ferry__datatype_pack(w->buf, 1, w->type, w->skip, w->out, sizeof w->out);
+}
+
+/* A 4 KiB window of a 10^7-block vector costs the same at any skip. */
+static void bench_skips(void)
+{
+    const MPI_Count blocks = 10000000;
+    window_t w = {MPI_DATATYPE_NULL, malloc((size_t)blocks * 8), {0}, 0};
+    if (!w.buf) return;
+    memset(w.buf, 3, (size_t)blocks * 8);
+    MPI_Type_vector((int)blocks, 1, 2, MPI_INT, &w.type);
+    MPI_Type_commit(&w.type);
+    printf("4 KiB pack window of vector(10^7, 1, 2, int):");
+    const MPI_Count skips[] = {0, 4 * blocks / 2 + 1, 4 * blocks - 4096};
+    for (int k = 0; k < 3; k++) {
+        w.skip = skips[k];
+        printf("  skip %lld: %.0f ns", (long long)skips[k], time_op(window_op, &w, 20000) * 1e9);
+    }
+    printf("\n");
+    MPI_Type_free(&w.type);
+    free(w.buf);
+}
+
 /* Navigation time for 10^3 vs 10^8 blocks, random skips; tree sizes. */
 static void bench_navigation(void)
 {
@@ -308,6 +340,7 @@ static void bench_navigation(void)
                info.tree_nodes, info.tree_bytes);
         MPI_Type_free(&n.type);
     }
+    bench_skips();
     int sizes[3] = {1000, 1000, 10000}, subsizes[3] = {1000, 1, 10000}, starts[3] = {0, 500, 0};
     MPI_Datatype face;
     MPI_Type_create_subarray(3, sizes, subsizes, starts, MPI_ORDER_C, MPI_FLOAT, &face);

@@ -1,7 +1,7 @@
 /*
  * Differential test of the datatype engine over seeded random types.
  *
- * Each rank builds FERRY_DT_ITERS (default 1500) random types from every
+ * Each rank builds FERRY_DT_ITERS (default 2500) random types from every
  * constructor and checks, against the host's MPI_Pack/MPI_Unpack and the
  * brute-force byte map (tests/oracle): typeinfo, whole and windowed pack,
  * whole and windowed unpack (types without overlap), offsets of stream
@@ -266,7 +266,7 @@ int main(int argc, char **argv)
 {
     ft_init(&argc, &argv);
     const char *env = getenv("FERRY_DT_ITERS");
-    int iters = env ? atoi(env) : 1500, verbose = getenv("FERRY_DT_VERBOSE") ? atoi(getenv("FERRY_DT_VERBOSE")) : 0;
+    int iters = env ? atoi(env) : 2500, verbose = getenv("FERRY_DT_VERBOSE") ? atoi(getenv("FERRY_DT_VERBOSE")) : 0;
     uint64_t rng = ft_seed + (uint64_t)ft_rank;
     for (int i = 0; i < iters; i++) {
         MPI_Datatype type = or_random_type(&rng, 5);
