@@ -48,9 +48,20 @@ int ferry__datarep_pack(const ferry__datarep_t *rep, const void *buf, MPI_Count 
                         MPI_Count skip, void *dst, MPI_Count len);
 
 /* Stores file-stream bytes [skip, skip + len), given in src in this
- * representation, into (buf, count, type). */
+ * representation, into (buf, count, type). An element the window cuts is
+ * stored only as far as the window's bytes determine it alone: byte-order
+ * and integer-widening conversions piece together exactly over successive
+ * windows; long double, LOGICAL and user conversions need the whole element,
+ * so readers cut windows with ferry__datarep_item_floor. */
 int ferry__datarep_unpack(const ferry__datarep_t *rep, const void *src, MPI_Count len, void *buf, MPI_Count count,
                           MPI_Datatype type, MPI_Count skip);
+
+/* The largest file-stream position <= pos of (count, type) at which a
+ * predefined element starts (pos itself for native representations and at
+ * or past the end of the stream): where a read window may end without
+ * cutting an element. */
+int ferry__datarep_item_floor(const ferry__datarep_t *rep, MPI_Datatype type, MPI_Count count, MPI_Count pos,
+                              MPI_Count *floor);
 
 /* Frees registered representations (MPI_Finalize hook). */
 void ferry__datarep_finalize(void);

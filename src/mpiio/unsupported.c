@@ -213,13 +213,3 @@ int ferry_File_write_ordered_end(ferry_File fh, const void *buf, MPI_Status *sta
 {
     return unsupported(fh, "write_ordered_end");
 }
-
-int ferry_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
-                           MPI_Datarep_conversion_function *write_conversion_fn,
-                           MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
-{
-    int cls = ferry__error_set(MPI_ERR_UNSUPPORTED_OPERATION,
-                               "ferry: MPI_Register_datarep '%s': user data representations are not implemented yet",
-                               datarep ? datarep : "(null)");
-    return ferry__error_return(FERRY_FILE_NULL, cls);
-}

@@ -1,0 +1,209 @@
+/*
+ * Windowed conversion between (buf, count, type) in memory and the file
+ * stream of a representation.
+ *
+ * external32: the window's items are located in the signature (O(depth)),
+ * their native bytes moved through a bounded staging chunk by the datatype
+ * engine, and converted a run of same-type items at a time. An item the
+ * window cuts is converted whole into a small buffer and the window's part
+ * copied (pack). Unpack stores the bytes of a cut item that the window's
+ * file bytes determine alone (every byte-order and integer-widening
+ * conversion); the others (long double, LOGICAL, user conversions) need the
+ * whole item, so callers cut read windows with ferry__datarep_item_floor.
+ */
+#include <string.h>
+
+#include "core/core.h"
+#include "datarep/datarep_int.h"
+#include "datatype/datatype.h"
+#include "error/error.h"
+
+enum { CHUNK = 64 << 10, ITEM_MAX = 64 };
+
+typedef struct stream {
+    const ferry__dr_sig_t *sig;
+    void *buf; /* the caller's buffer (const for pack) */
+    MPI_Count count;
+    MPI_Datatype type;
+    unsigned char *chunk; /* native bytes [c0, c0 + clen) */
+    MPI_Count c0, clen;
+} stream_t;
+
+static int conversion_error(const ferry__dr_basic_t *b, const char *dir)
+{
+    char name[MPI_MAX_OBJECT_NAME] = "";
+    int len = 0;
+    MPI_Type_get_name(b->type, name, &len);
+    return ferry__error_set(MPI_ERR_CONVERSION, "ferry: external32 %s: a %s value does not fit its %s size", dir,
+                            len > 0 ? name : "predefined", dir[0] == 'w' ? "file" : "memory");
+}
+
+/* Makes native bytes [m, m + need) staged, refilling up to `limit`. */
+static int stage(stream_t *s, MPI_Count m, MPI_Count need, MPI_Count limit)
+{
+    if (m >= s->c0 && m + need <= s->c0 + s->clen) return 0;
+    s->c0 = m;
+    s->clen = limit - m < CHUNK ? limit - m : CHUNK;
+    return ferry__datatype_pack(s->buf, s->count, s->type, m, s->chunk, s->clen);
+}
+
+/* Native bytes up to the end of the item holding file byte end - 1. */
+static MPI_Count native_limit(const ferry__dr_sig_t *sig, MPI_Count count, MPI_Count end)
+{
+    ferry__dr_spot_t e;
+    ferry__dr_locate(sig, count, end - 1, &e);
+    return e.at.m + e.leaf->msize;
+}
+
+/* The item at file byte pos: how many whole items of its run fit before
+ * end (0: the window cuts it, and *stop is where the window's part ends). */
+static MPI_Count next_run(const stream_t *s, MPI_Count pos, MPI_Count end, ferry__dr_spot_t *at, MPI_Count *stop)
+{
+    ferry__dr_locate(s->sig, s->count, pos, at);
+    MPI_Count fsize = at->leaf->fsize, n = pos == at->at.f ? (end - pos) / fsize : 0;
+    *stop = end < at->at.f + fsize ? end : at->at.f + fsize;
+    return n < at->run ? n : at->run;
+}
+
+static int ext_pack(stream_t *s, MPI_Count skip, unsigned char *dst, MPI_Count len)
+{
+    MPI_Count pos = skip, end = skip + len, limit = native_limit(s->sig, s->count, end);
+    while (pos < end) {
+        ferry__dr_spot_t at;
+        MPI_Count stop, n = next_run(s, pos, end, &at, &stop);
+        const ferry__dr_basic_t *b = at.leaf;
+        if (n == 0) { /* a cut item */
+            unsigned char file[ITEM_MAX];
+            FERRY_TRY(stage(s, at.at.m, b->msize, limit));
+            if (ferry__dr_put(b, s->chunk + (at.at.m - s->c0), file, 1)) return conversion_error(b, "write");
+            memcpy(dst + (pos - skip), file + (pos - at.at.f), (size_t)(stop - pos));
+            pos = stop;
+            continue;
+        }
+        if (n > CHUNK / b->msize) n = CHUNK / b->msize;
+        FERRY_TRY(stage(s, at.at.m, b->msize, limit));
+        MPI_Count staged = (s->c0 + s->clen - at.at.m) / b->msize;
+        if (n > staged) n = staged;
+        if (ferry__dr_put(b, s->chunk + (at.at.m - s->c0), dst + (pos - skip), n)) return conversion_error(b, "write");
+        pos += n * b->fsize;
+    }
+    return 0;
+}
+
+static int flush(stream_t *s)
+{
+    int rc = s->clen > 0 ? ferry__datatype_unpack(s->chunk, s->clen, s->buf, s->count, s->type, s->c0) : 0;
+    s->clen = 0;
+    return rc;
+}
+
+/* File bytes [lo, hi) of the item at `at` are in src: store the native
+ * bytes they determine. */
+static int cut_unpack(stream_t *s, const ferry__dr_spot_t *at, const unsigned char *src, MPI_Count lo, MPI_Count hi)
+{
+    const ferry__dr_basic_t *b = at->leaf;
+    unsigned char file[ITEM_MAX] = {0}, native[ITEM_MAX];
+    memcpy(file + lo, src, (size_t)(hi - lo));
+    (void)ferry__dr_get(b, file, native, 1); /* only bytes that do not depend on the missing ones are kept */
+    for (MPI_Count j = 0; j < b->msize;) {
+        MPI_Count k = j;
+        while (k < b->msize) {
+            int from = ferry__dr_source_byte(b, k);
+            if (from < lo || from >= hi) break;
+            k++;
+        }
+        if (k > j) FERRY_TRY(ferry__datatype_unpack(native + j, k - j, s->buf, s->count, s->type, at->at.m + j));
+        j = k > j ? k : j + 1;
+    }
+    return 0;
+}
+
+static int ext_unpack(stream_t *s, const unsigned char *src, MPI_Count len, MPI_Count skip)
+{
+    MPI_Count pos = skip, end = skip + len;
+    while (pos < end) {
+        ferry__dr_spot_t at;
+        MPI_Count stop, n = next_run(s, pos, end, &at, &stop);
+        const ferry__dr_basic_t *b = at.leaf;
+        if (n == 0) {
+            FERRY_TRY(flush(s));
+            FERRY_TRY(cut_unpack(s, &at, src + (pos - skip), pos - at.at.f, stop - at.at.f));
+            pos = stop;
+            continue;
+        }
+        if (s->clen > 0 && (s->c0 + s->clen != at.at.m || s->clen + b->msize > CHUNK)) FERRY_TRY(flush(s));
+        if (s->clen == 0) s->c0 = at.at.m;
+        if (n > (CHUNK - s->clen) / b->msize) n = (CHUNK - s->clen) / b->msize;
+        if (ferry__dr_get(b, src + (pos - skip), s->chunk + s->clen, n)) return conversion_error(b, "read");
+        s->clen += n * b->msize;
+        pos += n * b->fsize;
+    }
+    return flush(s);
+}
+
+/* The signature of (count, type) in rep, checked to hold file bytes
+ * [skip, skip + len). */
+static int window_sig(const ferry__datarep_t *rep, MPI_Count count, MPI_Datatype type, MPI_Count skip,
+                      MPI_Count len, ferry__dr_sig_t **sig)
+{
+    FERRY_TRY(ferry__dr_sig_build(rep, type, sig));
+    MPI_Count total = *sig ? count * (*sig)->size.f : 0;
+    if (skip < 0 || len < 0 || skip + len > total) {
+        ferry__dr_sig_free(*sig);
+        *sig = NULL;
+        return ferry__error_set(MPI_ERR_ARG, "ferry: window [%lld, +%lld) outside a %lld-byte file stream",
+                                (long long)skip, (long long)len, (long long)total);
+    }
+    return 0;
+}
+
+/* File bytes [skip, skip + len) in `file`, from (put) or to (buf, count, type). */
+static int convert(const ferry__datarep_t *rep, int put, void *buf, MPI_Count count, MPI_Datatype type,
+                   MPI_Count skip, void *file, MPI_Count len)
+{
+    if (len == 0) return 0;
+    ferry__dr_sig_t *sig;
+    FERRY_TRY(window_sig(rep, count, type, skip, len, &sig));
+    int rc;
+    if (rep->kind == FERRY__DR_USER) {
+        rc = put ? ferry__dr_user_pack(rep, sig, buf, count, type, skip, file, len)
+                 : ferry__dr_user_unpack(rep, sig, file, len, buf, count, type, skip);
+    } else {
+        stream_t s = {sig, buf, count, type, ferry__malloc(CHUNK), 0, 0};
+        if (!s.chunk) rc = ferry__error_set(MPI_ERR_NO_MEM, "ferry: out of memory converting to external32");
+        else rc = put ? ext_pack(&s, skip, file, len) : ext_unpack(&s, file, len, skip);
+        ferry__free(s.chunk);
+    }
+    ferry__dr_sig_free(sig);
+    return rc;
+}
+
+int ferry__datarep_pack(const ferry__datarep_t *rep, const void *buf, MPI_Count count, MPI_Datatype type,
+                        MPI_Count skip, void *dst, MPI_Count len)
+{
+    if (rep->kind == FERRY__DR_NATIVE) return ferry__datatype_pack(buf, count, type, skip, dst, len);
+    return convert(rep, 1, (void *)buf, count, type, skip, dst, len);
+}
+
+int ferry__datarep_unpack(const ferry__datarep_t *rep, const void *src, MPI_Count len, void *buf, MPI_Count count,
+                          MPI_Datatype type, MPI_Count skip)
+{
+    if (rep->kind == FERRY__DR_NATIVE) return ferry__datatype_unpack(src, len, buf, count, type, skip);
+    return convert(rep, 0, buf, count, type, skip, (void *)src, len);
+}
+
+int ferry__datarep_item_floor(const ferry__datarep_t *rep, MPI_Datatype type, MPI_Count count, MPI_Count pos,
+                              MPI_Count *floor)
+{
+    *floor = pos;
+    if (rep->kind == FERRY__DR_NATIVE || pos <= 0) return 0;
+    ferry__dr_sig_t *sig;
+    FERRY_TRY(ferry__dr_sig_build(rep, type, &sig));
+    if (sig && pos < count * sig->size.f) {
+        ferry__dr_spot_t at;
+        ferry__dr_locate(sig, count, pos, &at);
+        *floor = at.at.f;
+    }
+    ferry__dr_sig_free(sig);
+    return 0;
+}

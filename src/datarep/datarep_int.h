@@ -1,0 +1,134 @@
+/*
+ * datarep internals, shared by the module's files only.
+ *
+ *   registry.c   the representations: built-in ones and ferry_Register_datarep
+ *   contents.c   reading a datatype's envelope and contents
+ *   basic.c      predefined types in external32 and the scalar conversions
+ *   signature.c  a type's signature (its predefined items in stream order)
+ *                as a small tree: counts multiply, lists are never expanded
+ *   layout.c     file layouts, sizes and extents in a representation
+ *   convert.c    windowed pack/unpack between memory and the file stream
+ *
+ * Streams. The native stream of (buf, count, type) is what the datatype
+ * engine packs: every predefined item's bytes in typemap order. The file
+ * stream is the same items, each in its file representation, back to back
+ * ("all data is byte aligned", MPI-3.1 13.5.2). An item is one predefined
+ * datatype of the signature (MPI_DOUBLE_INT is one item of two parts).
+ */
+#ifndef FERRY_DATAREP_INT_H
+#define FERRY_DATAREP_INT_H
+
+#include "datarep/datarep.h"
+
+typedef enum { FERRY__DR_NATIVE, FERRY__DR_EXTERNAL32, FERRY__DR_USER } ferry__dr_kind_t;
+
+struct ferry__datarep {
+    char name[MPI_MAX_DATAREP_STRING];
+    ferry__dr_kind_t kind;
+    MPI_Datarep_conversion_function *read_fn; /* user: NULL means no conversion when reading */
+    MPI_Datarep_conversion_function *write_fn;
+    MPI_Datarep_extent_function *extent_fn;
+    void *extra_state;
+    struct ferry__datarep *next; /* registered list */
+};
+
+/* --- basic.c: how one scalar is converted to and from external32. */
+typedef enum {
+    FERRY__DR_COPY,    /* bytes as they are (characters, MPI_BYTE) */
+    FERRY__DR_SWAP,    /* same-size integer or IEEE float: byte order only */
+    FERRY__DR_INT,     /* two's complement of another size: sign-extend or narrow (range checked) */
+    FERRY__DR_UINT,    /* unsigned of another size: zero-extend or narrow (range checked) */
+    FERRY__DR_BOOL,    /* C _Bool, C++ bool, Fortran LOGICAL: nonzero is true, stored as 1 */
+    FERRY__DR_LDOUBLE, /* native long double <-> IEEE binary128 */
+    FERRY__DR_NONE     /* no external32 form */
+} ferry__dr_conv_t;
+
+typedef struct ferry__dr_part {
+    unsigned char conv, msize, fsize; /* one scalar: conversion, native bytes, file bytes */
+    unsigned char count;              /* scalars in the part (2 for complex types) */
+} ferry__dr_part_t;
+
+/* A predefined datatype as an item of the signature. */
+typedef struct ferry__dr_basic {
+    MPI_Datatype type;
+    int nparts; /* 1, or 2 for MPI_DOUBLE_INT and friends */
+    ferry__dr_part_t part[2];
+    MPI_Count msize, fsize; /* one item in the native and the file stream */
+} ferry__dr_basic_t;
+
+/* Describes predefined `type` (named, or f90 with `combiner`) for rep:
+ * external32 from the table, user representations through their extent
+ * function, native as it is. MPI_ERR_TYPE / MPI_ERR_CONVERSION when rep
+ * cannot represent it. */
+int ferry__dr_basic(const ferry__datarep_t *rep, MPI_Datatype type, int combiner, ferry__dr_basic_t *out);
+
+/* n items, native -> external32 (`put`) and back (`get`). Return 0 or
+ * MPI_ERR_CONVERSION (a value the destination cannot hold). */
+int ferry__dr_put(const ferry__dr_basic_t *b, const unsigned char *native, unsigned char *file, MPI_Count n);
+int ferry__dr_get(const ferry__dr_basic_t *b, const unsigned char *file, unsigned char *native, MPI_Count n);
+
+/* For a window that holds only file bytes [lo, hi) of an item: which file
+ * byte determines native byte j of the item (-1: several, as for long
+ * double, so the item cannot be stored in pieces). */
+int ferry__dr_source_byte(const ferry__dr_basic_t *b, MPI_Count j);
+
+/* --- contents.c */
+typedef struct ferry__dr_contents {
+    int combiner;
+    int large;        /* MPI-4 large-count layout: counts and displacements in counts[] */
+    int disp_in_ints; /* MPICH's MPI-1 Fortran *_INTEGER combiners */
+    MPI_Count ni, na, nc, nd;
+    int *ints;
+    MPI_Aint *aints;
+    MPI_Count *counts;
+    MPI_Datatype *types;
+    MPI_Count ic, ac, cc; /* argument cursors */
+    int overrun;
+} ferry__dr_contents_t;
+
+/* Envelope, and for derived types the contents. Release with _release. */
+int ferry__dr_contents_get(MPI_Datatype type, ferry__dr_contents_t *c);
+void ferry__dr_contents_release(ferry__dr_contents_t *c);
+int ferry__dr_predefined(int combiner);
+/* Arguments in the order of the constructor's signature. */
+MPI_Count ferry__dr_arg_int(ferry__dr_contents_t *c);
+MPI_Count ferry__dr_arg_count(ferry__dr_contents_t *c);
+MPI_Count ferry__dr_arg_disp(ferry__dr_contents_t *c);
+
+/* --- signature.c: LEAF (one item), REP (n copies of parts[0]) or SEQ (n parts). */
+typedef struct ferry__dr_pos {
+    MPI_Count m, f, i; /* native bytes, file bytes, items */
+} ferry__dr_pos_t;
+
+typedef struct ferry__dr_sig ferry__dr_sig_t;
+struct ferry__dr_sig {
+    ferry__dr_basic_t leaf; /* LEAF */
+    int kind;               /* 0 LEAF, 1 REP, 2 SEQ */
+    MPI_Count n;
+    ferry__dr_sig_t **parts;
+    ferry__dr_pos_t *prefix; /* SEQ: stream before part i, n + 1 entries */
+    ferry__dr_pos_t size;    /* one element */
+    int same_size;           /* every item has msize == fsize */
+};
+
+/* The signature of type in rep; *sig is NULL for a type of size 0. Free
+ * with ferry__dr_sig_free. */
+int ferry__dr_sig_build(const ferry__datarep_t *rep, MPI_Datatype type, ferry__dr_sig_t **sig);
+void ferry__dr_sig_free(ferry__dr_sig_t *sig);
+
+/* The item holding file-stream byte f of `count` elements of sig: its
+ * start, and how many items of the same leaf follow each other from it. */
+typedef struct ferry__dr_spot {
+    const ferry__dr_basic_t *leaf;
+    ferry__dr_pos_t at;
+    MPI_Count run;
+} ferry__dr_spot_t;
+void ferry__dr_locate(const ferry__dr_sig_t *sig, MPI_Count count, MPI_Count f, ferry__dr_spot_t *spot);
+
+/* --- convert.c */
+int ferry__dr_user_pack(const ferry__datarep_t *rep, const ferry__dr_sig_t *sig, const void *buf, MPI_Count count,
+                        MPI_Datatype type, MPI_Count skip, void *dst, MPI_Count len);
+int ferry__dr_user_unpack(const ferry__datarep_t *rep, const ferry__dr_sig_t *sig, const void *src, MPI_Count len,
+                          void *buf, MPI_Count count, MPI_Datatype type, MPI_Count skip);
+
+#endif

@@ -1,0 +1,106 @@
+/*
+ * The representation registry: "native" and "internal" (ferry's internal
+ * representation is native), "external32", and representations registered
+ * with ferry_Register_datarep, which live until MPI_Finalize. Entries are
+ * never removed before then, so find() can hand out borrowed pointers; the
+ * list is guarded by a mutex for MPI_THREAD_MULTIPLE callers.
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "core/core.h"
+#include "datarep/datarep_int.h"
+#include "error/error.h"
+
+static const ferry__datarep_t builtin[] = {
+    {.name = "native", .kind = FERRY__DR_NATIVE},
+    {.name = "internal", .kind = FERRY__DR_NATIVE},
+    {.name = "external32", .kind = FERRY__DR_EXTERNAL32},
+};
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static ferry__datarep_t *registered;
+
+static const ferry__datarep_t *lookup(const char *name)
+{
+    for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++)
+        if (!strcmp(builtin[i].name, name)) return &builtin[i];
+    for (const ferry__datarep_t *r = registered; r; r = r->next)
+        if (!strcmp(r->name, name)) return r;
+    return NULL;
+}
+
+int ferry__datarep_find(const char *name, const ferry__datarep_t **rep)
+{
+    pthread_mutex_lock(&registry_lock);
+    *rep = name ? lookup(name) : NULL;
+    pthread_mutex_unlock(&registry_lock);
+    if (*rep) return 0;
+    return ferry__error_set(MPI_ERR_UNSUPPORTED_DATAREP, "ferry: data representation '%s' is not supported",
+                            name ? name : "(null)");
+}
+
+const char *ferry__datarep_name(const ferry__datarep_t *rep)
+{
+    return rep->name;
+}
+
+int ferry__datarep_is_native(const ferry__datarep_t *rep)
+{
+    return rep->kind == FERRY__DR_NATIVE;
+}
+
+static int check_name(const char *name)
+{
+    if (!name || !name[0])
+        return ferry__error_set(MPI_ERR_ARG, "ferry: MPI_Register_datarep: empty data representation name");
+    if (strlen(name) >= MPI_MAX_DATAREP_STRING)
+        return ferry__error_set(MPI_ERR_ARG, "ferry: MPI_Register_datarep: name '%.32s...' longer than %d",
+                                name, MPI_MAX_DATAREP_STRING - 1);
+    return 0;
+}
+
+static int add(const char *name, MPI_Datarep_conversion_function *read_fn, MPI_Datarep_conversion_function *write_fn,
+               MPI_Datarep_extent_function *extent_fn, void *extra_state)
+{
+    FERRY_TRY(check_name(name));
+    if (!extent_fn)
+        return ferry__error_set(MPI_ERR_ARG, "ferry: MPI_Register_datarep '%s': NULL dtype_file_extent_fn", name);
+    ferry__datarep_t *rep = ferry__calloc(1, sizeof *rep);
+    if (!rep) return ferry__error_set(MPI_ERR_NO_MEM, "ferry: out of memory registering '%s'", name);
+    strcpy(rep->name, name);
+    rep->kind = FERRY__DR_USER;
+    rep->read_fn = read_fn == MPI_CONVERSION_FN_NULL ? NULL : read_fn;
+    rep->write_fn = write_fn == MPI_CONVERSION_FN_NULL ? NULL : write_fn;
+    rep->extent_fn = extent_fn;
+    rep->extra_state = extra_state;
+    pthread_mutex_lock(&registry_lock);
+    int dup = lookup(name) != NULL;
+    if (!dup) rep->next = registered, registered = rep;
+    pthread_mutex_unlock(&registry_lock);
+    if (!dup) return 0;
+    ferry__free(rep);
+    return ferry__error_set(MPI_ERR_DUP_DATAREP, "ferry: MPI_Register_datarep: '%s' is already defined", name);
+}
+
+int ferry_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
+                           MPI_Datarep_conversion_function *write_conversion_fn,
+                           MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
+{
+    int cls = ferry__core_init(); /* the finalize hook frees the registry */
+    if (cls == 0) cls = add(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state);
+    return ferry__error_return(FERRY_FILE_NULL, cls);
+}
+
+void ferry__datarep_finalize(void)
+{
+    pthread_mutex_lock(&registry_lock);
+    ferry__datarep_t *r = registered;
+    registered = NULL;
+    pthread_mutex_unlock(&registry_lock);
+    while (r) {
+        ferry__datarep_t *next = r->next;
+        ferry__free(r);
+        r = next;
+    }
+}
