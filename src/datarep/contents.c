@@ -43,8 +43,10 @@ int ferry__dr_contents_get(MPI_Datatype type, ferry__dr_contents_t *c)
     c->aints = ferry__malloc((size_t)c->na * sizeof *c->aints + 1);
     c->counts = ferry__malloc((size_t)c->nc * sizeof *c->counts + 1);
     c->types = ferry__malloc((size_t)c->nd * sizeof *c->types + 1);
-    if (!c->ints || !c->aints || !c->counts || !c->types)
+    if (!c->ints || !c->aints || !c->counts || !c->types) {
+        c->nd = 0; /* nothing fetched: release frees no child */
         return ferry__error_set(MPI_ERR_NO_MEM, "ferry: out of memory reading a datatype");
+    }
 #if MPI_VERSION >= 4
     int rc = MPI_Type_get_contents_c(type, c->ni, c->na, c->nc, c->nd, c->ints, c->aints, c->counts, c->types);
 #else

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "core/core.h"
 #include "datarep/datarep.h"
 #include "ferry_test.h"
 
@@ -216,6 +217,46 @@ static void test_errors(void)
     FT_EQ(floor, 4);
 }
 
+/* Every allocation of a conversion fails in turn: MPI_ERR_NO_MEM or
+ * success, nothing leaked (the sanitizer build checks), same bytes. */
+static void test_alloc_failures(void)
+{
+    MPI_Datatype inner, outer, vec;
+    int lens[2] = {2, 1};
+    MPI_Aint disps[2] = {0, 40};
+    MPI_Datatype types[2] = {MPI_LONG, MPI_LONG_DOUBLE};
+    MPI_Type_create_struct(2, lens, disps, types, &inner);
+    MPI_Type_vector(2, 1, 2, inner, &vec);
+    MPI_Datatype types2[2] = {vec, MPI_SHORT};
+    MPI_Aint disps2[2] = {0, 400};
+    MPI_Type_create_struct(2, lens, disps2, types2, &outer);
+    MPI_Type_commit(&outer);
+    static unsigned char mem[4096], want[512], got[512], back[4096];
+    MPI_Count size;
+    FT_EQ(ferry__datarep_size(ext32, outer, &size), 0);
+    FT_CHECK(size <= (MPI_Count)sizeof want);
+    FT_EQ(ferry__datarep_pack(ext32, mem, 1, outer, 0, want, size), 0);
+    for (long n = 1; n < 200; n++) {
+        MPI_Datatype layout = MPI_DATATYPE_NULL;
+        ferry__alloc_fail_after(n);
+        int rc1 = ferry__datarep_pack(ext32, mem, 1, outer, 3, got, size - 3);
+        ferry__alloc_fail_after(n);
+        int rc2 = ferry__datarep_unpack(ext32, want, size, back, 1, outer, 0);
+        ferry__alloc_fail_after(n);
+        int rc3 = ferry__datarep_file_layout(ext32, outer, &layout);
+        ferry__alloc_fail_after(0);
+        FT_CHECK(rc1 == 0 || rc1 == MPI_ERR_NO_MEM);
+        FT_CHECK(rc2 == 0 || rc2 == MPI_ERR_NO_MEM);
+        FT_CHECK(rc3 == 0 || rc3 == MPI_ERR_NO_MEM);
+        if (rc1 == 0) FT_EQ_MEM(got, want + 3, (size_t)size - 3);
+        if (rc3 == 0) MPI_Type_free(&layout);
+        if (rc1 == 0 && rc2 == 0 && rc3 == 0) break;
+    }
+    MPI_Type_free(&outer);
+    MPI_Type_free(&vec);
+    MPI_Type_free(&inner);
+}
+
 int main(int argc, char **argv)
 {
     ft_init(&argc, &argv);
@@ -227,5 +268,6 @@ int main(int argc, char **argv)
     test_bool();
     test_extents();
     test_errors();
+    test_alloc_failures();
     return ft_finish();
 }
