@@ -84,21 +84,43 @@ static MPI_Count magnitude(MPI_Count x)
     return x < 0 ? -x : x;
 }
 
-/* Vectors of leaf blocks: one two-level kernel call. Pack writes the stream
- * in order (strided stores cost 4x on an FFT transpose); unpack writes
- * memory with the smaller stride innermost (rows, not columns). The order
- * of block copies is free: each block has its own place on both sides. */
+enum { TILE = 8 };
+
+/* A column-wise grid (an FFT transpose), TILE rows at a time: each tile
+ * walks memory along its short stride and the stream as TILE runs, so both
+ * sides stay within a few cache lines. Block order is free: each block has
+ * its own place on both sides. */
+static void tiles(const ferry__dt_node_t *nd, char *mem, MPI_Count stride, MPI_Count n, walk_t *w)
+{
+    const ferry__dt_node_t *leaf = nd->child;
+    MPI_Count len = leaf->size, row = nd->count * len;
+    for (MPI_Count o = 0; o < n; o += TILE) {
+        MPI_Count rows = n - o < TILE ? n - o : TILE;
+        char *m = at(mem, o * stride), *st = w->stream + o * row;
+        ferry__dt_grid_t to_stream = {nd->count, rows, len, row, nd->stride, stride};
+        ferry__dt_grid_t to_mem = {nd->count, rows, nd->stride, stride, len, row};
+        if (w->dir == FERRY__DT_PACK)
+            leaf->copy2(st, m, &to_stream, len);
+        else
+            leaf->copy2(m, st, &to_mem, len);
+    }
+    w->stream += n * nd->size;
+}
+
+/* Vectors of leaf blocks: one two-level kernel call, or tiles when the
+ * memory's inner stride is the long one. */
 static void whole_grid(const ferry__dt_node_t *nd, char *base, MPI_Count stride, MPI_Count n, walk_t *w)
 {
     const ferry__dt_node_t *leaf = nd->child;
     MPI_Count len = leaf->size;
     char *mem = at(base, nd->disp + leaf->disp);
+    if (magnitude(nd->stride) > magnitude(stride) && n >= 2 * TILE) {
+        tiles(nd, mem, stride, n, w);
+        return;
+    }
     if (w->dir == FERRY__DT_PACK) {
         ferry__dt_grid_t g = {n, nd->count, nd->count * len, len, stride, nd->stride};
         leaf->copy2(w->stream, mem, &g, len);
-    } else if (magnitude(nd->stride) > magnitude(stride) && n > 1) {
-        ferry__dt_grid_t g = {nd->count, n, nd->stride, stride, len, nd->count * len};
-        leaf->copy2(mem, w->stream, &g, len);
     } else {
         ferry__dt_grid_t g = {n, nd->count, stride, nd->stride, nd->count * len, len};
         leaf->copy2(mem, w->stream, &g, len);

@@ -41,6 +41,22 @@ static void check_host(MPI_Datatype type, MPI_Count count, const char *what)
     FT_EQ(ferry__datatype_unpack(ref, n, buf, count, type, 0), 0);
     FT_EQ(ferry__datatype_pack(buf, count, type, 0, got, n), 0);
     FT_EQ_MEM(got, ref, (size_t)n);
+    uint64_t rng = ft_seed ^ (uint64_t)span;
+    for (int w = 0; w < 6; w++) { /* windows: pack vs the host's stream, unpack then pack back */
+        MPI_Count skip = (MPI_Count)(ft_rand(&rng) % (uint64_t)n);
+        MPI_Count len = (MPI_Count)(ft_rand(&rng) % (uint64_t)(n - skip + 1));
+        FT_EQ(ferry__datatype_unpack(ref, n, buf, count, type, 0), 0); /* the whole stream back in place */
+        FT_EQ(ferry__datatype_pack(buf, count, type, skip, got, len), 0);
+        FT_EQ_MEM(got, ref + skip, (size_t)len);
+        memset(mem, 0, (size_t)span);
+        FT_EQ(ferry__datatype_unpack(ref + skip, len, buf, count, type, skip), 0);
+        FT_EQ(ferry__datatype_pack(buf, count, type, skip, got, len), 0);
+        if (memcmp(got, ref + skip, (size_t)len) != 0) {
+            ferry__datatype_dump(type, stderr);
+            ft_fail(__FILE__, __LINE__, "%s: unpack window [%lld, +%lld) of %lld does not pack back", what,
+                    (long long)skip, (long long)len, (long long)n);
+        }
+    }
     free(mem), free(ref), free(got), free(back);
 }
 
@@ -167,6 +183,27 @@ static void check_far_apart(void)
     FT_EQ_MEM(mem + far, "WXYZ", 4);
     MPI_Type_free(&t);
     munmap(mem, (size_t)far + 4096);
+}
+
+/* Column-wise grids (FFT transposes) take the tiled kernels: row counts
+ * around the tile size, negative strides, several block sizes. */
+static void check_grids(void)
+{
+    const int rows[] = {15, 16, 17, 40};
+    const MPI_Datatype blocks[] = {MPI_C_DOUBLE_COMPLEX, MPI_INT, MPI_SHORT_INT};
+    for (int r = 0; r < 4; r++)
+        for (int b = 0; b < 3; b++)
+            for (int sign = -1; sign <= 1; sign += 2) {
+                MPI_Datatype column, col1;
+                MPI_Count lb, ext;
+                MPI_Type_get_extent_x(blocks[b], &lb, &ext);
+                FT_OK(MPI_Type_vector(rows[r], 1, sign * rows[r], blocks[b], &column));
+                FT_OK(MPI_Type_create_resized(column, 0, (MPI_Aint)ext, &col1));
+                FT_OK(MPI_Type_commit(&col1));
+                check_host(col1, rows[r], "column grid");
+                MPI_Type_free(&column);
+                MPI_Type_free(&col1);
+            }
 }
 
 static void check_f90(void)
@@ -331,6 +368,7 @@ int main(int argc, char **argv)
     check_subarray_faces();
     check_huge_vector();
     check_far_apart();
+    check_grids();
     check_f90();
     check_bottom();
     check_dup();
