@@ -6,10 +6,11 @@
  * their native bytes moved through a bounded staging chunk by the datatype
  * engine, and converted a run of same-type items at a time. An item the
  * window cuts is converted whole into a small buffer and the window's part
- * copied (pack). Unpack stores the bytes of a cut item that the window's
- * file bytes determine alone (every byte-order and integer-widening
- * conversion); the others (long double, LOGICAL, user conversions) need the
- * whole item, so callers cut read windows with ferry__datarep_item_floor.
+ * copied (pack). Unpack keeps a cut item's leading file bytes per thread
+ * and converts the item whole when the next window continues it; out of
+ * order it stores only the bytes the window determines alone (every
+ * byte-order and integer-widening conversion; long double, LOGICAL and user
+ * conversions need the whole item).
  */
 #include <string.h>
 
@@ -18,7 +19,7 @@
 #include "datatype/datatype.h"
 #include "error/error.h"
 
-enum { CHUNK = 64 << 10, ITEM_MAX = 64 };
+enum { CHUNK = 64 << 10, ITEM_MAX = FERRY__DR_ITEM_MAX };
 
 typedef struct stream {
     const ferry__dr_sig_t *sig;
@@ -97,6 +98,40 @@ static int flush(stream_t *s)
     return rc;
 }
 
+/* A cut element's leading file bytes, kept from the window that ended
+ * inside it for the window that continues it: a transfer reads in
+ * ascending windows on one thread, so elements of any conversion come out
+ * whole. Only a continuation of exactly these bytes of exactly this
+ * (buf, count, type) element matches; anything else clears it. */
+typedef struct carry {
+    const void *buf;
+    MPI_Datatype type;
+    MPI_Count count, item; /* the element's file-stream position */
+    MPI_Count have;        /* leading bytes held; -1: none */
+    unsigned char bytes[ITEM_MAX];
+} carry_t;
+
+static _Thread_local carry_t carry = {.have = -1};
+
+int ferry__dr_carry(const void *buf, MPI_Count count, MPI_Datatype type, const ferry__dr_spot_t *at,
+                    const unsigned char *src, MPI_Count lo, MPI_Count hi, unsigned char *whole)
+{
+    MPI_Count fsize = at->leaf->fsize;
+    int continues = carry.have == lo && carry.buf == buf && carry.type == type && carry.count == count &&
+                    carry.item == at->at.f;
+    if (fsize > ITEM_MAX || (lo > 0 && !continues)) {
+        carry.have = -1;
+        return 0;
+    }
+    if (lo == 0) carry.buf = buf, carry.type = type, carry.count = count, carry.item = at->at.f;
+    memcpy(carry.bytes + lo, src, (size_t)(hi - lo));
+    carry.have = hi;
+    if (hi < fsize) return 0;
+    memcpy(whole, carry.bytes, (size_t)fsize);
+    carry.have = -1;
+    return 1;
+}
+
 /* File bytes [lo, hi) of the item at `at` are in src: store the native
  * bytes they determine. */
 static int cut_unpack(stream_t *s, const ferry__dr_spot_t *at, const unsigned char *src, MPI_Count lo, MPI_Count hi)
@@ -126,8 +161,15 @@ static int ext_unpack(stream_t *s, const unsigned char *src, MPI_Count len, MPI_
         MPI_Count stop, n = next_run(s, pos, end, &at, &stop);
         const ferry__dr_basic_t *b = at.leaf;
         if (n == 0) {
+            unsigned char whole[ITEM_MAX], native[ITEM_MAX];
             FERRY_TRY(flush(s));
-            FERRY_TRY(cut_unpack(s, &at, src + (pos - skip), pos - at.at.f, stop - at.at.f));
+            if (!ferry__dr_carry(s->buf, s->count, s->type, &at, src + (pos - skip), pos - at.at.f, stop - at.at.f,
+                                 whole))
+                FERRY_TRY(cut_unpack(s, &at, src + (pos - skip), pos - at.at.f, stop - at.at.f));
+            else if (ferry__dr_get(b, whole, native, 1))
+                return conversion_error(b, "read");
+            else
+                FERRY_TRY(ferry__datatype_unpack(native, b->msize, s->buf, s->count, s->type, at.at.m));
             pos = stop;
             continue;
         }

@@ -9,7 +9,8 @@
  * filetype's file layout once. A transfer converts between the caller's
  * memory stream and the file stream, which may differ in length; windows
  * are counted in file-stream bytes. None of these functions is collective
- * or keeps a caller's buffer. Errors: MPI_ERR_UNSUPPORTED_DATAREP,
+ * or keeps a caller's buffer (unpack keeps a cut element's file bytes for
+ * the next window, see below). Errors: MPI_ERR_UNSUPPORTED_DATAREP,
  * MPI_ERR_CONVERSION, MPI_ERR_TYPE, MPI_ERR_NO_MEM.
  */
 #ifndef FERRY_DATAREP_H
@@ -48,11 +49,14 @@ int ferry__datarep_pack(const ferry__datarep_t *rep, const void *buf, MPI_Count 
                         MPI_Count skip, void *dst, MPI_Count len);
 
 /* Stores file-stream bytes [skip, skip + len), given in src in this
- * representation, into (buf, count, type). An element the window cuts is
- * stored only as far as the window's bytes determine it alone: byte-order
- * and integer-widening conversions piece together exactly over successive
- * windows; long double, LOGICAL and user conversions need the whole element,
- * so readers cut windows with ferry__datarep_item_floor. */
+ * representation, into (buf, count, type). Windows may cut elements: when
+ * a thread reads a stream in ascending windows (as a transfer does), an
+ * element cut between two windows is stored whole once its last bytes
+ * arrive (its leading bytes are kept per thread meanwhile). In any other
+ * order a cut element is stored only as far as the window's bytes
+ * determine it alone (byte-order and integer-widening conversions: fully;
+ * long double, LOGICAL and user conversions: not at all); callers that
+ * cannot read in order cut windows with ferry__datarep_item_floor. */
 int ferry__datarep_unpack(const ferry__datarep_t *rep, const void *src, MPI_Count len, void *buf, MPI_Count count,
                           MPI_Datatype type, MPI_Count skip);
 

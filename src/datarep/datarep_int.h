@@ -126,6 +126,14 @@ typedef struct ferry__dr_spot {
 void ferry__dr_locate(const ferry__dr_sig_t *sig, MPI_Count count, MPI_Count f, ferry__dr_spot_t *spot);
 
 /* --- convert.c */
+enum { FERRY__DR_ITEM_MAX = 64 }; /* file bytes of an element kept across windows */
+/* Reads: feeds file bytes [lo, hi) of the cut element at `at` (src holds
+ * them) to this thread's carry; returns 1 with the whole element's file
+ * bytes in `whole` when this completes an element whose leading bytes an
+ * earlier window of the same (buf, count, type) left. */
+int ferry__dr_carry(const void *buf, MPI_Count count, MPI_Datatype type, const ferry__dr_spot_t *at,
+                    const unsigned char *src, MPI_Count lo, MPI_Count hi, unsigned char *whole);
+
 int ferry__dr_user_pack(const ferry__datarep_t *rep, const ferry__dr_sig_t *sig, const void *buf, MPI_Count count,
                         MPI_Datatype type, MPI_Count skip, void *dst, MPI_Count len);
 int ferry__dr_user_unpack(const ferry__datarep_t *rep, const ferry__dr_sig_t *sig, const void *src, MPI_Count len,

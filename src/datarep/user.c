@@ -6,9 +6,9 @@
  * the file side is those items back to back, each of the size the
  * representation's dtype_file_extent_fn gives its predefined type. A window
  * is served by one call for the whole items it holds; an item the window
- * cuts is written through a small buffer (pack) and skipped when reading,
- * since a user function can only convert whole items (callers cut read
- * windows with ferry__datarep_item_floor). MPI_CONVERSION_FN_NULL moves
+ * cuts is written through a small buffer (pack), and read once the next
+ * window completes it (convert.c's carry), since a user function converts
+ * whole items only. MPI_CONVERSION_FN_NULL moves
  * native bytes, which needs every file extent equal to the native size.
  */
 #include <limits.h>
@@ -94,16 +94,26 @@ int ferry__dr_user_unpack(const ferry__datarep_t *rep, const ferry__dr_sig_t *si
     while (pos < end) {
         ferry__dr_spot_t at;
         ferry__dr_locate(sig, count, pos, &at);
-        if (pos != at.at.f) { /* the rest of a cut item: not convertible alone */
-            pos = at.at.f + at.leaf->fsize;
+        MPI_Count n = pos == at.at.f ? whole_items(sig, count, &at, end) : 0;
+        int code;
+        if (n > INT_MAX) return too_many(rep);
+        if (n > 0) {
+            code = rep->read_fn(buf, type, (int)n, (char *)src + (pos - skip), at.at.i, rep->extra_state);
+            if (code != MPI_SUCCESS) return user_failed(rep, "read", code);
+            if (end >= count * sig->size.f) break;
+            ferry__dr_locate(sig, count, end, &at);
+            pos = at.at.f;
             continue;
         }
-        MPI_Count n = whole_items(sig, count, &at, end);
-        if (n > INT_MAX) return too_many(rep);
-        if (n == 0) break; /* the window ends inside this item */
-        int code = rep->read_fn(buf, type, (int)n, (char *)src + (pos - skip), at.at.i, rep->extra_state);
-        if (code != MPI_SUCCESS) return user_failed(rep, "read", code);
-        break;
+        /* A cut element: converted once an earlier window's part completes it. */
+        unsigned char whole[FERRY__DR_ITEM_MAX];
+        MPI_Count stop = end < at.at.f + at.leaf->fsize ? end : at.at.f + at.leaf->fsize;
+        if (ferry__dr_carry(buf, count, type, &at, (const unsigned char *)src + (pos - skip), pos - at.at.f,
+                            stop - at.at.f, whole)) {
+            code = rep->read_fn(buf, type, 1, whole, at.at.i, rep->extra_state);
+            if (code != MPI_SUCCESS) return user_failed(rep, "read", code);
+        }
+        pos = stop;
     }
     return 0;
 }

@@ -366,18 +366,31 @@ static void compare_mem(const subject_t *t, const unsigned char *a, const unsign
     if (at >= 0) fail_subject(t, what, at - GUARD);
 }
 
-/* Unpack in ascending windows: cut anywhere (byte-local types) or at item starts. */
-static void unpack_windows(const subject_t *t, unsigned char *buf, uint64_t *s)
+/* Unpack in ascending windows, as a transfer reads: cut anywhere (elements
+ * cut between windows come out whole), or where elements start
+ * (ferry__datarep_item_floor). */
+static void unpack_windows(const subject_t *t, unsigned char *buf, uint64_t *s, int at_items)
 {
     MPI_Count pos = 0;
     while (pos < t->fsz) {
-        MPI_Count end = pos + pick(s, 1, t->fsz - pos);
-        if (!t->local && end < t->fsz) {
+        MPI_Count end = pos + pick(s, 1, t->fsz - pos > 40 ? 40 : t->fsz - pos);
+        if (at_items && end < t->fsz) {
             FT_EQ(ferry__datarep_item_floor(ext32, t->g.type, t->count, end, &end), 0);
             if (end <= pos) continue;
         }
         FT_EQ(ferry__datarep_unpack(ext32, t->file + pos, end - pos, buf, t->count, t->g.type, pos), 0);
         pos = end;
+    }
+}
+
+/* Out of order, only byte-local conversions can be stored in pieces. */
+static void unpack_backwards(const subject_t *t, unsigned char *buf, uint64_t *s)
+{
+    MPI_Count end = t->fsz;
+    while (end > 0) {
+        MPI_Count pos = end - pick(s, 1, end);
+        FT_EQ(ferry__datarep_unpack(ext32, t->file + pos, end - pos, buf, t->count, t->g.type, pos), 0);
+        end = pos;
     }
 }
 
@@ -410,10 +423,14 @@ static void check_unpack(const subject_t *t, const unsigned char *want, uint64_t
     FT_EQ(ferry__datarep_unpack(ext32, t->file, t->fsz, mem + GUARD, t->count, t->g.type, 0), 0);
     compare_mem(t, mem, want, "unpack differs from the native values");
     free(mem);
-    mem = pattern(t);
-    unpack_windows(t, mem + GUARD, s);
-    compare_mem(t, mem, want, "windowed unpack differs from the native values");
-    free(mem);
+    for (int mode = 0; mode < 3; mode++) {
+        if (mode == 2 && !t->local) break;
+        mem = pattern(t);
+        if (mode < 2) unpack_windows(t, mem + GUARD, s, mode);
+        else unpack_backwards(t, mem + GUARD, s);
+        compare_mem(t, mem, want, mode == 0 ? "unpack in windows cut anywhere differs" : mode == 1 ? "unpack in windows cut at elements differs" : "unpack in descending windows differs");
+        free(mem);
+    }
     if (t->host_ok) {
         mem = pattern(t);
         MPI_Aint pos = 0;

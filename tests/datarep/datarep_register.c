@@ -131,6 +131,10 @@ static void test_contiguous(const ferry__datarep_t *wide, state_t *st)
         pos = end;
     }
     FT_EQ_MEM(back, values, sizeof values);
+    memset(back, 0, sizeof back);
+    for (MPI_Count pos = 0; pos < 48; pos += 5) /* ascending windows cutting items: whole via the carry */
+        FT_EQ(ferry__datarep_unpack(wide, want + pos, 48 - pos < 5 ? 48 - pos : 5, back, 6, MPI_INT, pos), 0);
+    FT_EQ_MEM(back, values, sizeof values);
 }
 
 static void test_derived(const ferry__datarep_t *wide, state_t *st)
