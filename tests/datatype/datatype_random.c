@@ -239,7 +239,7 @@ static void check_monotone_navigation(const subject_t *t)
 
 static void check_type(MPI_Datatype type, int index, uint64_t *rng)
 {
-    subject_t t = {.type = type, .index = index, .rng = rng, .count = pick(rng, 1, 3)};
+    subject_t t = {.type = type, .index = index, .rng = rng, .count = pick(rng, 0, 7) ? pick(rng, 1, 3) : pick(rng, 16, 40)};
     ferry__typeinfo_t info;
     MPI_Type_size_x(type, &t.size);
     if (t.size > 0 && !host_extent_consistent(type, t.size)) return;

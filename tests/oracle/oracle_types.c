@@ -156,7 +156,7 @@ static void random_derived(uint64_t *s, int depth, MPI_Datatype *out)
     MPI_Datatype old = random_child(s, depth - 1);
     MPI_Count lb, ext;
     MPI_Type_get_extent_x(old, &lb, &ext);
-    int count = (int)pick(s, 0, 4), blocklen = (int)pick(s, 0, 3);
+    int count = (int)(pick(s, 0, 5) == 0 ? pick(s, 5, 40) : pick(s, 0, 4)), blocklen = (int)pick(s, 0, 3);
     switch (which) {
     case 0: FT_OK(MPI_Type_contiguous(count, old, out)); break;
     case 1: FT_OK(MPI_Type_vector(count, blocklen, (int)safe_stride(pick(s, -4, 6), blocklen, 1), old, out)); break;
