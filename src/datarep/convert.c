@@ -249,3 +249,21 @@ int ferry__datarep_item_floor(const ferry__datarep_t *rep, MPI_Datatype type, MP
     ferry__dr_sig_free(sig);
     return 0;
 }
+
+int ferry__datarep_native_bytes(const ferry__datarep_t *rep, MPI_Datatype type, MPI_Count count,
+                                MPI_Count file_bytes, MPI_Count *native)
+{
+    *native = file_bytes;
+    if (rep->kind == FERRY__DR_NATIVE || file_bytes <= 0) return 0;
+    ferry__dr_sig_t *sig;
+    FERRY_TRY(ferry__dr_sig_build(rep, type, &sig));
+    if (sig && file_bytes < count * sig->size.f) {
+        ferry__dr_spot_t at;
+        ferry__dr_locate(sig, count, file_bytes, &at);
+        *native = at.at.m;
+    } else {
+        *native = sig ? count * sig->size.m : 0;
+    }
+    ferry__dr_sig_free(sig);
+    return 0;
+}

@@ -67,6 +67,13 @@ int ferry__datarep_unpack(const ferry__datarep_t *rep, const void *src, MPI_Coun
 int ferry__datarep_item_floor(const ferry__datarep_t *rep, MPI_Datatype type, MPI_Count count, MPI_Count pos,
                               MPI_Count *floor);
 
+/* Memory-stream bytes of (count, type) that the first file_bytes of its
+ * file stream hold whole elements of (file_bytes itself for native
+ * representations): what a status reports after a converted transfer
+ * moved file_bytes. */
+int ferry__datarep_native_bytes(const ferry__datarep_t *rep, MPI_Datatype type, MPI_Count count,
+                                MPI_Count file_bytes, MPI_Count *native);
+
 /* Frees registered representations (MPI_Finalize hook). */
 void ferry__datarep_finalize(void);
 

@@ -12,151 +12,133 @@
  * blocks are MPI_BYTE, so a struct's extent has no alignment padding in the
  * file (a struct {double; char} has extent 9 in external32, 16 in memory).
  */
+#include <limits.h>
+
 #include "core/core.h"
 #include "datarep/datarep_int.h"
 #include "error/error.h"
 
-#if MPI_VERSION >= 4
-typedef MPI_Count lcount_t; /* counts and displacements as the constructors take them */
-typedef MPI_Count ldisp_t;
-#define CONTIGUOUS MPI_Type_contiguous_c
-#define VECTOR MPI_Type_vector_c
-#define HVECTOR MPI_Type_create_hvector_c
-#define INDEXED MPI_Type_indexed_c
-#define HINDEXED MPI_Type_create_hindexed_c
-#define INDEXED_BLOCK MPI_Type_create_indexed_block_c
-#define HINDEXED_BLOCK MPI_Type_create_hindexed_block_c
-#define STRUCT MPI_Type_create_struct_c
-#define SUBARRAY MPI_Type_create_subarray_c
-#define DARRAY MPI_Type_create_darray_c
-#define RESIZED MPI_Type_create_resized_c
-#else
-typedef int lcount_t;
-typedef MPI_Aint ldisp_t;
-#define CONTIGUOUS MPI_Type_contiguous
-#define VECTOR MPI_Type_vector
-#define HVECTOR MPI_Type_create_hvector
-#define INDEXED MPI_Type_indexed
-#define HINDEXED MPI_Type_create_hindexed
-#define INDEXED_BLOCK MPI_Type_create_indexed_block
-#define HINDEXED_BLOCK MPI_Type_create_hindexed_block
-#define STRUCT MPI_Type_create_struct
-#define SUBARRAY MPI_Type_create_subarray
-#define DARRAY MPI_Type_create_darray
-#define RESIZED MPI_Type_create_resized
-#endif
-
+/* Layouts are built with the classic constructors even for types made with
+ * MPI-4 *_c ones: MPICH refuses MPI_Type_get_envelope on a type built with
+ * a *_c constructor, and other modules query layouts that way. A count
+ * beyond int is refused (MPI_ERR_TYPE). */
 typedef MPI_Count arg_fn(ferry__dr_contents_t *c);
 
 /* The constructor's arguments read back; arrays of n entries. */
 typedef struct args {
-    lcount_t *lens;
-    ldisp_t *disps;
-    lcount_t *c1, *c2, *c3; /* subarray sizes/subsizes/starts, darray gsizes */
-    int *i1, *i2, *i3;      /* darray distribs/dargs/psizes */
+    int *c1, *c2, *c3; /* counts: block lengths, displacements in elements, sizes... */
+    MPI_Aint *disps;   /* byte displacements */
 } args_t;
 
 static void args_free(args_t *a)
 {
-    ferry__free(a->lens);
-    ferry__free(a->disps);
     ferry__free(a->c1);
     ferry__free(a->c2);
     ferry__free(a->c3);
-    ferry__free(a->i1);
-    ferry__free(a->i2);
-    ferry__free(a->i3);
+    ferry__free(a->disps);
 }
 
-static int read_counts(ferry__dr_contents_t *c, MPI_Count n, arg_fn *arg, lcount_t **out)
+/* v as a classic count; out of range marks the contents unusable. */
+static int cnt(ferry__dr_contents_t *c, MPI_Count v)
+{
+    if (v > INT_MAX || v < INT_MIN) c->overrun = 1;
+    return (int)v;
+}
+
+static int read_counts(ferry__dr_contents_t *c, MPI_Count n, arg_fn *arg, int **out)
 {
     if (!(*out = ferry__malloc((size_t)(n > 0 ? n : 1) * sizeof **out))) return MPI_ERR_NO_MEM;
-    for (MPI_Count i = 0; i < n; i++) (*out)[i] = (lcount_t)arg(c);
+    for (MPI_Count i = 0; i < n; i++) (*out)[i] = cnt(c, arg(c));
     return 0;
 }
 
-static int read_disps(ferry__dr_contents_t *c, MPI_Count n, arg_fn *arg, ldisp_t **out)
+static int read_disps(ferry__dr_contents_t *c, MPI_Count n, MPI_Aint **out)
 {
     if (!(*out = ferry__malloc((size_t)(n > 0 ? n : 1) * sizeof **out))) return MPI_ERR_NO_MEM;
-    for (MPI_Count i = 0; i < n; i++) (*out)[i] = (ldisp_t)arg(c);
-    return 0;
-}
-
-static int read_ints(ferry__dr_contents_t *c, MPI_Count n, int **out)
-{
-    if (!(*out = ferry__malloc((size_t)(n > 0 ? n : 1) * sizeof **out))) return MPI_ERR_NO_MEM;
-    for (MPI_Count i = 0; i < n; i++) (*out)[i] = (int)ferry__dr_arg_int(c);
+    for (MPI_Count i = 0; i < n; i++) (*out)[i] = (MPI_Aint)ferry__dr_arg_disp(c);
     return 0;
 }
 
 static int layout(const ferry__datarep_t *rep, MPI_Datatype type, MPI_Datatype *out);
 
+/* vector, hvector, indexed_block, hindexed_block: count, blocklength, then
+ * a stride or displacements, in elements or bytes. */
+static int make_strided(ferry__dr_contents_t *c, MPI_Datatype old, args_t *a, MPI_Datatype *out)
+{
+    int n = cnt(c, ferry__dr_arg_count(c)), len = cnt(c, ferry__dr_arg_count(c)), rc;
+    switch (c->combiner) {
+    case MPI_COMBINER_VECTOR: return MPI_Type_vector(n, len, cnt(c, ferry__dr_arg_count(c)), old, out);
+    case MPI_COMBINER_HVECTOR: return MPI_Type_create_hvector(n, len, (MPI_Aint)ferry__dr_arg_disp(c), old, out);
+    case MPI_COMBINER_INDEXED_BLOCK:
+        if ((rc = read_counts(c, n, ferry__dr_arg_count, &a->c1)) != 0) return rc;
+        return MPI_Type_create_indexed_block(n, len, a->c1, old, out);
+    default:
+        if ((rc = read_disps(c, n, &a->disps)) != 0) return rc;
+        return MPI_Type_create_hindexed_block(n, len, a->disps, old, out);
+    }
+}
+
+/* indexed, hindexed, struct: count, blocklengths, displacements. */
+static int make_listed(ferry__dr_contents_t *c, const MPI_Datatype *old, args_t *a, MPI_Datatype *out)
+{
+    int n = cnt(c, ferry__dr_arg_count(c));
+    int rc = read_counts(c, n, ferry__dr_arg_count, &a->c1);
+    if (rc == 0 && c->combiner == MPI_COMBINER_INDEXED) rc = read_counts(c, n, ferry__dr_arg_count, &a->c2);
+    else if (rc == 0) rc = read_disps(c, n, &a->disps);
+    if (rc != 0) return rc;
+    if (c->combiner == MPI_COMBINER_INDEXED) return MPI_Type_indexed(n, a->c1, a->c2, old[0], out);
+    if (c->combiner == MPI_COMBINER_HINDEXED) return MPI_Type_create_hindexed(n, a->c1, a->disps, old[0], out);
+    return MPI_Type_create_struct(n, a->c1, a->disps, old, out);
+}
+
+/* subarray, darray: per-dimension arrays, in elements of the old type. */
+static int make_array(ferry__dr_contents_t *c, MPI_Datatype old, args_t *a, MPI_Datatype *out)
+{
+    int size = 0, rank = 0, ndims, rc;
+    if (c->combiner == MPI_COMBINER_DARRAY) size = cnt(c, ferry__dr_arg_int(c)), rank = cnt(c, ferry__dr_arg_int(c));
+    ndims = cnt(c, ferry__dr_arg_int(c));
+    if ((rc = read_counts(c, ndims, ferry__dr_arg_count, &a->c1)) != 0) return rc;
+    if (c->combiner == MPI_COMBINER_SUBARRAY) rc = read_counts(c, 2 * ndims, ferry__dr_arg_count, &a->c2); /* subsizes, starts */
+    else rc = read_counts(c, 3 * ndims, ferry__dr_arg_int, &a->c2); /* distribs, dargs, psizes */
+    if (rc != 0) return rc;
+    int order = cnt(c, ferry__dr_arg_int(c));
+    if (c->combiner == MPI_COMBINER_SUBARRAY)
+        return MPI_Type_create_subarray(ndims, a->c1, a->c2, a->c2 + ndims, order, old, out);
+    return MPI_Type_create_darray(size, rank, ndims, a->c1, a->c2, a->c2 + ndims, a->c2 + 2 * ndims, order, old,
+                                  out);
+}
+
 /* The host constructor call of combiner c over the old types' layouts `old`. */
 static int construct(ferry__dr_contents_t *c, const MPI_Datatype *old, MPI_Datatype *out)
 {
     args_t a = {0};
-    int rc = 0, host = MPI_SUCCESS;
-    MPI_Count n, n2, n3, ndims;
+    int rc = MPI_ERR_TYPE;
+    MPI_Count lb, extent;
+    *out = MPI_DATATYPE_NULL;
     switch (c->combiner) {
-    case MPI_COMBINER_DUP: host = MPI_Type_dup(old[0], out); break;
-    case MPI_COMBINER_CONTIGUOUS: host = CONTIGUOUS((lcount_t)ferry__dr_arg_count(c), old[0], out); break;
+    case MPI_COMBINER_DUP: rc = MPI_Type_dup(old[0], out); break;
+    case MPI_COMBINER_CONTIGUOUS: rc = MPI_Type_contiguous(cnt(c, ferry__dr_arg_count(c)), old[0], out); break;
     case MPI_COMBINER_VECTOR:
     case MPI_COMBINER_HVECTOR:
-        n = ferry__dr_arg_count(c), n2 = ferry__dr_arg_count(c);
-        if (c->combiner == MPI_COMBINER_VECTOR) host = VECTOR((lcount_t)n, (lcount_t)n2, (lcount_t)ferry__dr_arg_count(c), old[0], out);
-        else host = HVECTOR((lcount_t)n, (lcount_t)n2, (ldisp_t)ferry__dr_arg_disp(c), old[0], out);
-        break;
+    case MPI_COMBINER_INDEXED_BLOCK:
+    case MPI_COMBINER_HINDEXED_BLOCK: rc = make_strided(c, old[0], &a, out); break;
     case MPI_COMBINER_INDEXED:
     case MPI_COMBINER_HINDEXED:
-        n = ferry__dr_arg_count(c);
-        rc = read_counts(c, n, ferry__dr_arg_count, &a.lens);
-        if (rc == 0 && c->combiner == MPI_COMBINER_INDEXED) rc = read_counts(c, n, ferry__dr_arg_count, &a.c1);
-        if (rc == 0 && c->combiner == MPI_COMBINER_INDEXED) host = INDEXED((lcount_t)n, a.lens, a.c1, old[0], out);
-        if (rc == 0 && c->combiner == MPI_COMBINER_HINDEXED) rc = read_disps(c, n, ferry__dr_arg_disp, &a.disps);
-        if (rc == 0 && c->combiner == MPI_COMBINER_HINDEXED) host = HINDEXED((lcount_t)n, a.lens, a.disps, old[0], out);
-        break;
-    case MPI_COMBINER_INDEXED_BLOCK:
-    case MPI_COMBINER_HINDEXED_BLOCK:
-        n = ferry__dr_arg_count(c), n2 = ferry__dr_arg_count(c);
-        if (c->combiner == MPI_COMBINER_INDEXED_BLOCK && (rc = read_counts(c, n, ferry__dr_arg_count, &a.c1)) == 0)
-            host = INDEXED_BLOCK((lcount_t)n, (lcount_t)n2, a.c1, old[0], out);
-        if (c->combiner == MPI_COMBINER_HINDEXED_BLOCK && (rc = read_disps(c, n, ferry__dr_arg_disp, &a.disps)) == 0)
-            host = HINDEXED_BLOCK((lcount_t)n, (lcount_t)n2, a.disps, old[0], out);
-        break;
-    case MPI_COMBINER_STRUCT:
-        n = ferry__dr_arg_count(c);
-        rc = read_counts(c, n, ferry__dr_arg_count, &a.lens);
-        if (rc == 0) rc = read_disps(c, n, ferry__dr_arg_disp, &a.disps);
-        if (rc == 0) host = STRUCT((lcount_t)n, a.lens, a.disps, old, out);
-        break;
+    case MPI_COMBINER_STRUCT: rc = make_listed(c, old, &a, out); break;
     case MPI_COMBINER_SUBARRAY:
-        ndims = ferry__dr_arg_int(c);
-        rc = read_counts(c, ndims, ferry__dr_arg_count, &a.c1);
-        if (rc == 0) rc = read_counts(c, ndims, ferry__dr_arg_count, &a.c2);
-        if (rc == 0) rc = read_counts(c, ndims, ferry__dr_arg_count, &a.c3);
-        if (rc == 0) host = SUBARRAY((int)ndims, a.c1, a.c2, a.c3, (int)ferry__dr_arg_int(c), old[0], out);
-        break;
-    case MPI_COMBINER_DARRAY:
-        n = ferry__dr_arg_int(c), n2 = ferry__dr_arg_int(c), ndims = ferry__dr_arg_int(c);
-        rc = read_counts(c, ndims, ferry__dr_arg_count, &a.c1);
-        if (rc == 0) rc = read_ints(c, ndims, &a.i1);
-        if (rc == 0) rc = read_ints(c, ndims, &a.i2);
-        if (rc == 0) rc = read_ints(c, ndims, &a.i3);
-        n3 = rc == 0 ? ferry__dr_arg_int(c) : 0;
-        if (rc == 0)
-            host = DARRAY((int)n, (int)n2, (int)ndims, a.c1, a.i1, a.i2, a.i3, (int)n3, old[0], out);
-        break;
+    case MPI_COMBINER_DARRAY: rc = make_array(c, old[0], &a, out); break;
     case MPI_COMBINER_RESIZED:
-        n = ferry__dr_arg_disp(c), n2 = ferry__dr_arg_disp(c);
-        host = RESIZED(old[0], (ldisp_t)n, (ldisp_t)n2, out);
+        lb = ferry__dr_arg_disp(c), extent = ferry__dr_arg_disp(c);
+        rc = MPI_Type_create_resized(old[0], (MPI_Aint)lb, (MPI_Aint)extent, out);
         break;
-    default: rc = MPI_ERR_TYPE;
     }
     args_free(&a);
-    if (rc == MPI_ERR_NO_MEM) return ferry__error_set(rc, "ferry: out of memory building a file layout");
-    if (rc != 0 || host != MPI_SUCCESS || c->overrun)
+    if (rc != MPI_SUCCESS || c->overrun) {
+        if (rc == MPI_SUCCESS) MPI_Type_free(out);
+        if (rc == MPI_ERR_NO_MEM) return ferry__error_set(rc, "ferry: out of memory building a file layout");
         return ferry__error_set(MPI_ERR_TYPE, "ferry: cannot rebuild a datatype (combiner %d) in a file layout",
                                 c->combiner);
+    }
     return 0;
 }
 
@@ -164,7 +146,7 @@ static int leaf_layout(const ferry__datarep_t *rep, MPI_Datatype type, int combi
 {
     ferry__dr_basic_t b;
     FERRY_TRY(ferry__dr_basic(rep, type, combiner, &b));
-    if (CONTIGUOUS((lcount_t)b.fsize, MPI_BYTE, out) != MPI_SUCCESS)
+    if (b.fsize > INT_MAX || MPI_Type_contiguous((int)b.fsize, MPI_BYTE, out) != MPI_SUCCESS)
         return ferry__error_set(MPI_ERR_TYPE, "ferry: cannot build a file layout block");
     return 0;
 }

@@ -5,6 +5,8 @@
  * bytes do not come from ferry's conversion code.
  */
 #include <float.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <string.h>
 #include <wchar.h>
@@ -176,4 +178,43 @@ void dr_base_value(const dr_base_t *b, uint64_t *rng, unsigned char *native, uns
             native += b->part[i].msize;
             file += b->part[i].fsize;
         }
+}
+
+int dr_base_find(MPI_Datatype type)
+{
+    for (int i = 0; i < dr_nbases; i++)
+        if (dr_bases[i].type == type) return i;
+    return -1;
+}
+
+int dr_host_traps;
+static sigjmp_buf host_trap;
+
+static void on_host_trap(int sig)
+{
+    siglongjmp(host_trap, sig);
+}
+
+int dr_host_external(dr_host_op_t op, const void *in, MPI_Aint insize, MPI_Count count, MPI_Datatype type,
+                     void *out, MPI_Aint outsize, MPI_Aint *pos)
+{
+    static const char *names[] = {"MPI_Pack_external", "MPI_Unpack_external", "MPI_Pack_external_size"};
+    struct sigaction trap = {.sa_handler = on_host_trap}, saved_ill, saved_fpe;
+    sigemptyset(&trap.sa_mask);
+    sigaction(SIGILL, &trap, &saved_ill);
+    sigaction(SIGFPE, &trap, &saved_fpe);
+    int rc;
+    if (sigsetjmp(host_trap, 1) != 0) {
+        rc = -1;
+        if (dr_host_traps++ == 0) printf("rank %d: note: host %s trapped (SIGILL/SIGFPE)\n", ft_rank, names[op]);
+    } else if (op == DR_HOST_PACK) {
+        rc = MPI_Pack_external("external32", in, (int)count, type, out, outsize, pos);
+    } else if (op == DR_HOST_SIZE) {
+        rc = MPI_Pack_external_size("external32", (int)count, type, pos);
+    } else {
+        rc = MPI_Unpack_external("external32", in, insize, pos, out, (int)count, type);
+    }
+    sigaction(SIGILL, &saved_ill, NULL);
+    sigaction(SIGFPE, &saved_fpe, NULL);
+    return rc;
 }

@@ -36,7 +36,19 @@ int dr_base_fsize(const dr_base_t *b);
 /* A random valid value of base b: its native bytes and its external32 bytes. */
 void dr_base_value(const dr_base_t *b, uint64_t *rng, unsigned char *native, unsigned char *file);
 
+/* Index of type in dr_bases, or -1. */
+int dr_base_find(MPI_Datatype type);
+
 /* Whether an element cut by a read window can be stored in pieces. */
 int dr_base_local(const dr_base_t *b);
+
+/* The host's MPI_Pack_external / MPI_Unpack_external / MPI_Pack_external_size
+ * with a trap inside the host (MPICH 4.0's yaksa raises SIGILL on resized,
+ * subarray and struct types in external32) turned into a -1 return and a
+ * count, so a test notes it instead of crashing. */
+typedef enum { DR_HOST_PACK, DR_HOST_UNPACK, DR_HOST_SIZE } dr_host_op_t;
+extern int dr_host_traps;
+int dr_host_external(dr_host_op_t op, const void *in, MPI_Aint insize, MPI_Count count, MPI_Datatype type,
+                     void *out, MPI_Aint outsize, MPI_Aint *pos);
 
 #endif

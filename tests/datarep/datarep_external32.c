@@ -13,8 +13,6 @@
  * Rank r draws FERRY_DR_ITERS (default 400) types from FERRY_TEST_SEED + r.
  */
 #include <float.h>
-#include <setjmp.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -257,42 +255,6 @@ static void explain(const subject_t *t, MPI_Count at)
         }
 }
 
-/* The host's external32 calls with a trap inside the host (MPICH 4.0's
- * yaksa raises SIGILL on some types) turned into a note instead of a crash. */
-static sigjmp_buf host_trap;
-static int host_traps;
-
-static void on_host_trap(int sig)
-{
-    siglongjmp(host_trap, sig);
-}
-
-typedef enum { HOST_PACK, HOST_UNPACK, HOST_SIZE } host_op_t;
-static const char *host_op_name[] = {"MPI_Pack_external", "MPI_Unpack_external", "MPI_Pack_external_size"};
-
-static int host_external(host_op_t op, const void *in, MPI_Aint insize, MPI_Count count, MPI_Datatype type,
-                         void *out, MPI_Aint outsize, MPI_Aint *pos)
-{
-    struct sigaction trap = {.sa_handler = on_host_trap}, saved_ill, saved_fpe;
-    sigemptyset(&trap.sa_mask);
-    sigaction(SIGILL, &trap, &saved_ill);
-    sigaction(SIGFPE, &trap, &saved_fpe);
-    int rc;
-    if (sigsetjmp(host_trap, 1) != 0) {
-        rc = -1;
-        if (host_traps++ == 0) printf("rank %d: note: host %s trapped on %s\n", ft_rank, host_op_name[op], or_describe(type));
-    } else if (op == HOST_PACK) {
-        rc = MPI_Pack_external("external32", in, (int)count, type, out, outsize, pos);
-    } else if (op == HOST_SIZE) {
-        rc = MPI_Pack_external_size("external32", (int)count, type, pos);
-    } else {
-        rc = MPI_Unpack_external("external32", in, insize, pos, out, (int)count, type);
-    }
-    sigaction(SIGILL, &saved_ill, NULL);
-    sigaction(SIGFPE, &saved_fpe, NULL);
-    return rc;
-}
-
 static void fail_subject(const subject_t *t, const char *what, MPI_Count at)
 {
     if (at >= 0 && at < t->fsz) explain(t, at);
@@ -354,7 +316,7 @@ static void check_pack(const subject_t *t, const unsigned char *buf, uint64_t *s
     }
     if (t->host_ok) {
         MPI_Aint pos = 0;
-        int rc = host_external(HOST_PACK, buf, 0, t->count, t->g.type, out, (MPI_Aint)t->fsz, &pos);
+        int rc = dr_host_external(DR_HOST_PACK, buf, 0, t->count, t->g.type, out, (MPI_Aint)t->fsz, &pos);
         if (rc == MPI_SUCCESS && (pos != t->fsz || diff_at(out, t->file, t->fsz) >= 0)) host_note(t, "MPI_Pack_external");
     }
     free(out);
@@ -434,7 +396,7 @@ static void check_unpack(const subject_t *t, const unsigned char *want, uint64_t
     if (t->host_ok) {
         mem = pattern(t);
         MPI_Aint pos = 0;
-        int rc = host_external(HOST_UNPACK, t->file, (MPI_Aint)t->fsz, t->count, t->g.type, mem + GUARD, 0, &pos);
+        int rc = dr_host_external(DR_HOST_UNPACK, t->file, (MPI_Aint)t->fsz, t->count, t->g.type, mem + GUARD, 0, &pos);
         if (rc == MPI_SUCCESS && !same_values(t, mem + GUARD)) host_note(t, "MPI_Unpack_external");
         free(mem);
     }
@@ -448,7 +410,7 @@ static void check_layout(const subject_t *t)
     FT_EQ(size * t->count, t->fsz);
     if (t->host_ok) {
         MPI_Aint host = 0;
-        if (host_external(HOST_SIZE, NULL, 0, t->count, t->g.type, NULL, 0, &host) == MPI_SUCCESS && host != t->fsz)
+        if (dr_host_external(DR_HOST_SIZE, NULL, 0, t->count, t->g.type, NULL, 0, &host) == MPI_SUCCESS && host != t->fsz)
             host_note(t, "MPI_Pack_external_size");
     }
     FT_EQ(ferry__datarep_file_layout(ext32, t->g.type, &layout), 0);
@@ -542,6 +504,6 @@ int main(int argc, char **argv)
     int iters = env ? atoi(env) : 400;
     for (int i = 0; i < iters; i++) run_subject(&s, i);
     printf("rank %d: %d random types; host differed from the standard %d times, trapped %d times\n", ft_rank, iters,
-           host_notes, host_traps);
+           host_notes, dr_host_traps);
     return ft_finish();
 }

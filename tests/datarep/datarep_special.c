@@ -215,6 +215,13 @@ static void test_errors(void)
     MPI_Count floor = -1;
     FT_EQ(ferry__datarep_item_floor(ext32, MPI_LONG, 2, 6, &floor), 0);
     FT_EQ(floor, 4);
+    MPI_Count native = -1;
+    FT_EQ(ferry__datarep_native_bytes(ext32, MPI_LONG, 2, 6, &native), 0);
+    FT_EQ(native, (MPI_Count)sizeof(long)); /* one whole long */
+    FT_EQ(ferry__datarep_native_bytes(ext32, MPI_LONG, 2, 8, &native), 0);
+    FT_EQ(native, 2 * (MPI_Count)sizeof(long));
+    FT_EQ(ferry__datarep_native_bytes(ext32, MPI_LONG_DOUBLE_INT, 3, 25, &native), 0);
+    FT_EQ(native, (MPI_Count)(sizeof(long double) + sizeof(int))); /* one whole 20-byte pair of the 25 */
 }
 
 /* Every allocation of a conversion fails in turn: MPI_ERR_NO_MEM or
