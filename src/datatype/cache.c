@@ -68,6 +68,15 @@ static void create_keyval(void)
         MPI_Comm_set_attr(MPI_COMM_SELF, hook, NULL);
 }
 
+const ferry__dt_tree_t *ferry__dt_cached(MPI_Datatype type)
+{
+    void *cached = NULL;
+    int flag = 0;
+    if (type_keyval == MPI_KEYVAL_INVALID || MPI_Type_get_attr(type, type_keyval, &cached, &flag) != MPI_SUCCESS)
+        return NULL;
+    return flag ? cached : NULL;
+}
+
 int ferry__dt_named_runs(MPI_Datatype type, MPI_Count disps[2], MPI_Count lens[2], int *n)
 {
     MPI_Count size, true_lb, true_extent;

@@ -106,6 +106,8 @@ typedef struct ferry__dt_scratch {
     MPI_Count disps[2], lens[2], prefix[3];
 } ferry__dt_scratch_t;
 int ferry__dt_tree_of(MPI_Datatype type, ferry__dt_scratch_t *scratch, const ferry__dt_tree_t **out);
+/* The tree already cached on type, or NULL (borrowed; no decoding). */
+const ferry__dt_tree_t *ferry__dt_cached(MPI_Datatype type);
 /* A named (predefined or f90) type's byte runs: one, or two for pairs such
  * as MPI_SHORT_INT whose halves leave a gap. Returns the run count in *n. */
 int ferry__dt_named_runs(MPI_Datatype type, MPI_Count disps[2], MPI_Count lens[2], int *n);

@@ -305,6 +305,8 @@ int ferry__dt_decode(MPI_Datatype type, ferry__dt_node_t **out)
 {
     contents_t c = {0};
     *out = NULL;
+    const ferry__dt_tree_t *known = ferry__dt_cached(type); /* a part the program has used before */
+    if (known) return ferry__dt_clone(known->root, out);
     FERRY_TRY(fetch_envelope(type, &c));
     if (c.combiner == MPI_COMBINER_NAMED) return decode_named(type, out);
     int rc = fetch_contents(type, &c);

@@ -241,7 +241,8 @@ static void check_bottom(void)
     MPI_Type_free(&t);
 }
 
-/* A dup shares its original's tree and outlives it. */
+/* A dup shares its original's tree and outlives it; a type built from a
+ * decoded one reuses that tree. */
 static void check_dup(void)
 {
     MPI_Datatype v, d;
@@ -250,6 +251,13 @@ static void check_dup(void)
     ferry__typeinfo_t info;
     FT_EQ(ferry__datatype_info(v, &info), 0);
     FT_OK(MPI_Type_dup(v, &d));
+    MPI_Datatype parts[3] = {v, MPI_CHAR, v}, s; /* v is decoded: the struct reuses its tree */
+    int lens[3] = {2, 3, 1};
+    MPI_Aint disps[3] = {0, 200, -100};
+    FT_OK(MPI_Type_create_struct(3, lens, disps, parts, &s));
+    FT_OK(MPI_Type_commit(&s));
+    check_host(s, 2, "struct of a decoded type");
+    MPI_Type_free(&s);
     MPI_Type_free(&v);
     check_host(d, 2, "dup after free");
     MPI_Type_free(&d);

@@ -237,6 +237,26 @@ static void check_monotone_navigation(const subject_t *t)
     }
 }
 
+/* Decodes (and so caches) the parts of a type before the type itself, so
+ * its decoding reuses their trees. */
+static void predecode_parts(MPI_Datatype type)
+{
+    int ni, na, nd, combiner;
+    MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner);
+    if (combiner == MPI_COMBINER_NAMED) return;
+    int *ints = malloc(sizeof(int) * (size_t)(ni + 1));
+    MPI_Aint *aints = malloc(sizeof(MPI_Aint) * (size_t)(na + 1));
+    MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * (size_t)(nd + 1));
+    FT_CHECK(ints && aints && types);
+    MPI_Type_get_contents(type, ni, na, nd, ints, aints, types);
+    for (int i = 0; i < nd; i++) {
+        ferry__typeinfo_t info;
+        FT_EQ(ferry__datatype_info(types[i], &info), 0);
+        or_type_free(&types[i]);
+    }
+    free(ints), free(aints), free(types);
+}
+
 static void check_type(MPI_Datatype type, int index, uint64_t *rng)
 {
     subject_t t = {.type = type, .index = index, .rng = rng, .count = pick(rng, 0, 7) ? pick(rng, 1, 3) : pick(rng, 16, 40)};
@@ -270,6 +290,7 @@ int main(int argc, char **argv)
     uint64_t rng = ft_seed + (uint64_t)ft_rank;
     for (int i = 0; i < iters; i++) {
         MPI_Datatype type = or_random_type(&rng, 5);
+        if (ft_rand(&rng) % 3 == 0) predecode_parts(type);
         if (verbose) fprintf(stderr, "type #%d: %s\n", i, or_describe(type));
         if (verbose > 1) or_probe(type, 0);
         check_type(type, i, &rng);
