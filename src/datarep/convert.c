@@ -234,36 +234,45 @@ int ferry__datarep_unpack(const ferry__datarep_t *rep, const void *src, MPI_Coun
     return convert(rep, 0, buf, count, type, skip, (void *)src, len);
 }
 
+/* Where the element holding file byte pos of (count, type) starts in both
+ * streams; the streams' ends when pos is at or past the end. */
+static int element_at(const ferry__datarep_t *rep, MPI_Datatype type, MPI_Count count, MPI_Count pos,
+                      ferry__dr_pos_t *at, int *inside)
+{
+    ferry__dr_sig_t *sig;
+    FERRY_TRY(ferry__dr_sig_build(rep, type, &sig));
+    *at = sig ? (ferry__dr_pos_t){count * sig->size.m, count * sig->size.f, count * sig->size.i}
+              : (ferry__dr_pos_t){0, 0, 0};
+    *inside = sig && pos < at->f;
+    if (*inside) {
+        ferry__dr_spot_t spot;
+        ferry__dr_locate(sig, count, pos, &spot);
+        *at = spot.at;
+    }
+    ferry__dr_sig_free(sig);
+    return 0;
+}
+
 int ferry__datarep_item_floor(const ferry__datarep_t *rep, MPI_Datatype type, MPI_Count count, MPI_Count pos,
                               MPI_Count *floor)
 {
+    ferry__dr_pos_t at;
+    int inside;
     *floor = pos;
     if (rep->kind == FERRY__DR_NATIVE || pos <= 0) return 0;
-    ferry__dr_sig_t *sig;
-    FERRY_TRY(ferry__dr_sig_build(rep, type, &sig));
-    if (sig && pos < count * sig->size.f) {
-        ferry__dr_spot_t at;
-        ferry__dr_locate(sig, count, pos, &at);
-        *floor = at.at.f;
-    }
-    ferry__dr_sig_free(sig);
+    FERRY_TRY(element_at(rep, type, count, pos, &at, &inside));
+    if (inside) *floor = at.f;
     return 0;
 }
 
 int ferry__datarep_native_bytes(const ferry__datarep_t *rep, MPI_Datatype type, MPI_Count count,
                                 MPI_Count file_bytes, MPI_Count *native)
 {
+    ferry__dr_pos_t at;
+    int inside;
     *native = file_bytes;
     if (rep->kind == FERRY__DR_NATIVE || file_bytes <= 0) return 0;
-    ferry__dr_sig_t *sig;
-    FERRY_TRY(ferry__dr_sig_build(rep, type, &sig));
-    if (sig && file_bytes < count * sig->size.f) {
-        ferry__dr_spot_t at;
-        ferry__dr_locate(sig, count, file_bytes, &at);
-        *native = at.at.m;
-    } else {
-        *native = sig ? count * sig->size.m : 0;
-    }
-    ferry__dr_sig_free(sig);
+    FERRY_TRY(element_at(rep, type, count, file_bytes, &at, &inside));
+    *native = at.m;
     return 0;
 }
