@@ -30,6 +30,7 @@ typedef struct gen {
     int *items; /* base index of each item in stream order */
     MPI_Count fext; /* expected external32 extent */
     MPI_Count flb;  /* expected external32 lower bound */
+    int named;      /* a predefined type: not freed */
     int sticky;     /* has explicit lb/ub markers (resized, subarray): a struct's bounds are theirs (MPI-3.1 4.1) */
 } gen_t;
 
@@ -44,9 +45,7 @@ static MPI_Count pick(uint64_t *s, MPI_Count lo, MPI_Count hi)
 
 static void gen_free(gen_t *g)
 {
-    int ni, na, nd, comb;
-    MPI_Type_get_envelope(g->type, &ni, &na, &nd, &comb);
-    if (comb != MPI_COMBINER_NAMED) MPI_Type_free(&g->type);
+    if (!g->named) MPI_Type_free(&g->type);
     free(g->items);
 }
 
@@ -79,6 +78,7 @@ static void make_base(uint64_t *s, gen_t *g)
 {
     int b = usable[pick(s, 0, nusable - 1)];
     g->type = dr_bases[b].type;
+    g->named = 1;
     g->n = 1;
     g->items = malloc(sizeof *g->items);
     g->items[0] = b;
@@ -129,15 +129,22 @@ static void make_struct(uint64_t *s, int depth, gen_t *g)
 /* Vector-like constructors over child c: `count` blocks of `bl`. */
 static void make_repeat(uint64_t *s, gen_t *c, gen_t *g)
 {
-    int count = (int)pick(s, 1, 3), bl = (int)pick(s, 1, 2), kind = (int)pick(s, 0, 6);
+    int count = (int)pick(s, 1, 3), bl = (int)pick(s, 1, 2), kind = (int)pick(s, 0, 8);
+#if MPI_VERSION < 4
+    if (kind == 8) kind = 1;
+#endif
     MPI_Count ce = spacing(c), fe = c->fext;
     int blocks = count * bl;
     if (kind == 0) {
         MPI_Type_contiguous(blocks, c->type, &g->type);
         g->fext = blocks * fe;
-    } else if (kind == 1) {
+    } else if (kind == 1 || kind == 8) {
         int stride = bl + (int)pick(s, 0, 2);
-        MPI_Type_vector(count, bl, stride, c->type, &g->type);
+#if MPI_VERSION >= 4
+        if (kind == 8) MPI_Type_vector_c(count, bl, stride, c->type, &g->type); /* large-count contents */
+        else
+#endif
+            MPI_Type_vector(count, bl, stride, c->type, &g->type);
         g->fext = ((MPI_Count)(count - 1) * stride + bl) * fe;
     } else if (kind == 2) {
         MPI_Aint stride = (MPI_Aint)(bl * ce + pick(s, 0, 8));
@@ -165,14 +172,24 @@ static void make_repeat(uint64_t *s, gen_t *c, gen_t *g)
         MPI_Type_create_subarray(2, sizes, subs, starts, MPI_ORDER_C, c->type, &g->type);
         blocks = subs[0] * subs[1];
         g->fext = (MPI_Count)sizes[0] * sizes[1] * fe;
+    } else if (kind == 7) { /* 1-D darray, this rank 0 of 2-4 */
+        int gsize = (int)pick(s, 1, 6), procs = (int)pick(s, 2, 4), cyclic = (int)pick(s, 0, 1);
+        int distrib = cyclic ? MPI_DISTRIBUTE_CYCLIC : MPI_DISTRIBUTE_BLOCK;
+        int darg = cyclic ? (int)pick(s, 1, 2) : MPI_DISTRIBUTE_DFLT_DARG;
+        MPI_Type_create_darray(procs, 0, 1, &gsize, &distrib, &darg, &procs, MPI_ORDER_C, c->type, &g->type);
+        int gs, cs;
+        MPI_Type_size(g->type, &gs);
+        MPI_Type_size(c->type, &cs);
+        blocks = gs / cs;
+        g->fext = gsize * fe;
     } else {
         MPI_Count pad = pick(s, 1, 8);
         MPI_Type_create_resized(c->type, 0, (MPI_Aint)(ce + pad), &g->type);
         blocks = 1;
         g->fext = ce + pad; /* bytes: kept as they are in the file */
     }
-    if (kind < 3) g->flb = c->flb; /* subarray and resized (lb 0) set lb 0 */
-    g->sticky = kind >= 5 || c->sticky;
+    if (kind < 3 || kind == 8) g->flb = c->flb; /* subarray, darray and resized (lb 0) set lb 0 */
+    g->sticky = (kind >= 5 && kind <= 7) || c->sticky;
     g->items = repeat(c, blocks);
     g->n = c->n * blocks;
 }
