@@ -40,8 +40,6 @@ COPY_KERNELS(32)
 COPY_KERNELS(40)
 COPY_KERNELS(48)
 COPY_KERNELS(64)
-COPY_KERNELS(128)
-COPY_KERNELS(256)
 
 static void copy_any(char *dst, MPI_Count dstride, const char *src, MPI_Count sstride, MPI_Count n, MPI_Count len)
 {
@@ -61,8 +59,7 @@ static const struct {
 } table[] = {
     {1, copy_1, copy2_1},    {2, copy_2, copy2_2},    {4, copy_4, copy2_4},    {8, copy_8, copy2_8},
     {12, copy_12, copy2_12}, {16, copy_16, copy2_16}, {24, copy_24, copy2_24}, {32, copy_32, copy2_32},
-    {40, copy_40, copy2_40}, {48, copy_48, copy2_48}, {64, copy_64, copy2_64}, {128, copy_128, copy2_128},
-    {256, copy_256, copy2_256},
+    {40, copy_40, copy2_40}, {48, copy_48, copy2_48}, {64, copy_64, copy2_64},
 };
 
 ferry__dt_copy_fn *ferry__dt_copy_for(MPI_Count len)
