@@ -64,6 +64,7 @@ static const struct {
 
 ferry__dt_copy_fn *ferry__dt_copy_for(MPI_Count len)
 {
+    if (len >= FERRY__DT_MEMCPY_MIN) return copy_any;
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (table[i].len == len) return table[i].copy;
     return copy_any;
@@ -71,6 +72,7 @@ ferry__dt_copy_fn *ferry__dt_copy_for(MPI_Count len)
 
 ferry__dt_copy2_fn *ferry__dt_copy2_for(MPI_Count len)
 {
+    if (len >= FERRY__DT_MEMCPY_MIN) return copy2_any;
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (table[i].len == len) return table[i].copy2;
     return copy2_any;
