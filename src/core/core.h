@@ -16,16 +16,8 @@
 #include "fs/fs.h"
 #include "hints/hints.h"
 #include "stats/stats.h"
+#include "view/view.h"
 
-/* The file view (MPI-3.1 13.3). The foundation supports the default view
- * and views whose etype and filetype are contiguous runs of bytes. */
-typedef struct ferry__view {
-    MPI_Offset disp;        /* bytes */
-    MPI_Datatype etype;     /* owned duplicate unless predefined */
-    MPI_Datatype filetype;  /* owned duplicate unless predefined */
-    MPI_Count etype_size;   /* bytes */
-    char datarep[MPI_MAX_DATAREP_STRING];
-} ferry__view_t;
 
 struct ferry_file {
     MPI_Comm comm; /* private duplicate: ferry's traffic never mixes with the caller's */
@@ -42,6 +34,7 @@ struct ferry_file {
     int atomicity;
     MPI_Fint fortran_handle; /* 0 until ferry_File_c2f asks for one */
     ferry__stats_t stats;
+    int locks_refused; /* the file system refused a byte-range lock: no sieving writes from now on */
 };
 
 /* Lazily initializes ferry's process state (keyvals, finalize hook); safe to

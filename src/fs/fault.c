@@ -5,7 +5,7 @@
  *
  * Spec (FERRY_FAULT environment variable, or ferry__fs_fault_arm()):
  *     rule[;rule...]       rule = op:nth[+][:effect][@rank[,rank...]]
- *     op     open | read | write | sync | resize | allocate | delete
+ *     op     open | read | write | sync | resize | allocate | delete | lock | advise
  *     nth    1-based count of that call in this process; "3+" = the 3rd and every later one
  *     effect an errno name (ENOSPC, EIO, EDQUOT, EACCES, EROFS, EINTR, ...) or "short"; default EIO
  *     ranks  ranks of MPI_COMM_WORLD the rule applies to; default every rank
@@ -24,10 +24,11 @@
 #include "fs/fs.h"
 #include "fs/fs_int.h"
 
-enum { OP_OPEN, OP_READ, OP_WRITE, OP_SYNC, OP_RESIZE, OP_ALLOCATE, OP_DELETE, OP_COUNT };
+enum { OP_OPEN, OP_READ, OP_WRITE, OP_SYNC, OP_RESIZE, OP_ALLOCATE, OP_DELETE, OP_LOCK, OP_ADVISE, OP_COUNT };
 enum { MAX_RULES = 16, EFFECT_SHORT = -1 };
 
-static const char *const op_names[OP_COUNT] = {"open", "read", "write", "sync", "resize", "allocate", "delete"};
+static const char *const op_names[OP_COUNT] = {"open",   "read",   "write", "sync",  "resize",
+                                               "allocate", "delete", "lock", "advise"};
 
 static const struct {
     const char *name;
@@ -36,7 +37,7 @@ static const struct {
     {"EIO", EIO}, {"ENOSPC", ENOSPC}, {"EDQUOT", EDQUOT}, {"EACCES", EACCES}, {"EPERM", EPERM},
     {"EROFS", EROFS}, {"ENOENT", ENOENT}, {"EEXIST", EEXIST}, {"EINTR", EINTR}, {"EISDIR", EISDIR},
     {"ENOTDIR", ENOTDIR}, {"ENAMETOOLONG", ENAMETOOLONG}, {"EBUSY", EBUSY}, {"ENOMEM", ENOMEM},
-    {"EFBIG", EFBIG}, {"EAGAIN", EAGAIN},
+    {"EFBIG", EFBIG}, {"EAGAIN", EAGAIN}, {"ENOLCK", ENOLCK}, {"EOPNOTSUPP", EOPNOTSUPP}, {"EINVAL", EINVAL},
 };
 
 typedef struct fault_rule {
@@ -112,8 +113,21 @@ static int fault_unlink(const char *path)
     return effect > 0 ? fail_with(effect) : ferry__posix_real_syscalls.unlink(path);
 }
 
+static int fault_lock(int fd, int cmd, struct flock *lock)
+{
+    int effect = next_effect(OP_LOCK);
+    return effect > 0 ? fail_with(effect) : ferry__posix_real_syscalls.lock(fd, cmd, lock);
+}
+
+static int fault_advise(int fd, off_t offset, off_t len, int advice)
+{
+    int effect = next_effect(OP_ADVISE);
+    return effect > 0 ? effect : ferry__posix_real_syscalls.advise(fd, offset, len, advice);
+}
+
 const ferry__posix_syscalls_t ferry__posix_fault_syscalls = {
-    fault_open, fault_pread, fault_pwrite, fault_fsync, fault_ftruncate, fault_fallocate, fault_unlink,
+    fault_open, fault_pread,  fault_pwrite, fault_fsync,  fault_ftruncate,
+    fault_fallocate, fault_unlink, fault_lock, fault_advise,
 };
 
 static int parse_effect(const char *text, int *effect)

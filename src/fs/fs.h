@@ -52,7 +52,15 @@ struct ferry__fs_ops {
     int (*allocate)(ferry__fs_file_t *file, MPI_Offset size);
     int (*size)(ferry__fs_file_t *file, MPI_Offset *size);
     int (*layout)(ferry__fs_file_t *file, ferry__fs_layout_t *layout);
+    /* Exclusive byte-range lock of [offset, offset + len), waiting for it.
+     * MPI_ERR_UNSUPPORTED_OPERATION when the file system refuses locks. */
+    int (*lock)(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len);
+    int (*unlock)(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len);
+    /* Tells the kernel what [offset, offset + len) is about to see; advisory, never fails. */
+    void (*advise)(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len, int advice);
 };
+
+enum { FERRY_FS_WILLNEED = 1, FERRY_FS_DONTNEED = 2 };
 
 /* The driver for a path (POSIX for now). Borrowed, static. */
 const ferry__fs_ops_t *ferry__fs_driver_for(const char *path);
@@ -81,6 +89,15 @@ static inline int ferry__fs_resize(ferry__fs_file_t *f, MPI_Offset size) { retur
 static inline int ferry__fs_allocate(ferry__fs_file_t *f, MPI_Offset size) { return f->ops->allocate(f, size); }
 static inline int ferry__fs_size(ferry__fs_file_t *f, MPI_Offset *size) { return f->ops->size(f, size); }
 static inline int ferry__fs_layout(ferry__fs_file_t *f, ferry__fs_layout_t *l) { return f->ops->layout(f, l); }
+static inline int ferry__fs_lock(ferry__fs_file_t *f, MPI_Offset off, MPI_Offset len) { return f->ops->lock(f, off, len); }
+static inline int ferry__fs_unlock(ferry__fs_file_t *f, MPI_Offset off, MPI_Offset len)
+{
+    return f->ops->unlock(f, off, len);
+}
+static inline void ferry__fs_advise(ferry__fs_file_t *f, MPI_Offset off, MPI_Offset len, int advice)
+{
+    f->ops->advise(f, off, len, advice);
+}
 
 /* The one errno -> MPI error class mapping. */
 int ferry__fs_errno_class(int err);

@@ -14,6 +14,7 @@
 #ifndef FERRY_FS_INT_H
 #define FERRY_FS_INT_H
 
+#include <fcntl.h>
 #include <sys/types.h>
 
 #include "fs/fs.h"
@@ -26,6 +27,8 @@ typedef struct ferry__posix_syscalls {
     int (*ftruncate)(int fd, off_t size);
     int (*fallocate)(int fd, off_t offset, off_t len); /* returns an errno, like posix_fallocate */
     int (*unlink)(const char *path);
+    int (*lock)(int fd, int cmd, struct flock *lock); /* fcntl with a struct flock */
+    int (*advise)(int fd, off_t offset, off_t len, int advice); /* returns an errno, like posix_fadvise */
 } ferry__posix_syscalls_t;
 
 /* What posix.c calls: the top layer. */

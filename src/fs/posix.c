@@ -29,15 +29,16 @@ static int real_fallocate(int fd, off_t offset, off_t len)
     return posix_fallocate(fd, offset, len);
 }
 
-const ferry__posix_syscalls_t ferry__posix_real_syscalls = {
-    real_open, pread, pwrite, fsync, ftruncate, real_fallocate, unlink,
-};
-ferry__posix_syscalls_t ferry__posix_syscalls = {
-    real_open, pread, pwrite, fsync, ftruncate, real_fallocate, unlink,
-};
-ferry__posix_syscalls_t ferry__posix_below_trace = {
-    real_open, pread, pwrite, fsync, ftruncate, real_fallocate, unlink,
-};
+static int real_lock(int fd, int cmd, struct flock *lock)
+{
+    return fcntl(fd, cmd, lock);
+}
+
+#define REAL_SYSCALLS {real_open, pread, pwrite, fsync, ftruncate, real_fallocate, unlink, real_lock, posix_fadvise}
+const ferry__posix_syscalls_t ferry__posix_real_syscalls = REAL_SYSCALLS;
+ferry__posix_syscalls_t ferry__posix_syscalls = REAL_SYSCALLS;
+ferry__posix_syscalls_t ferry__posix_below_trace = REAL_SYSCALLS;
+#undef REAL_SYSCALLS
 
 typedef struct posix_file {
     ferry__fs_file_t base;
@@ -175,6 +176,45 @@ static int posix_layout(ferry__fs_file_t *file, ferry__fs_layout_t *layout)
     return 0;
 }
 
+/* Open-file-description locks belong to the open file, not the process,
+ * so two threads of one rank exclude each other too; plain POSIX locks
+ * where the kernel predates them. */
+#ifdef F_OFD_SETLKW
+enum { LOCK_WAIT = F_OFD_SETLKW };
+#else
+enum { LOCK_WAIT = F_SETLKW };
+#endif
+
+static int posix_range_lock(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len, short type)
+{
+    struct flock lock = {.l_type = type, .l_whence = SEEK_SET, .l_start = (off_t)offset, .l_len = (off_t)len};
+    int rc;
+    do rc = ferry__posix_syscalls.lock(fd_of(file), LOCK_WAIT, &lock);
+    while (rc != 0 && errno == EINTR);
+    if (rc == 0) return 0;
+    int err = errno;
+    if (err == ENOLCK || err == EOPNOTSUPP || err == EINVAL || err == ENOSYS)
+        return ferry__error_set(MPI_ERR_UNSUPPORTED_OPERATION, "ferry: lock '%s': the file system refuses locks: %s",
+                                file->path, strerror(err));
+    return os_error(err, type == F_UNLCK ? "unlock" : "lock", file->path);
+}
+
+static int posix_lock(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len)
+{
+    return posix_range_lock(file, offset, len, F_WRLCK);
+}
+
+static int posix_unlock(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len)
+{
+    return posix_range_lock(file, offset, len, F_UNLCK);
+}
+
+static void posix_advise(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len, int advice)
+{
+    int kernel_advice = advice == FERRY_FS_WILLNEED ? POSIX_FADV_WILLNEED : POSIX_FADV_DONTNEED;
+    (void)ferry__posix_syscalls.advise(fd_of(file), (off_t)offset, (off_t)len, kernel_advice);
+}
+
 const ferry__fs_ops_t ferry__fs_posix = {
     .name = "posix",
     .open = posix_open,
@@ -187,4 +227,7 @@ const ferry__fs_ops_t ferry__fs_posix = {
     .allocate = posix_allocate,
     .size = posix_size,
     .layout = posix_layout,
+    .lock = posix_lock,
+    .unlock = posix_unlock,
+    .advise = posix_advise,
 };

@@ -96,6 +96,24 @@ static int trace_unlink(const char *path)
     return (int)record("unlink", -1, path, 0, 0, ferry__posix_below_trace.unlink(path), start);
 }
 
+static int trace_lock(int fd, int cmd, struct flock *lock)
+{
+    double start = ferry__trace_now();
+    const char *op = lock->l_type == F_UNLCK ? "unlock" : "lock";
+    return (int)record(op, fd, NULL, lock->l_start, (size_t)lock->l_len, ferry__posix_below_trace.lock(fd, cmd, lock),
+                       start);
+}
+
+static int trace_advise(int fd, off_t offset, off_t len, int advice)
+{
+    double start = ferry__trace_now();
+    int err = ferry__posix_below_trace.advise(fd, offset, len, advice);
+    const char *op = advice == POSIX_FADV_WILLNEED ? "willneed" : "dontneed";
+    ferry__trace_call(op, fd, NULL, offset, (size_t)len, err ? -1 : 0, err, ferry__trace_now() - start);
+    return err;
+}
+
 const ferry__posix_syscalls_t ferry__posix_trace_syscalls = {
-    trace_open, trace_pread, trace_pwrite, trace_fsync, trace_ftruncate, trace_fallocate, trace_unlink,
+    trace_open,      trace_pread,  trace_pwrite, trace_fsync,  trace_ftruncate,
+    trace_fallocate, trace_unlink, trace_lock,   trace_advise,
 };

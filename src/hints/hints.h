@@ -17,8 +17,28 @@
 
 enum { FERRY_HINTS_REJECTED_MAX = 512 };
 
+/* romio_ds_read / romio_ds_write */
+typedef enum { FERRY_HINT_AUTOMATIC = 0, FERRY_HINT_ENABLE = 1, FERRY_HINT_DISABLE = 2 } ferry__hint_switch_t;
+
+/* access_style words, as a bit set */
+enum {
+    FERRY_ACCESS_READ_ONCE = 1 << 0,
+    FERRY_ACCESS_WRITE_ONCE = 1 << 1,
+    FERRY_ACCESS_READ_MOSTLY = 1 << 2,
+    FERRY_ACCESS_WRITE_MOSTLY = 1 << 3,
+    FERRY_ACCESS_SEQUENTIAL = 1 << 4,
+    FERRY_ACCESS_REVERSE_SEQUENTIAL = 1 << 5,
+    FERRY_ACCESS_RANDOM = 1 << 6,
+};
+
 typedef struct ferry__hints {
     MPI_Offset pack_buffer_size; /* bytes staged per chunk for noncontiguous memory */
+    MPI_Offset ind_rd_buffer_size; /* data sieving read window */
+    MPI_Offset ind_wr_buffer_size; /* data sieving write window */
+    MPI_Offset prefetch_size;      /* bytes of future reads announced to the kernel ahead of time */
+    int ds_read;                   /* ferry__hint_switch_t */
+    int ds_write;                  /* ferry__hint_switch_t */
+    int access_style;              /* FERRY_ACCESS_* bits */
     char rejected[FERRY_HINTS_REJECTED_MAX];
 } ferry__hints_t;
 

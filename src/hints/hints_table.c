@@ -9,24 +9,45 @@
 
 #include "hints/hints.h"
 
-typedef enum { HINT_SIZE, HINT_READ_ONLY } hint_type_t;
+/* HINT_SIZE: a byte count in an MPI_Offset field, within [min, max].
+ * HINT_SWITCH: one word of `words` (its index) in an int field.
+ * HINT_WORDS: a comma-separated subset of `words` (a bit set) in an int field. */
+typedef enum { HINT_SIZE, HINT_SWITCH, HINT_WORDS, HINT_READ_ONLY } hint_type_t;
 
 typedef struct hint_spec {
     const char *name;
     hint_type_t type;
-    size_t field; /* offsetof in ferry__hints_t (HINT_SIZE) */
+    size_t field; /* offsetof in ferry__hints_t */
     MPI_Offset default_value, min_value, max_value;
+    const char *words; /* HINT_SWITCH, HINT_WORDS: the allowed words, comma-separated, in index order */
     const char *consumer;
     const char *meaning;
 } hint_spec_t;
 
+static const char switch_words[] = "automatic,enable,disable";
+static const char access_words[] =
+    "read_once,write_once,read_mostly,write_mostly,sequential,reverse_sequential,random";
+
+#define FIELD(name) offsetof(ferry__hints_t, name)
 static const hint_spec_t hint_table[] = {
-    {"ferry_version", HINT_READ_ONLY, 0, 0, 0, 0, "mpiio",
+    {"ferry_version", HINT_READ_ONLY, 0, 0, 0, 0, NULL, "mpiio",
      "ferry's version; its presence in get_info shows ferry serves the file"},
-    {"ferry_pack_buffer_size", HINT_SIZE, offsetof(ferry__hints_t, pack_buffer_size), 16 << 20, 4096,
-     (MPI_Offset)1 << 32, "indep",
-     "bytes of noncontiguous user memory staged per file-system call; bounds ferry's scratch memory"},
+    {"ferry_pack_buffer_size", HINT_SIZE, FIELD(pack_buffer_size), 16 << 20, 4096, (MPI_Offset)1 << 32, NULL, "indep",
+     "bytes of user data staged per batch of file-system calls; bounds ferry's scratch memory"},
+    {"romio_ds_read", HINT_SWITCH, FIELD(ds_read), FERRY_HINT_AUTOMATIC, 0, 0, switch_words, "indep",
+     "data sieving for noncontiguous reads: automatic chooses per batch by the cost model (docs/indep.md)"},
+    {"romio_ds_write", HINT_SWITCH, FIELD(ds_write), FERRY_HINT_AUTOMATIC, 0, 0, switch_words, "indep",
+     "data sieving for noncontiguous writes; disable also removes the byte-range locks writes take"},
+    {"ind_rd_buffer_size", HINT_SIZE, FIELD(ind_rd_buffer_size), 4 << 20, 4096, 1 << 30, NULL, "indep",
+     "bytes per data sieving read window"},
+    {"ind_wr_buffer_size", HINT_SIZE, FIELD(ind_wr_buffer_size), 1 << 20, 4096, 1 << 30, NULL, "indep",
+     "bytes per data sieving write window (read, patched and written back under a byte-range lock)"},
+    {"access_style", HINT_WORDS, FIELD(access_style), 0, 0, 0, access_words, "indep",
+     "how the file will be accessed; random enables guided prefetching of noncontiguous reads"},
+    {"ferry_prefetch_size", HINT_SIZE, FIELD(prefetch_size), 8 << 20, 0, 1 << 30, NULL, "indep",
+     "bytes of upcoming noncontiguous reads announced to the kernel ahead (0 disables prefetching)"},
 };
+#undef FIELD
 enum { HINT_COUNT = sizeof hint_table / sizeof hint_table[0] };
 
 static MPI_Offset *size_field(ferry__hints_t *hints, const hint_spec_t *spec)
@@ -34,11 +55,58 @@ static MPI_Offset *size_field(ferry__hints_t *hints, const hint_spec_t *spec)
     return (MPI_Offset *)((char *)hints + spec->field);
 }
 
+static int *int_field(ferry__hints_t *hints, const hint_spec_t *spec)
+{
+    return (int *)((char *)hints + spec->field);
+}
+
 void ferry__hints_defaults(ferry__hints_t *hints)
 {
     memset(hints, 0, sizeof *hints);
-    for (int i = 0; i < HINT_COUNT; i++)
+    for (int i = 0; i < HINT_COUNT; i++) {
         if (hint_table[i].type == HINT_SIZE) *size_field(hints, &hint_table[i]) = hint_table[i].default_value;
+        if (hint_table[i].type == HINT_SWITCH || hint_table[i].type == HINT_WORDS)
+            *int_field(hints, &hint_table[i]) = (int)hint_table[i].default_value;
+    }
+}
+
+/* Index of word (length len) in a comma-separated list, or -1. */
+static int word_index(const char *words, const char *word, size_t len)
+{
+    int index = 0;
+    for (const char *p = words; *p; index++) {
+        size_t n = strcspn(p, ",");
+        if (n == len && strncmp(p, word, len) == 0) return index;
+        p += n + (p[n] == ',');
+    }
+    return -1;
+}
+
+/* Parses a comma-separated subset of words into a bit set; -1 on an unknown word. */
+static int parse_words(const char *words, const char *text, int *bits)
+{
+    *bits = 0;
+    for (const char *p = text; *p;) {
+        size_t n = strcspn(p, ",");
+        int index = word_index(words, p, n);
+        if (index < 0) return -1;
+        *bits |= 1 << index;
+        p += n + (p[n] == ',');
+    }
+    return 0;
+}
+
+/* Writes the words of bit set `bits` as a comma-separated list. */
+static void format_words(const char *words, int bits, char *out, size_t cap)
+{
+    out[0] = '\0';
+    int index = 0;
+    for (const char *p = words; *p; index++) {
+        size_t n = strcspn(p, ",");
+        if (bits & (1 << index))
+            snprintf(out + strlen(out), cap - strlen(out), "%s%.*s", out[0] ? "," : "", (int)n, p);
+        p += n + (p[n] == ',');
+    }
 }
 
 /* Parses a decimal byte count with an optional k/m/g suffix (powers of 1024). */
@@ -74,6 +142,18 @@ static void apply_one(ferry__hints_t *hints, const hint_spec_t *spec, const char
         reject(hints, spec->name, value, "read-only");
         return;
     }
+    if (spec->type == HINT_SWITCH) {
+        int index = word_index(spec->words, value, strlen(value));
+        if (index < 0) reject(hints, spec->name, value, "expected automatic, enable or disable");
+        else *int_field(hints, spec) = index;
+        return;
+    }
+    if (spec->type == HINT_WORDS) {
+        int bits;
+        if (parse_words(spec->words, value, &bits) != 0) reject(hints, spec->name, value, "unknown word");
+        else *int_field(hints, spec) = bits;
+        return;
+    }
     MPI_Offset parsed;
     if (parse_size(value, &parsed) != 0) {
         reject(hints, spec->name, value, "not a byte count");
@@ -101,13 +181,19 @@ void ferry__hints_apply(ferry__hints_t *hints, MPI_Info info)
 
 int ferry__hints_report(const ferry__hints_t *hints, MPI_Info info)
 {
-    char value[64];
+    char value[160];
     for (int i = 0; i < HINT_COUNT; i++) {
         const hint_spec_t *spec = &hint_table[i];
+        ferry__hints_t *h = (ferry__hints_t *)hints;
         if (spec->type == HINT_READ_ONLY)
             snprintf(value, sizeof value, "%s", FERRY_VERSION);
+        else if (spec->type == HINT_SWITCH)
+            format_words(spec->words, 1 << *int_field(h, spec), value, sizeof value);
+        else if (spec->type == HINT_WORDS)
+            format_words(spec->words, *int_field(h, spec), value, sizeof value);
         else
-            snprintf(value, sizeof value, "%" PRId64, (int64_t)*size_field((ferry__hints_t *)hints, spec));
+            snprintf(value, sizeof value, "%" PRId64, (int64_t)*size_field(h, spec));
+        if (spec->type == HINT_WORDS && value[0] == '\0') continue; /* no style given */
         if (MPI_Info_set(info, (char *)spec->name, value) != MPI_SUCCESS) return MPI_ERR_INFO;
     }
     if (hints->rejected[0] && MPI_Info_set(info, "ferry_hints_rejected", (char *)hints->rejected) != MPI_SUCCESS)
@@ -122,6 +208,11 @@ void ferry__hints_print_table(FILE *out)
         const hint_spec_t *s = &hint_table[i];
         if (s->type == HINT_READ_ONLY)
             fprintf(out, "| `%s` | read-only | | | %s | %s |\n", s->name, s->consumer, s->meaning);
+        else if (s->type == HINT_SWITCH)
+            fprintf(out, "| `%s` | one of | automatic | %s | %s | %s |\n", s->name, s->words, s->consumer,
+                    s->meaning);
+        else if (s->type == HINT_WORDS)
+            fprintf(out, "| `%s` | list of | (none) | %s | %s | %s |\n", s->name, s->words, s->consumer, s->meaning);
         else
             fprintf(out, "| `%s` | bytes | %" PRId64 " | %" PRId64 "..%" PRId64 " | %s | %s |\n", s->name,
                     (int64_t)s->default_value, (int64_t)s->min_value, (int64_t)s->max_value, s->consumer,

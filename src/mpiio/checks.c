@@ -45,10 +45,12 @@ int ferry__check_buffer(ferry_File fh, MPI_Count count, MPI_Datatype type, const
         return ferry__error_set(MPI_ERR_TYPE, "ferry: %s '%s': invalid datatype", op, fh->filename);
     if (info.size > 0 && count > INT64_MAX / info.size)
         return ferry__error_set(MPI_ERR_COUNT, "ferry: %s '%s': count * datatype size overflows", op, fh->filename);
-    if (info.size % fh->view.etype_size != 0)
+    MPI_Count file_size = info.size;
+    if (ferry__datarep_size(fh->view.rep, type, &file_size) != 0) return MPI_ERR_TYPE;
+    if (file_size % fh->view.etype_size != 0)
         return ferry__error_set(MPI_ERR_TYPE,
                                 "ferry: %s '%s': datatype size %lld is not a multiple of the etype size %lld", op,
-                                fh->filename, (long long)info.size, (long long)fh->view.etype_size);
+                                fh->filename, (long long)file_size, (long long)fh->view.etype_size);
     return 0;
 }
 

@@ -105,11 +105,9 @@ int ferry_File_get_type_extent_c(ferry_File fh, MPI_Datatype datatype, MPI_Count
 {
     int cls = ferry__check_file(fh, "get_type_extent");
     if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
-    ferry__typeinfo_t info;
-    cls = ferry__datatype_info(datatype, &info);
-    if (cls == 0 && !extent) cls = ferry__error_set(MPI_ERR_ARG, "ferry: get_type_extent: NULL argument");
-    if (cls == 0) *extent = info.extent; /* native representation: the memory extent */
-    return ferry__error_return(fh, cls);
+    if (!extent) return ferry__error_return(fh, ferry__error_set(MPI_ERR_ARG, "ferry: get_type_extent: NULL argument"));
+    /* The extent in the view's data representation (MPI-3.1 13.5.1). */
+    return ferry__error_return(fh, ferry__datarep_extent(fh->view.rep, datatype, extent));
 }
 
 int ferry_File_get_type_extent(ferry_File fh, MPI_Datatype datatype, MPI_Aint *extent)

@@ -24,13 +24,8 @@ int ferry__check_buffer(ferry_File fh, MPI_Count count, MPI_Datatype type, const
 /* Fills status (may be MPI_STATUS_IGNORE) for a transfer of `bytes` bytes. */
 void ferry__status_set_bytes(MPI_Status *status, MPI_Count bytes);
 
-/* Byte offset in the file of `offset` etypes into the current view. */
-int ferry__view_byte_offset(ferry_File fh, MPI_Offset offset, MPI_Offset *byte_offset, const char *op);
-
-/* Sets a view that owns nothing to the default view. */
-void ferry__view_init(ferry__view_t *view);
-
-/* Frees the view's owned datatypes and resets it to the default view. */
-void ferry__view_reset(ferry__view_t *view);
+/* Stream byte of `offset` etypes into the current view, checked for
+ * negative values and overflow. */
+int ferry__check_offset(ferry_File fh, MPI_Offset offset, MPI_Offset *stream_byte, const char *op);
 
 #endif

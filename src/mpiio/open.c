@@ -90,7 +90,7 @@ static void free_file(ferry_File file)
 {
     if (!file) return;
     ferry__handle_forget(file);
-    ferry__view_reset(&file->view);
+    ferry__view_release(&file->view);
     if (file->comm != MPI_COMM_NULL) MPI_Comm_free(&file->comm);
     ferry__free(file->filename);
     ferry__free(file);

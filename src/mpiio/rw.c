@@ -34,14 +34,14 @@ int ferry__access_transfer(const ferry__access_t *call, ferry_File fh, MPI_Offse
     *done = 0;
     int cls = check_access(call, fh, count, type);
     if (call->individual) offset = fh->position;
-    MPI_Offset byte_offset = 0;
-    if (cls == 0) cls = ferry__view_byte_offset(fh, offset, &byte_offset, call->name);
+    MPI_Offset skip = 0;
+    if (cls == 0) cls = ferry__check_offset(fh, offset, &skip, call->name);
     if (call->collective)
-        cls = call->write ? ferry__coll_write(fh, cls, byte_offset, buf, count, type, done, call->name)
-                          : ferry__coll_read(fh, cls, byte_offset, buf, count, type, done, call->name);
+        cls = call->write ? ferry__coll_write(fh, cls, skip, buf, count, type, done, call->name)
+                          : ferry__coll_read(fh, cls, skip, buf, count, type, done, call->name);
     else if (cls == 0)
-        cls = call->write ? ferry__indep_write(fh, byte_offset, buf, count, type, done)
-                          : ferry__indep_read(fh, byte_offset, buf, count, type, done);
+        cls = call->write ? ferry__indep_write(fh, skip, buf, count, type, done)
+                          : ferry__indep_read(fh, skip, buf, count, type, done);
     /* A call that failed anywhere leaves every rank's pointer where it was. */
     if (call->individual && cls == 0) fh->position += *done / fh->view.etype_size;
     if (cls == 0) count_transfer(&fh->stats, call->write, *done);

@@ -1,0 +1,49 @@
+/*
+ * The cost model that picks, per round of segments, between one
+ * file-system call per segment ("vectored") and data sieving.
+ *
+ *   vectored       = pieces * CALL + bytes * BYTE              (+ 2 LOCK per round for writes that lock)
+ *   sieving read   = windows * CALL + span * BYTE + pieces * COPY
+ *   sieving write  = windows * (CALL + 2 LOCK) + span * BYTE + pieces * COPY
+ *                    + (windows * CALL + span * BYTE)           when the round has holes (the read)
+ *
+ * pieces, bytes and span (first byte to last byte) describe the round;
+ * windows = ceil(span / window size). The constants are costs per call,
+ * per byte moved by the kernel, per piece copied and per lock, measured
+ * on tmpfs and ext4 with warm caches on the development machine (order of
+ * magnitude is what matters: sieving wins when holes are small compared
+ * with CALL / BYTE, about 5 KB). romio_ds_read / romio_ds_write = enable
+ * or disable override the model; sieving writes are never chosen where
+ * other ranks write and the file system refuses locks.
+ */
+#include "indep/indep_int.h"
+
+static const double CALL = 1.0e-6;  /* seconds per file-system call */
+static const double BYTE = 0.2e-9;  /* seconds per byte the kernel copies */
+static const double COPY = 0.02e-6; /* seconds per piece copied in user space */
+static const double LOCK = 1.0e-6;  /* seconds per lock or unlock */
+
+static int sieving_allowed(const ferry__transfer_t *t)
+{
+    if (!t->write) return 1;
+    return t->fh->nprocs == 1 || t->lock_writes;
+}
+
+ferry__serve_t ferry__indep_choose(const ferry__transfer_t *t, const ferry__round_t *round)
+{
+    int setting = t->write ? t->fh->hints.ds_write : t->fh->hints.ds_read;
+    if (round->n <= 1 || setting == FERRY_HINT_DISABLE || !sieving_allowed(t)) return FERRY_SERVE_VECTORED;
+    if (setting == FERRY_HINT_ENABLE) return FERRY_SERVE_SIEVE;
+    const ferry__datatype_segment_t *last = &round->segs[round->n - 1];
+    double span = (double)(last->offset + last->length - round->segs[0].offset);
+    double pieces = round->n, bytes = (double)round->bytes;
+    MPI_Count window = t->write ? t->fh->hints.ind_wr_buffer_size : t->fh->hints.ind_rd_buffer_size;
+    double windows = (double)((MPI_Count)span + window - 1) / (double)window;
+    double vectored = pieces * CALL + bytes * BYTE + (t->lock_writes ? 2 * LOCK : 0);
+    double sieve = windows * CALL + span * BYTE + pieces * COPY;
+    if (t->write) {
+        sieve += windows * 2 * LOCK;
+        if (span > bytes) sieve += windows * CALL + span * BYTE;
+    }
+    return sieve < vectored ? FERRY_SERVE_SIEVE : FERRY_SERVE_VECTORED;
+}

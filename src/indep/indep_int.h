@@ -1,0 +1,58 @@
+/*
+ * Shared by the indep module's files only: one transfer's state, the cost
+ * model, the two ways of serving a batch of segments, and prefetching.
+ */
+#ifndef FERRY_INDEP_INT_H
+#define FERRY_INDEP_INT_H
+
+#include "datatype/datatype.h"
+#include "indep/indep.h"
+
+enum { FERRY_INDEP_SEGMENTS = 256 }; /* segments fetched from the view per round */
+
+typedef struct ferry__transfer {
+    ferry_File fh;
+    int write;
+    void *buf; /* the caller's memory: (buf, count, type) */
+    MPI_Count count;
+    MPI_Datatype type;
+    char *direct;     /* first stream byte when memory is one native run in order, else NULL */
+    MPI_Offset skip;  /* view stream byte the transfer starts at */
+    MPI_Count total;  /* file-stream bytes to move */
+    char *staging;    /* batch of stream bytes when !direct (owned) */
+    MPI_Count batch;  /* stream bytes per batch */
+    char *window;     /* data sieving buffer (owned, allocated on first use) */
+    MPI_Count window_size;
+    int lock_writes;  /* writes lock their byte range: another rank may be sieving */
+} ferry__transfer_t;
+
+/* A round of segments: `data` holds their stream bytes back to back. */
+typedef struct ferry__round {
+    ferry__datatype_segment_t *segs;
+    int n;
+    char *data;
+    MPI_Count bytes; /* sum of segment lengths */
+} ferry__round_t;
+
+typedef enum { FERRY_SERVE_VECTORED, FERRY_SERVE_SIEVE } ferry__serve_t;
+
+/* cost.c: how to serve a round (respects romio_ds_read / romio_ds_write). */
+ferry__serve_t ferry__indep_choose(const ferry__transfer_t *t, const ferry__round_t *round);
+
+/* vectored.c, sieve.c: serve a round. Reads set *got to the round's bytes
+ * that lie before end of file (all of them unless the file ends inside). */
+int ferry__indep_vectored(ferry__transfer_t *t, const ferry__round_t *round, MPI_Count *got);
+int ferry__indep_sieve(ferry__transfer_t *t, const ferry__round_t *round, MPI_Count *got);
+
+/* Locks [offset, offset + len) for a write when t->lock_writes; on a file
+ * system that refuses locks, turns locking (and sieving writes) off for the
+ * file and succeeds. unlock_range undoes a successful lock_range. */
+int ferry__indep_lock_range(ferry__transfer_t *t, MPI_Offset offset, MPI_Offset len, int *locked);
+int ferry__indep_unlock_range(ferry__transfer_t *t, MPI_Offset offset, MPI_Offset len, int locked);
+
+/* prefetch.c: announce the file ranges of view stream bytes [from, from + len)
+ * (at most ferry_prefetch_size of them), and drop ranges already read. */
+void ferry__indep_prefetch(ferry__transfer_t *t, MPI_Offset from, MPI_Offset len);
+void ferry__indep_release(ferry__transfer_t *t, MPI_Offset from, MPI_Offset len);
+
+#endif

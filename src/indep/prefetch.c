@@ -1,0 +1,56 @@
+/*
+ * Guided prefetching (seed 000, section 3.1.3): a read through a view
+ * knows which file ranges it will touch next, so it tells the kernel
+ * (posix_fadvise WILLNEED) ahead of time, ferry_prefetch_size stream bytes
+ * ahead, merging ranges separated by small holes. Only for sparse views
+ * (less than half of each filetype extent is data) or access_style=random:
+ * contiguous and dense reads are left to the kernel's own readahead, which
+ * already does well. With access_style=read_once, ranges that were read
+ * are dropped from the page cache (DONTNEED) as the read moves on.
+ */
+#include "indep/indep_int.h"
+
+enum { MERGE_GAP = 64 << 10, MAX_ADVICE = 64 };
+
+static int worth_prefetching(const ferry__transfer_t *t)
+{
+    const ferry__view_t *view = &t->fh->view;
+    int sparse = !view->contiguous && 2 * view->tile_size < view->tile_extent;
+    int random = (t->fh->hints.access_style & FERRY_ACCESS_RANDOM) != 0;
+    return t->fh->hints.prefetch_size > 0 && !view->contiguous && (sparse || random);
+}
+
+static void advise_ranges(ferry__transfer_t *t, MPI_Offset from, MPI_Offset len, int advice)
+{
+    ferry__datatype_segment_t segs[FERRY_INDEP_SEGMENTS];
+    ferry__view_cursor_t cursor;
+    ferry__view_cursor_init(&cursor, &t->fh->view, from, len);
+    MPI_Offset lo = -1, hi = -1;
+    int given = 0, n = 0;
+    while (ferry__view_segments(&cursor, segs, FERRY_INDEP_SEGMENTS, &n) == 0 && n > 0) {
+        for (int i = 0; i < n; i++) {
+            if (lo >= 0 && (segs[i].offset - hi > MERGE_GAP && given < MAX_ADVICE - 1)) {
+                ferry__fs_advise(t->fh->fs, lo, hi - lo, advice);
+                given++;
+                lo = -1;
+            }
+            if (lo < 0) lo = segs[i].offset;
+            hi = segs[i].offset + segs[i].length;
+        }
+    }
+    if (lo >= 0) ferry__fs_advise(t->fh->fs, lo, hi - lo, advice);
+}
+
+void ferry__indep_prefetch(ferry__transfer_t *t, MPI_Offset from, MPI_Offset len)
+{
+    if (t->write || !worth_prefetching(t)) return;
+    MPI_Offset ahead = t->fh->hints.prefetch_size;
+    if (len > ahead) len = ahead;
+    if (len > 0) advise_ranges(t, from, len, FERRY_FS_WILLNEED);
+}
+
+void ferry__indep_release(ferry__transfer_t *t, MPI_Offset from, MPI_Offset len)
+{
+    if (!t->write && len > 0 && worth_prefetching(t) && (t->fh->hints.access_style & FERRY_ACCESS_READ_ONCE))
+        advise_ranges(t, from, len, FERRY_FS_DONTNEED);
+}

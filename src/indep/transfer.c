@@ -1,0 +1,112 @@
+/*
+ * One independent transfer: batches of view stream bytes, each staged (or
+ * used in place), cut into rounds of segments, each round served by the
+ * way the cost model picks.
+ */
+#include <string.h>
+
+#include "error/error.h"
+#include "indep/indep_int.h"
+
+/* Memory used in place needs no staging; its batches only bound prefetching. */
+enum { DIRECT_BATCH = 64 << 20 };
+
+static int setup(ferry__transfer_t *t, ferry_File fh, int write, MPI_Offset skip, void *buf, MPI_Count count,
+                 MPI_Datatype type)
+{
+    memset(t, 0, sizeof *t);
+    t->fh = fh;
+    t->write = write;
+    t->buf = buf;
+    t->count = count;
+    t->type = type;
+    t->skip = skip;
+    ferry__typeinfo_t info;
+    MPI_Count file_size;
+    FERRY_TRY(ferry__datatype_info(type, &info));
+    FERRY_TRY(ferry__datarep_size(fh->view.rep, type, &file_size));
+    t->total = count * file_size;
+    if (ferry__datarep_is_native(fh->view.rep) && ferry__datatype_stream_contiguous(&info, count))
+        t->direct = ferry__datatype_at(buf, info.true_lb);
+    MPI_Count batch = t->direct ? DIRECT_BATCH : fh->hints.pack_buffer_size;
+    t->batch = t->total < batch ? t->total : batch;
+    t->lock_writes = write && fh->nprocs > 1 && fh->hints.ds_write != FERRY_HINT_DISABLE && !fh->locks_refused;
+    if (!t->direct && t->batch > 0 && !(t->staging = ferry__malloc((size_t)t->batch)))
+        return ferry__error_set(MPI_ERR_NO_MEM, "ferry: %s '%s': out of memory staging %lld bytes",
+                                write ? "write" : "read", fh->filename, (long long)t->batch);
+    return 0;
+}
+
+static void teardown(ferry__transfer_t *t)
+{
+    ferry__free(t->staging);
+    ferry__free(t->window);
+}
+
+/* Moves stream bytes [t->skip + start, + len) between data and the file;
+ * *moved falls short of len only at end of file (reads). */
+static int move_batch(ferry__transfer_t *t, MPI_Offset start, MPI_Count len, char *data, MPI_Count *moved)
+{
+    ferry__datatype_segment_t segs[FERRY_INDEP_SEGMENTS];
+    ferry__view_cursor_t cursor;
+    ferry__view_cursor_init(&cursor, &t->fh->view, t->skip + start, len);
+    *moved = 0;
+    while (*moved < len) {
+        ferry__round_t round = {segs, 0, data + *moved, 0};
+        FERRY_TRY(ferry__view_segments(&cursor, segs, FERRY_INDEP_SEGMENTS, &round.n));
+        if (round.n == 0) break;
+        for (int i = 0; i < round.n; i++) round.bytes += segs[i].length;
+        MPI_Count got = 0;
+        int rc = ferry__indep_choose(t, &round) == FERRY_SERVE_SIEVE ? ferry__indep_sieve(t, &round, &got)
+                                                                      : ferry__indep_vectored(t, &round, &got);
+        *moved += got;
+        if (rc != 0) return rc;
+        if (got < round.bytes) break; /* end of file */
+    }
+    return 0;
+}
+
+static int run(ferry__transfer_t *t, MPI_Count *done)
+{
+    const ferry__datarep_t *rep = t->fh->view.rep;
+    if (!t->write) ferry__indep_prefetch(t, t->skip, t->total);
+    while (*done < t->total) {
+        MPI_Count len = t->total - *done < t->batch ? t->total - *done : t->batch;
+        char *data = t->direct ? t->direct + *done : t->staging;
+        if (t->write && !t->direct)
+            FERRY_TRY(ferry__datarep_pack(rep, t->buf, t->count, t->type, *done, data, len));
+        if (!t->write) ferry__indep_prefetch(t, t->skip + *done + len, t->total - *done - len);
+        MPI_Count moved = 0;
+        int rc = move_batch(t, *done, len, data, &moved);
+        if (!t->write && !t->direct && moved > 0 && rc == 0)
+            rc = ferry__datarep_unpack(rep, data, moved, t->buf, t->count, t->type, *done);
+        if (!t->write) ferry__indep_release(t, t->skip + *done, moved);
+        *done += moved;
+        if (rc != 0) return rc;
+        if (moved < len) break;
+    }
+    return 0;
+}
+
+static int transfer(ferry_File fh, int write, MPI_Offset skip, void *buf, MPI_Count count, MPI_Datatype type,
+                    MPI_Count *done)
+{
+    ferry__transfer_t t;
+    *done = 0;
+    int rc = setup(&t, fh, write, skip, buf, count, type);
+    if (rc == 0) rc = run(&t, done);
+    teardown(&t);
+    return rc;
+}
+
+int ferry__indep_write(ferry_File fh, MPI_Offset skip, const void *buf, MPI_Count count, MPI_Datatype type,
+                       MPI_Count *done)
+{
+    return transfer(fh, 1, skip, (void *)buf, count, type, done);
+}
+
+int ferry__indep_read(ferry_File fh, MPI_Offset skip, void *buf, MPI_Count count, MPI_Datatype type,
+                      MPI_Count *done)
+{
+    return transfer(fh, 0, skip, buf, count, type, done);
+}

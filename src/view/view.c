@@ -1,0 +1,179 @@
+/*
+ * Building and navigating file views.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "error/error.h"
+#include "view/view.h"
+
+static int is_predefined(MPI_Datatype type)
+{
+    int ni, na, nd, combiner;
+    MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner);
+    return combiner == MPI_COMBINER_NAMED;
+}
+
+static void release_type(MPI_Datatype *type)
+{
+    if (*type != MPI_DATATYPE_NULL && !is_predefined(*type)) MPI_Type_free(type);
+    *type = MPI_DATATYPE_NULL;
+}
+
+void ferry__view_init(ferry__view_t *view)
+{
+    view->disp = 0;
+    view->etype = view->filetype = view->layout = MPI_BYTE;
+    view->etype_size = view->tile_size = view->tile_extent = 1;
+    view->contiguous = 1;
+    ferry__datarep_find("native", &view->rep);
+}
+
+void ferry__view_release(ferry__view_t *view)
+{
+    release_type(&view->etype);
+    release_type(&view->filetype);
+    release_type(&view->layout);
+    ferry__view_init(view);
+}
+
+/* A reference to type that the view owns: predefined types as they are. */
+static int keep_type(MPI_Datatype type, MPI_Datatype *kept)
+{
+    if (is_predefined(type)) {
+        *kept = type;
+        return 0;
+    }
+    return MPI_Type_dup(type, kept) == MPI_SUCCESS ? 0 : MPI_ERR_TYPE;
+}
+
+/* MPI-3.1 13.3: etype and filetype have nonnegative, monotonically
+ * nondecreasing displacements; the filetype is made of whole etypes. */
+static int check_types(const ferry__typeinfo_t *e, const ferry__typeinfo_t *f, MPI_Count etype_size,
+                       MPI_Count tile_size, const char *name)
+{
+    if (e->size == 0) return ferry__error_set(MPI_ERR_TYPE, "ferry: set_view '%s': etype has size 0", name);
+    if (f->size == 0) return ferry__error_set(MPI_ERR_TYPE, "ferry: set_view '%s': filetype has size 0", name);
+    if (e->true_lb < 0 || f->true_lb < 0)
+        return ferry__error_set(MPI_ERR_TYPE, "ferry: set_view '%s': %s has negative displacements", name,
+                                e->true_lb < 0 ? "etype" : "filetype");
+    if (!e->monotone || !f->monotone)
+        return ferry__error_set(MPI_ERR_TYPE,
+                                "ferry: set_view '%s': %s displacements are not monotonically nondecreasing", name,
+                                !e->monotone ? "etype" : "filetype");
+    if (tile_size % etype_size != 0)
+        return ferry__error_set(MPI_ERR_TYPE,
+                                "ferry: set_view '%s': filetype (%lld bytes) is not made of whole etypes (%lld bytes)",
+                                name, (long long)tile_size, (long long)etype_size);
+    return 0;
+}
+
+static int describe(ferry__view_t *view, const char *filename)
+{
+    ferry__typeinfo_t e, f, l;
+    FERRY_TRY(ferry__datatype_info(view->etype, &e));
+    FERRY_TRY(ferry__datatype_info(view->filetype, &f));
+    FERRY_TRY(ferry__datatype_info(view->layout, &l));
+    FERRY_TRY(ferry__datarep_size(view->rep, view->etype, &view->etype_size));
+    view->tile_size = l.size;
+    view->tile_extent = l.extent;
+    FERRY_TRY(check_types(&e, &l, view->etype_size, view->tile_size, filename));
+    if (l.extent <= 0)
+        return ferry__error_set(MPI_ERR_TYPE, "ferry: set_view '%s': filetype extent must be positive", filename);
+    view->contiguous = ferry__datatype_stream_contiguous(&l, 2) && l.true_lb == 0;
+    return 0;
+}
+
+int ferry__view_build(ferry__view_t *view, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                      const char *datarep, const char *filename)
+{
+    ferry__view_init(view);
+    view->etype = view->filetype = view->layout = MPI_DATATYPE_NULL;
+    if (disp == MPI_DISPLACEMENT_CURRENT)
+        return ferry__error_set(MPI_ERR_UNSUPPORTED_OPERATION,
+                                "ferry: set_view '%s': MPI_DISPLACEMENT_CURRENT needs shared file pointers", filename);
+    if (disp < 0) return ferry__error_set(MPI_ERR_ARG, "ferry: set_view '%s': negative displacement", filename);
+    if (!datarep) return ferry__error_set(MPI_ERR_ARG, "ferry: set_view '%s': NULL datarep", filename);
+    ferry__typeinfo_t probe;
+    if (etype == MPI_DATATYPE_NULL || ferry__datatype_info(etype, &probe) != 0)
+        return ferry__error_set(MPI_ERR_TYPE, "ferry: set_view '%s': invalid etype", filename);
+    if (filetype == MPI_DATATYPE_NULL || ferry__datatype_info(filetype, &probe) != 0)
+        return ferry__error_set(MPI_ERR_TYPE, "ferry: set_view '%s': invalid filetype", filename);
+    int cls = ferry__datarep_find(datarep, &view->rep);
+    if (cls) return ferry__error_set(cls, "ferry: set_view '%s': data representation '%s' is not supported",
+                                     filename, datarep);
+    view->disp = disp;
+    if (keep_type(etype, &view->etype) || keep_type(filetype, &view->filetype))
+        cls = ferry__error_set(MPI_ERR_TYPE, "ferry: set_view '%s': cannot keep the view's datatypes", filename);
+    if (cls == 0 && ferry__datarep_is_native(view->rep)) cls = keep_type(view->filetype, &view->layout);
+    else if (cls == 0) cls = ferry__datarep_file_layout(view->rep, filetype, &view->layout);
+    if (cls == 0) cls = describe(view, filename);
+    if (cls != 0) {
+        release_type(&view->etype);
+        release_type(&view->filetype);
+        release_type(&view->layout);
+        ferry__view_init(view);
+    }
+    return cls;
+}
+
+/* A count of tiles no offset computation can overflow with. */
+static MPI_Count endless(const ferry__view_t *view)
+{
+    MPI_Count unit = view->tile_extent > view->tile_size ? view->tile_extent : view->tile_size;
+    return (INT64_MAX / 4) / (unit > 0 ? unit : 1);
+}
+
+int ferry__view_file_offset(const ferry__view_t *view, MPI_Offset r, MPI_Offset *offset)
+{
+    if (view->contiguous) {
+        *offset = view->disp + r;
+        return 0;
+    }
+    MPI_Count within;
+    FERRY_TRY(ferry__datatype_offset(view->layout, r, &within));
+    *offset = view->disp + within;
+    return 0;
+}
+
+int ferry__view_stream_below(const ferry__view_t *view, MPI_Offset end, MPI_Offset *bytes)
+{
+    if (end <= view->disp) {
+        *bytes = 0;
+        return 0;
+    }
+    if (view->contiguous) {
+        *bytes = end - view->disp;
+        return 0;
+    }
+    MPI_Count n;
+    FERRY_TRY(ferry__datatype_bytes_below(view->layout, endless(view), end - view->disp, &n));
+    *bytes = n;
+    return 0;
+}
+
+void ferry__view_cursor_init(ferry__view_cursor_t *cursor, const ferry__view_t *view, MPI_Offset skip,
+                             MPI_Offset len)
+{
+    cursor->view = view;
+    cursor->pos = skip;
+    cursor->end = skip + len;
+    if (!view->contiguous) ferry__datatype_cursor_init(&cursor->tiles, view->layout, skip, len);
+}
+
+int ferry__view_segments(ferry__view_cursor_t *cursor, ferry__datatype_segment_t *segs, int max, int *n)
+{
+    const ferry__view_t *view = cursor->view;
+    if (view->contiguous) {
+        *n = 0;
+        if (cursor->pos < cursor->end && max > 0) {
+            segs[0] = (ferry__datatype_segment_t){view->disp + cursor->pos, cursor->end - cursor->pos};
+            cursor->pos = cursor->end;
+            *n = 1;
+        }
+        return 0;
+    }
+    FERRY_TRY(ferry__datatype_segments(&cursor->tiles, segs, max, n));
+    for (int i = 0; i < *n; i++) segs[i].offset += view->disp;
+    return 0;
+}

@@ -1,0 +1,63 @@
+/*
+ * view: file views (MPI-3.1 13.3): where the bytes of a rank's data stream
+ * live in the file.
+ *
+ * A view is disp + a filetype tiled without end, in a data representation.
+ * The view keeps the filetype laid out in the representation ("layout");
+ * the datatype engine navigates it, so mapping a stream position to a file
+ * offset, finding the stream bytes below end of file, and producing the file
+ * segments of a stream window cost O(tree depth) plus the segments returned,
+ * never a list of blocks. Positions here are stream bytes (etype offsets
+ * times etype_size). Nothing in this module is collective.
+ */
+#ifndef FERRY_VIEW_H
+#define FERRY_VIEW_H
+
+#include "datarep/datarep.h"
+#include "datatype/datatype.h"
+
+typedef struct ferry__view {
+    MPI_Offset disp;       /* bytes */
+    MPI_Datatype etype;    /* the caller's, for get_view: predefined as is, derived duplicated (owned) */
+    MPI_Datatype filetype; /* likewise */
+    MPI_Datatype layout;   /* filetype in the representation's layout (owned unless predefined) */
+    MPI_Count etype_size;  /* file-stream bytes per etype */
+    MPI_Count tile_size;   /* file-stream bytes per filetype */
+    MPI_Count tile_extent; /* bytes of file per filetype */
+    int contiguous;        /* stream byte r is file byte disp + r */
+    const ferry__datarep_t *rep;
+} ferry__view_t;
+
+/* The default view (disp 0, MPI_BYTE, MPI_BYTE, "native") on a view that owns nothing. */
+void ferry__view_init(ferry__view_t *view);
+
+/* Frees what the view owns and makes it the default view. */
+void ferry__view_release(ferry__view_t *view);
+
+/* Validates and builds a view into *view (which must own nothing). On
+ * failure returns the class (MPI_ERR_TYPE, MPI_ERR_ARG,
+ * MPI_ERR_UNSUPPORTED_DATAREP, ...) with a message naming `filename`, and
+ * *view owns nothing. */
+int ferry__view_build(ferry__view_t *view, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                      const char *datarep, const char *filename);
+
+/* File offset of stream byte r (r >= 0). */
+int ferry__view_file_offset(const ferry__view_t *view, MPI_Offset r, MPI_Offset *offset);
+
+/* How many stream bytes lie in file bytes below `end`. */
+int ferry__view_stream_below(const ferry__view_t *view, MPI_Offset end, MPI_Offset *bytes);
+
+/* File segments of stream bytes [skip, skip + len), in stream order, which
+ * for a valid view is ascending file order; a bounded batch per call. */
+typedef struct ferry__view_cursor {
+    const ferry__view_t *view;
+    ferry__datatype_cursor_t tiles; /* over the layout, unless the view is contiguous */
+    MPI_Offset pos, end;            /* stream bytes, for contiguous views */
+} ferry__view_cursor_t;
+
+void ferry__view_cursor_init(ferry__view_cursor_t *cursor, const ferry__view_t *view, MPI_Offset skip,
+                             MPI_Offset len);
+/* Fills up to max segments (absolute file offsets); *n == 0 at the end. */
+int ferry__view_segments(ferry__view_cursor_t *cursor, ferry__datatype_segment_t *segs, int max, int *n);
+
+#endif
