@@ -20,6 +20,12 @@ static int worth_prefetching(const ferry__transfer_t *t)
     return t->fh->hints.prefetch_size > 0 && !view->contiguous && (sparse || random);
 }
 
+static void advise(ferry__transfer_t *t, MPI_Offset offset, MPI_Offset len, int advice)
+{
+    ferry__fs_advise(t->fh->fs, offset, len, advice);
+    if (advice == FERRY_FS_WILLNEED) t->fh->stats.prefetch_bytes += len;
+}
+
 static void advise_ranges(ferry__transfer_t *t, MPI_Offset from, MPI_Offset len, int advice)
 {
     ferry__datatype_segment_t segs[FERRY_INDEP_SEGMENTS];
@@ -30,7 +36,7 @@ static void advise_ranges(ferry__transfer_t *t, MPI_Offset from, MPI_Offset len,
     while (ferry__view_segments(&cursor, segs, FERRY_INDEP_SEGMENTS, &n) == 0 && n > 0) {
         for (int i = 0; i < n; i++) {
             if (lo >= 0 && (segs[i].offset - hi > MERGE_GAP && given < MAX_ADVICE - 1)) {
-                ferry__fs_advise(t->fh->fs, lo, hi - lo, advice);
+                advise(t, lo, hi - lo, advice);
                 given++;
                 lo = -1;
             }
@@ -38,7 +44,7 @@ static void advise_ranges(ferry__transfer_t *t, MPI_Offset from, MPI_Offset len,
             hi = segs[i].offset + segs[i].length;
         }
     }
-    if (lo >= 0) ferry__fs_advise(t->fh->fs, lo, hi - lo, advice);
+    if (lo >= 0) advise(t, lo, hi - lo, advice);
 }
 
 void ferry__indep_prefetch(ferry__transfer_t *t, MPI_Offset from, MPI_Offset len)

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { SUM_COUNTERS = 9, SUM_TIMES = 2 };
+enum { SUM_COUNTERS = 10, SUM_TIMES = 2 };
 
 static pthread_once_t configure_once = PTHREAD_ONCE_INIT;
 static const char *stats_setting; /* FERRY_STATS: NULL, "1" or "json:<path>" */
@@ -21,15 +21,16 @@ static void configure(void)
 
 static void counters_of(const ferry__stats_t *s, long long out[SUM_COUNTERS])
 {
-    const long long values[SUM_COUNTERS] = {s->read_calls,     s->read_bytes,      s->write_calls,
-                                            s->write_bytes,    s->fs_read_calls,   s->fs_read_bytes,
-                                            s->fs_write_calls, s->fs_write_bytes,  s->sieve_extra_bytes};
+    const long long values[SUM_COUNTERS] = {s->read_calls,     s->read_bytes,        s->write_calls,
+                                            s->write_bytes,    s->fs_read_calls,     s->fs_read_bytes,
+                                            s->fs_write_calls, s->fs_write_bytes,    s->sieve_extra_bytes,
+                                            s->prefetch_bytes};
     memcpy(out, values, sizeof values);
 }
 
 static const char *const counter_keys[SUM_COUNTERS] = {
     "read_calls", "read_bytes", "write_calls", "write_bytes", "fs_read_calls",
-    "fs_read_bytes", "fs_write_calls", "fs_write_bytes", "sieve_extra_bytes",
+    "fs_read_bytes", "fs_write_calls", "fs_write_bytes", "sieve_extra_bytes", "prefetch_bytes",
 };
 
 int ferry__stats_report_info(const ferry__stats_t *stats, MPI_Info info)
@@ -58,8 +59,8 @@ static void print_text(FILE *out, const char *filename, int ranks, const long lo
     fprintf(out,
             "ferry stats '%s' (%d ranks): read %lld B in %lld calls, wrote %lld B in %lld calls; "
             "file system: read %lld B in %lld calls, wrote %lld B in %lld calls, %.6f s (sum over ranks); "
-            "sieving extra %lld B; exchange %.6f s; collective strategy %s\n",
-            filename, ranks, c[1], c[0], c[3], c[2], c[5], c[4], c[7], c[6], t[0], c[8], t[1],
+            "sieving extra %lld B; prefetched %lld B; exchange %.6f s; collective strategy %s\n",
+            filename, ranks, c[1], c[0], c[3], c[2], c[5], c[4], c[7], c[6], t[0], c[8], c[9], t[1],
             strategy[0] ? strategy : "none");
 }
 

@@ -23,6 +23,7 @@ typedef struct ferry__stats {
     long long fs_read_calls, fs_read_bytes; /* file-system traffic */
     long long fs_write_calls, fs_write_bytes;
     long long sieve_extra_bytes; /* moved by data sieving beyond what was asked */
+    long long prefetch_bytes;    /* announced to the kernel ahead of reads (guided prefetching) */
     double fs_seconds;           /* in file-system calls */
     double exchange_seconds;     /* moving data between ranks */
     char strategy[48];           /* collective strategy used last, "" if none */
