@@ -14,10 +14,12 @@
  * with the other ranks' slices, so concurrent sieving writes must not lose
  * each other's bytes. Each round: all ranks write through ferry (file A)
  * and through the host (file B) with the same arguments, rank 0 compares
- * both files with the model; then every rank reads its data back through
- * ferry with another random memory type and checks the bytes. Rounds cycle
- * through romio_ds_write/romio_ds_read = enable/disable/automatic and small
- * sieving windows.
+ * both files with the model; the host reads file A back through the same
+ * view; then every rank reads its data back through ferry with another
+ * random memory type and checks the bytes. Odd rounds use the individual
+ * file pointer (seek + write/read), even rounds explicit offsets. Rounds
+ * cycle through romio_ds_write/romio_ds_read = enable/disable/automatic and
+ * small sieving windows.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -186,7 +188,17 @@ static void one_round(int round, uint64_t *st)
     FT_OK(ferry_File_open(MPI_COMM_WORLD, path_a, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fa));
     FT_OK(ferry_File_set_view(fa, disp, etype, slice, "native", info));
     MPI_Status status;
-    FT_OK(ferry_File_write_at(fa, offset, origin, count, mem, &status));
+    /* Odd rounds use the individual file pointer, even rounds explicit offsets. */
+    int individual = round % 2;
+    if (individual) {
+        FT_OK(ferry_File_seek(fa, offset, MPI_SEEK_SET));
+        FT_OK(ferry_File_write(fa, origin, count, mem, &status));
+        MPI_Offset position = -1;
+        FT_OK(ferry_File_get_position(fa, &position));
+        FT_EQ(position, offset + n);
+    } else {
+        FT_OK(ferry_File_write_at(fa, offset, origin, count, mem, &status));
+    }
     int got = -1;
     MPI_Get_count(&status, mem, &got);
     FT_EQ(got, count);
@@ -226,6 +238,17 @@ static void one_round(int round, uint64_t *st)
     }
     MPI_Barrier(MPI_COMM_WORLD);
 
+    /* The host reads ferry's file through the same view. */
+    char *host_read = malloc((size_t)n + 1);
+    MPI_File fr;
+    FT_OK(MPI_File_open(MPI_COMM_WORLD, path_a, MPI_MODE_RDONLY, MPI_INFO_NULL, &fr));
+    FT_OK(MPI_File_set_view(fr, disp, etype, slice, "native", MPI_INFO_NULL));
+    FT_OK(MPI_File_read_at(fr, offset, host_read, (int)n, MPI_BYTE, MPI_STATUS_IGNORE));
+    FT_OK(MPI_File_close(&fr));
+    if (memcmp(host_read, stream, (size_t)n) != 0)
+        fprintf(stderr, "indep_views round %d: the host reads ferry's file differently (host bug?)\n", round);
+    free(host_read);
+
     /* Read back with another memory type. */
     MPI_Datatype back = or_random_type(st, 2);
     int back_size;
@@ -235,7 +258,12 @@ static void one_round(int round, uint64_t *st)
     MPI_Count blo, bhi;
     or_span(back, back_count, &blo, &bhi);
     char *back_buf = calloc((size_t)(bhi - blo) + 1, 1), *back_origin = back_buf - blo;
-    FT_OK(ferry_File_read_at(fa, offset, back_origin, back_count, back, &status));
+    if (individual) {
+        FT_OK(ferry_File_seek(fa, offset, MPI_SEEK_SET));
+        FT_OK(ferry_File_read(fa, back_origin, back_count, back, &status));
+    } else {
+        FT_OK(ferry_File_read_at(fa, offset, back_origin, back_count, back, &status));
+    }
     MPI_Get_count(&status, back, &got);
     FT_EQ(got, back_size ? back_count : 0);
     MPI_Count *back_map = or_byte_map(back, back_count);
