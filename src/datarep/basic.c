@@ -267,13 +267,64 @@ static int fits(uint64_t v, int n, int is_signed)
     return s >= -lim && s < lim;
 }
 
-static void swap_bytes(const unsigned char *src, unsigned char *dst, int n)
+static uint32_t bswap32(uint32_t v)
+{
+    return (v & 0xffu) << 24 | (v & 0xff00u) << 8 | (v >> 8 & 0xff00u) | v >> 24;
+}
+
+static uint64_t bswap64(uint64_t v)
+{
+    return (uint64_t)bswap32((uint32_t)v) << 32 | bswap32((uint32_t)(v >> 32));
+}
+
+/* n scalars of `size` bytes reversed (a copy on a big-endian host); the
+ * common sizes as word loops the compiler turns into byte-swap instructions. */
+static void swap_run(const unsigned char *src, unsigned char *dst, int size, MPI_Count n)
 {
     if (!host_le()) {
-        memcpy(dst, src, (size_t)n);
+        memcpy(dst, src, (size_t)(size * n));
         return;
     }
-    for (int i = 0; i < n; i++) dst[i] = src[n - 1 - i];
+    if (size == 4) {
+        for (MPI_Count k = 0; k < n; k++) {
+            uint32_t v;
+            memcpy(&v, src + 4 * k, 4);
+            v = bswap32(v);
+            memcpy(dst + 4 * k, &v, 4);
+        }
+    } else if (size == 8) {
+        for (MPI_Count k = 0; k < n; k++) {
+            uint64_t v;
+            memcpy(&v, src + 8 * k, 8);
+            v = bswap64(v);
+            memcpy(dst + 8 * k, &v, 8);
+        }
+    } else {
+        for (MPI_Count k = 0; k < n; k++, src += size, dst += size)
+            for (int i = 0; i < size; i++) dst[i] = src[size - 1 - i];
+    }
+}
+
+/* The common narrowing: 8-byte native long to 4 file bytes, and back. */
+static int long_run(int put, int is_signed, const unsigned char *src, unsigned char *dst, MPI_Count n)
+{
+    for (MPI_Count k = 0; k < n; k++) {
+        uint64_t v;
+        uint32_t w;
+        if (put) {
+            memcpy(&v, src + 8 * k, 8);
+            if (is_signed ? ((int64_t)v < INT32_MIN || (int64_t)v > INT32_MAX) : v > UINT32_MAX)
+                return MPI_ERR_CONVERSION;
+            w = bswap32((uint32_t)v);
+            memcpy(dst + 4 * k, &w, 4);
+        } else {
+            memcpy(&w, src + 4 * k, 4);
+            w = bswap32(w);
+            v = is_signed ? (uint64_t)(int64_t)(int32_t)w : w;
+            memcpy(dst + 8 * k, &v, 8);
+        }
+    }
+    return 0;
 }
 
 static int any_nonzero(const unsigned char *p, int n)
@@ -323,30 +374,44 @@ static void quad_to_x87(const unsigned char *src, unsigned char *dst)
 }
 
 /* n scalars of part p, native -> file (put) or file -> native. */
+/* One scalar of an integer, boolean or long double part. */
+static int convert_one(const ferry__dr_part_t *p, int put, const unsigned char *src, unsigned char *dst)
+{
+    int ss = put ? p->msize : p->fsize, ds = put ? p->fsize : p->msize;
+    uint64_t v;
+    switch (p->conv) {
+    case I:
+    case U:
+        v = put ? load_native(src, ss) : load_be(src, ss);
+        if (p->conv == I) v = (uint64_t)sign_extend(v, ss);
+        if (!fits(v, ds, p->conv == I)) return MPI_ERR_CONVERSION;
+        put ? store_be(dst, ds, v) : store_native(dst, ds, v);
+        return 0;
+    case B:
+        v = (uint64_t)any_nonzero(src, ss);
+        put ? store_be(dst, ds, v) : store_native(dst, ds, v);
+        return 0;
+    case L: put ? x87_to_quad(src, dst) : quad_to_x87(src, dst); return 0;
+    default: return MPI_ERR_CONVERSION;
+    }
+}
+
+/* n scalars of part p, native -> file (put) or file -> native. */
 static int convert_scalars(const ferry__dr_part_t *p, int put, const unsigned char *src, unsigned char *dst,
                            MPI_Count n)
 {
     int ss = put ? p->msize : p->fsize, ds = put ? p->fsize : p->msize;
-    for (MPI_Count k = 0; k < n; k++, src += ss, dst += ds) {
-        uint64_t v;
-        switch (p->conv) {
-        case C: memcpy(dst, src, (size_t)ds); break;
-        case F: swap_bytes(src, dst, ds); break;
-        case I:
-        case U:
-            v = put ? load_native(src, ss) : load_be(src, ss);
-            if (p->conv == I) v = (uint64_t)sign_extend(v, ss);
-            if (!fits(v, ds, p->conv == I)) return MPI_ERR_CONVERSION;
-            put ? store_be(dst, ds, v) : store_native(dst, ds, v);
-            break;
-        case B:
-            v = (uint64_t)any_nonzero(src, ss);
-            put ? store_be(dst, ds, v) : store_native(dst, ds, v);
-            break;
-        case L: put ? x87_to_quad(src, dst) : quad_to_x87(src, dst); break;
-        default: return MPI_ERR_CONVERSION;
-        }
+    if (p->conv == C) {
+        memcpy(dst, src, (size_t)(ds * n));
+        return 0;
     }
+    if (p->conv == F) {
+        swap_run(src, dst, ds, n);
+        return 0;
+    }
+    if ((p->conv == I || p->conv == U) && p->msize == 8 && p->fsize == 4 && host_le())
+        return long_run(put, p->conv == I, src, dst, n);
+    for (MPI_Count k = 0; k < n; k++, src += ss, dst += ds) FERRY_TRY(convert_one(p, put, src, dst));
     return 0;
 }
 

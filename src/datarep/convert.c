@@ -28,6 +28,8 @@ typedef struct stream {
     MPI_Datatype type;
     unsigned char *chunk; /* native bytes [c0, c0 + clen) */
     MPI_Count c0, clen;
+    ferry__dr_spot_t last; /* the run found last (flat signatures: the next one follows without a search) */
+    int have_last;
 } stream_t;
 
 static int conversion_error(const ferry__dr_basic_t *b, const char *dir)
@@ -58,18 +60,62 @@ static MPI_Count native_limit(const ferry__dr_sig_t *sig, MPI_Count count, MPI_C
 
 /* The item at file byte pos: how many whole items of its run fit before
  * end (0: the window cuts it, and *stop is where the window's part ends). */
-static MPI_Count next_run(const stream_t *s, MPI_Count pos, MPI_Count end, ferry__dr_spot_t *at, MPI_Count *stop)
+static MPI_Count next_run(stream_t *s, MPI_Count pos, MPI_Count end, ferry__dr_spot_t *at, MPI_Count *stop)
 {
-    ferry__dr_locate(s->sig, s->count, pos, at);
-    MPI_Count fsize = at->leaf->fsize, n = pos == at->at.f ? (end - pos) / fsize : 0;
+    const ferry__dr_spot_t *l = &s->last;
+    if (s->have_last && s->sig->runs && pos == l->at.f + l->run * l->leaf->fsize) {
+        *at = *l;
+        ferry__dr_next_run(s->sig, at);
+    } else {
+        ferry__dr_locate(s->sig, s->count, pos, at);
+    }
+    s->last = *at;
+    s->have_last = 1;
+    MPI_Count fsize = at->leaf->fsize, n = at->run;
     *stop = end < at->at.f + fsize ? end : at->at.f + fsize;
-    return n < at->run ? n : at->run;
+    if (pos != at->at.f) return 0;
+    if (at->at.f + n * fsize > end) n = (end - pos) / fsize;
+    return n;
+}
+
+/* ne whole elements of a flat signature, run by run. */
+static int convert_elements(const ferry__dr_sig_t *sig, int put, const unsigned char *src, unsigned char *dst,
+                            MPI_Count ne)
+{
+    MPI_Count ss = put ? sig->size.m : sig->size.f, ds = put ? sig->size.f : sig->size.m;
+    for (MPI_Count e = 0; e < ne; e++, src += ss, dst += ds)
+        for (MPI_Count r = 0; r < sig->nruns; r++) {
+            const ferry__dr_run_t *run = &sig->runs[r];
+            MPI_Count from = put ? run->at.m : run->at.f, to = put ? run->at.f : run->at.m;
+            int rc = put ? ferry__dr_put(run->leaf, src + from, dst + to, run->n)
+                         : ferry__dr_get(run->leaf, src + from, dst + to, run->n);
+            if (rc) return conversion_error(run->leaf, put ? "write" : "read");
+        }
+    return 0;
+}
+
+/* Whole elements of a flat signature from file byte pos on (0: none). */
+static MPI_Count whole_elements(const stream_t *s, MPI_Count pos, MPI_Count end)
+{
+    const ferry__dr_sig_t *sig = s->sig;
+    if (!sig->runs || sig->size.m > CHUNK || end - pos < sig->size.f || pos % sig->size.f) return 0;
+    MPI_Count ne = (end - pos) / sig->size.f;
+    return ne < CHUNK / sig->size.m ? ne : CHUNK / sig->size.m;
 }
 
 static int ext_pack(stream_t *s, MPI_Count skip, unsigned char *dst, MPI_Count len)
 {
     MPI_Count pos = skip, end = skip + len, limit = native_limit(s->sig, s->count, end);
     while (pos < end) {
+        MPI_Count ne = whole_elements(s, pos, end), m = pos / s->sig->size.f * s->sig->size.m;
+        if (ne > 0) {
+            FERRY_TRY(stage(s, m, s->sig->size.m, limit));
+            MPI_Count staged = (s->c0 + s->clen - m) / s->sig->size.m;
+            ne = ne < staged ? ne : staged;
+            FERRY_TRY(convert_elements(s->sig, 1, s->chunk + (m - s->c0), dst + (pos - skip), ne));
+            pos += ne * s->sig->size.f;
+            continue;
+        }
         ferry__dr_spot_t at;
         MPI_Count stop, n = next_run(s, pos, end, &at, &stop);
         const ferry__dr_basic_t *b = at.leaf;
@@ -157,6 +203,16 @@ static int ext_unpack(stream_t *s, const unsigned char *src, MPI_Count len, MPI_
 {
     MPI_Count pos = skip, end = skip + len;
     while (pos < end) {
+        MPI_Count ne = whole_elements(s, pos, end), m = pos / s->sig->size.f * s->sig->size.m;
+        if (ne > 0) {
+            if (s->clen > 0 && (s->c0 + s->clen != m || s->clen + s->sig->size.m > CHUNK)) FERRY_TRY(flush(s));
+            if (s->clen == 0) s->c0 = m;
+            ne = ne < (CHUNK - s->clen) / s->sig->size.m ? ne : (CHUNK - s->clen) / s->sig->size.m;
+            FERRY_TRY(convert_elements(s->sig, 0, src + (pos - skip), s->chunk + s->clen, ne));
+            s->clen += ne * s->sig->size.m;
+            pos += ne * s->sig->size.f;
+            continue;
+        }
         ferry__dr_spot_t at;
         MPI_Count stop, n = next_run(s, pos, end, &at, &stop);
         const ferry__dr_basic_t *b = at.leaf;
@@ -211,7 +267,7 @@ static int convert(const ferry__datarep_t *rep, int put, void *buf, MPI_Count co
         rc = put ? ferry__dr_user_pack(rep, sig, buf, count, type, skip, file, len)
                  : ferry__dr_user_unpack(rep, sig, file, len, buf, count, type, skip);
     } else {
-        stream_t s = {sig, buf, count, type, ferry__malloc(CHUNK), 0, 0};
+        stream_t s = {sig, buf, count, type, ferry__malloc(CHUNK), 0, 0, {0}, 0};
         if (!s.chunk) rc = ferry__error_set(MPI_ERR_NO_MEM, "ferry: out of memory converting to external32");
         else rc = put ? ext_pack(&s, skip, file, len) : ext_unpack(&s, file, len, skip);
         ferry__free(s.chunk);

@@ -101,6 +101,12 @@ typedef struct ferry__dr_pos {
 } ferry__dr_pos_t;
 
 typedef struct ferry__dr_sig ferry__dr_sig_t;
+typedef struct ferry__dr_run {
+    const ferry__dr_basic_t *leaf;
+    MPI_Count n;        /* items of leaf in a row */
+    ferry__dr_pos_t at; /* where the run starts in the element */
+} ferry__dr_run_t;
+
 struct ferry__dr_sig {
     ferry__dr_basic_t leaf; /* LEAF */
     int kind;               /* 0 LEAF, 1 REP, 2 SEQ */
@@ -109,7 +115,12 @@ struct ferry__dr_sig {
     ferry__dr_pos_t *prefix; /* SEQ: stream before part i, n + 1 entries */
     ferry__dr_pos_t size;    /* one element */
     int same_size;           /* every item has msize == fsize */
+    ferry__dr_run_t *runs;   /* root of a struct-like signature: one element as at most
+                              * FERRY__DR_RUNS runs of one leaf, so locating needs no descent */
+    MPI_Count nruns;
 };
+
+enum { FERRY__DR_RUNS = 256 };
 
 /* The signature of type in rep; *sig is NULL for a type of size 0. Free
  * with ferry__dr_sig_free. */
@@ -122,8 +133,11 @@ typedef struct ferry__dr_spot {
     const ferry__dr_basic_t *leaf;
     ferry__dr_pos_t at;
     MPI_Count run;
+    MPI_Count elem, index; /* flat signatures (sig->runs): the element and run */
 } ferry__dr_spot_t;
 void ferry__dr_locate(const ferry__dr_sig_t *sig, MPI_Count count, MPI_Count f, ferry__dr_spot_t *spot);
+/* Flat signatures: the run after spot's, from its first item. */
+void ferry__dr_next_run(const ferry__dr_sig_t *sig, ferry__dr_spot_t *spot);
 
 /* --- convert.c */
 enum { FERRY__DR_ITEM_MAX = 64 }; /* file bytes of an element kept across windows */

@@ -24,6 +24,7 @@ void ferry__dr_sig_free(ferry__dr_sig_t *sig)
         ferry__dr_sig_free(sig->parts[i]);
     ferry__free(sig->parts);
     ferry__free(sig->prefix);
+    ferry__free(sig->runs);
     ferry__free(sig);
 }
 
@@ -155,10 +156,82 @@ static int build(const ferry__datarep_t *rep, MPI_Datatype type, ferry__dr_sig_t
     return rc;
 }
 
+/* Appends s's runs (copies times) to runs[*n] at *at; 0 when more than
+ * FERRY__DR_RUNS would be needed or an item has no file bytes. */
+static int flatten(const ferry__dr_sig_t *s, MPI_Count copies, ferry__dr_run_t *runs, MPI_Count *n,
+                   ferry__dr_pos_t *at)
+{
+    if (s->kind == LEAF) {
+        if (s->leaf.fsize == 0) return 0;
+        if (*n > 0 && runs[*n - 1].leaf == &s->leaf) {
+            runs[*n - 1].n += copies;
+        } else {
+            if (*n == FERRY__DR_RUNS) return 0;
+            runs[(*n)++] = (ferry__dr_run_t){&s->leaf, copies, *at};
+        }
+        at->m += copies * s->size.m, at->f += copies * s->size.f, at->i += copies;
+        return 1;
+    }
+    if (s->kind == REP && s->parts[0]->kind == LEAF) return flatten(s->parts[0], copies * s->n, runs, n, at);
+    MPI_Count reps = s->kind == REP ? s->n : 1;
+    if (copies > FERRY__DR_RUNS || reps > FERRY__DR_RUNS) return 0;
+    for (MPI_Count c = 0; c < copies * reps; c++)
+        for (MPI_Count j = 0; j < (s->kind == REP ? 1 : s->n); j++)
+            if (!flatten(s->parts[j], 1, runs, n, at)) return 0;
+    return 1;
+}
+
 int ferry__dr_sig_build(const ferry__datarep_t *rep, MPI_Datatype type, ferry__dr_sig_t **sig)
 {
     if (type == MPI_DATATYPE_NULL) return ferry__error_set(MPI_ERR_TYPE, "ferry: MPI_DATATYPE_NULL");
-    return build(rep, type, sig);
+    FERRY_TRY(build(rep, type, sig));
+    ferry__dr_sig_t *s = *sig;
+    if (!s || s->kind == LEAF || (s->kind == REP && s->parts[0]->kind == LEAF)) return 0; /* one run already */
+    ferry__dr_run_t *runs = ferry__malloc(FERRY__DR_RUNS * sizeof *runs);
+    ferry__dr_pos_t at = {0, 0, 0};
+    MPI_Count n = 0;
+    if (runs && flatten(s, 1, runs, &n, &at)) s->runs = runs, s->nruns = n;
+    else ferry__free(runs); /* no flat form: locating descends the tree */
+    return 0;
+}
+
+/* The run holding file byte f of one element. */
+static MPI_Count find_run(const ferry__dr_sig_t *s, MPI_Count f)
+{
+    MPI_Count lo = 0, hi = s->nruns - 1;
+    while (lo < hi) {
+        MPI_Count mid = lo + (hi - lo + 1) / 2;
+        if (s->runs[mid].at.f <= f) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
+static void locate_flat(const ferry__dr_sig_t *s, MPI_Count count, MPI_Count f, ferry__dr_spot_t *spot)
+{
+    MPI_Count e = f / s->size.f;
+    if (e >= count) e = count - 1;
+    f -= e * s->size.f;
+    MPI_Count index = find_run(s, f);
+    const ferry__dr_run_t *r = &s->runs[index];
+    MPI_Count k = (f - r->at.f) / r->leaf->fsize;
+    if (k >= r->n) k = r->n - 1;
+    spot->leaf = r->leaf;
+    spot->at = (ferry__dr_pos_t){e * s->size.m + r->at.m + k * r->leaf->msize,
+                                 e * s->size.f + r->at.f + k * r->leaf->fsize, e * s->size.i + r->at.i + k};
+    spot->run = r->n - k;
+    spot->elem = e, spot->index = index;
+}
+
+void ferry__dr_next_run(const ferry__dr_sig_t *s, ferry__dr_spot_t *spot)
+{
+    MPI_Count e = spot->elem, index = spot->index + 1;
+    if (index == s->nruns) index = 0, e++;
+    const ferry__dr_run_t *r = &s->runs[index];
+    spot->leaf = r->leaf;
+    spot->at = (ferry__dr_pos_t){e * s->size.m + r->at.m, e * s->size.f + r->at.f, e * s->size.i + r->at.i};
+    spot->run = r->n;
+    spot->elem = e, spot->index = index;
 }
 
 /* Index of the SEQ part holding file byte f. */
@@ -175,6 +248,10 @@ static MPI_Count find_part(const ferry__dr_sig_t *s, MPI_Count f)
 
 void ferry__dr_locate(const ferry__dr_sig_t *sig, MPI_Count count, MPI_Count f, ferry__dr_spot_t *spot)
 {
+    if (sig->runs) {
+        locate_flat(sig, count, f, spot);
+        return;
+    }
     const ferry__dr_sig_t *s = sig;
     MPI_Count copies = count;
     ferry__dr_pos_t at = {0, 0, 0};
