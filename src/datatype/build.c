@@ -48,20 +48,21 @@ static void finish_list(ferry__dt_node_t *node)
     MPI_Count prev_hi = 0;
     for (MPI_Count i = 0; i < node->count; i++) {
         MPI_Count lo, hi;
+        MPI_Count len = ferry__dt_len(node, i);
         if (c) {
-            span_of(c, node->disps[i], node->lens[i], c->extent, &lo, &hi);
-            node->monotone &= rep_monotone(c, node->lens[i], c->extent);
+            span_of(c, node->disps[i], len, c->extent, &lo, &hi);
+            node->monotone &= rep_monotone(c, len, c->extent);
         } else {
             lo = node->disps[i];
-            hi = lo + node->lens[i];
+            hi = lo + len;
         }
         if (i > 0 && lo < prev_hi) node->monotone = 0;
         node->lo = i == 0 || lo < node->lo ? lo : node->lo;
         node->hi = i == 0 || hi > node->hi ? hi : node->hi;
         prev_hi = hi;
-        node->prefix[i + 1] = node->prefix[i] + node->lens[i] * (c ? c->size : 1);
+        if (node->prefix) node->prefix[i + 1] = node->prefix[i] + len * (c ? c->size : 1);
     }
-    node->size = node->prefix[node->count];
+    node->size = ferry__dt_before(node, node->count);
 }
 
 static void finish_seq(ferry__dt_node_t *node)
@@ -196,6 +197,13 @@ static MPI_Count compact_runs(MPI_Count n, MPI_Count *disps, MPI_Count *lens, in
     return k;
 }
 
+static int same_lengths(MPI_Count n, const MPI_Count *lens)
+{
+    for (MPI_Count i = 1; i < n; i++)
+        if (lens[i] != lens[0]) return 0;
+    return 1;
+}
+
 /* True when n >= 2 entries have equal lengths and equal spacing. */
 static int evenly_spaced(MPI_Count n, const MPI_Count *disps, const MPI_Count *lens)
 {
@@ -243,15 +251,19 @@ int ferry__dt_list(MPI_Count n, MPI_Count *disps, MPI_Count *lens, ferry__dt_nod
         return 0;
     }
     if (n == 1 || evenly_spaced(n, disps, lens)) return list_as_rep(n, disps, lens, child, out);
-    ferry__dt_node_t *node = new_indexed(FERRY__DT_LIST, n);
+    int uniform = same_lengths(n, lens);
+    ferry__dt_node_t *node = uniform ? new_node(FERRY__DT_LIST) : new_indexed(FERRY__DT_LIST, n);
     if (!node) {
         ferry__free(disps);
         ferry__free(lens);
         ferry__dt_node_free(child);
         return no_mem();
     }
+    node->count = n;
     node->disps = disps;
-    node->lens = lens;
+    node->uniform = lens[0];
+    node->lens = uniform ? NULL : lens;
+    if (uniform) ferry__free(lens);
     node->child = child;
     return publish(node, out);
 }
@@ -275,7 +287,7 @@ static int seq_as_list(MPI_Count n, ferry__dt_node_t **parts, MPI_Count runs, fe
         const ferry__dt_node_t *p = parts[i];
         for (MPI_Count r = 0; r < byte_runs(p); r++, k++) {
             disps[k] = p->disp + (p->kind == FERRY__DT_LEAF ? 0 : p->disps[r]);
-            lens[k] = p->kind == FERRY__DT_LEAF ? p->size : p->lens[r];
+            lens[k] = p->kind == FERRY__DT_LEAF ? p->size : ferry__dt_len(p, r);
         }
     }
     for (MPI_Count i = 0; i < n; i++) ferry__dt_node_free(parts[i]);
@@ -370,19 +382,21 @@ void ferry__dt_footprint(const ferry__dt_node_t *node, size_t *nodes, size_t *by
     if (!node) return;
     *nodes += 1;
     *bytes += sizeof *node;
-    if (node->disps) *bytes += 2 * (size_t)node->count * sizeof(MPI_Count);
+    if (node->disps) *bytes += (size_t)node->count * sizeof(MPI_Count);
+    if (node->lens) *bytes += (size_t)node->count * sizeof(MPI_Count);
     if (node->prefix) *bytes += ((size_t)node->count + 1) * sizeof(MPI_Count);
     if (node->parts) *bytes += (size_t)node->count * sizeof(node->parts[0]);
     ferry__dt_footprint(node->child, nodes, bytes);
     for (MPI_Count i = 0; node->parts && i < node->count; i++) ferry__dt_footprint(node->parts[i], nodes, bytes);
 }
 
-MPI_Count ferry__dt_find(const MPI_Count *prefix, MPI_Count n, MPI_Count r)
+MPI_Count ferry__dt_entry(const ferry__dt_node_t *nd, MPI_Count r)
 {
-    MPI_Count lo = 0, hi = n - 1;
+    if (!nd->prefix) return r / (nd->uniform * (nd->child ? nd->child->size : 1));
+    MPI_Count lo = 0, hi = nd->count - 1;
     while (lo < hi) {
         MPI_Count mid = lo + (hi - lo + 1) / 2;
-        if (prefix[mid] <= r)
+        if (nd->prefix[mid] <= r)
             lo = mid;
         else
             hi = mid - 1;

@@ -8,9 +8,11 @@
  *
  *   LEAF  bytes [disp, disp + size) in order.
  *   VEC   `count` copies of `child`, copy j at disp + j * stride.
- *   LIST  `count` entries; entry i is lens[i] copies of `child` at
+ *   LIST  `count` entries; entry i is len(i) copies of `child` at
  *         disp + disps[i] + j * child->extent, or, when child is NULL,
- *         the lens[i] bytes at disp + disps[i].
+ *         the len(i) bytes at disp + disps[i]. len(i) is lens[i], or
+ *         `uniform` for every entry when lens is NULL (then prefix is NULL
+ *         too: 8 bytes per entry for indexed_block-like lists).
  *   SEQ   `count` parts in stream order, part i shifted by disp.
  *
  * Invariants after normalization (build.c): no node has size 0 (an empty
@@ -21,8 +23,9 @@
  * depends on the number of distinct blocks the user listed (indexed, struct),
  * never on counts.
  *
- * `prefix[i]` (LIST, SEQ) is the stream bytes before entry/part i, so
- * navigation binary-searches it: O(depth * log entries), no counts walked.
+ * ferry__dt_before(nd, i) (LIST, SEQ) is the stream bytes before entry/part
+ * i, so navigation binary-searches it: O(depth * log entries), no counts
+ * walked.
  */
 #ifndef FERRY_DATATYPE_INT_H
 #define FERRY_DATATYPE_INT_H
@@ -46,8 +49,9 @@ struct ferry__dt_node {
     MPI_Count count;  /* VEC copies, LIST entries, SEQ parts */
     MPI_Count stride; /* VEC */
     ferry__dt_node_t *child;  /* VEC, LIST (NULL: byte runs) */
-    MPI_Count *disps, *lens;  /* LIST */
-    MPI_Count *prefix;        /* LIST, SEQ: count + 1 entries */
+    MPI_Count *disps, *lens;  /* LIST; lens NULL: every entry is `uniform` long */
+    MPI_Count uniform;        /* LIST */
+    MPI_Count *prefix;        /* SEQ, LIST unless uniform: count + 1 entries */
     ferry__dt_node_t **parts; /* SEQ */
     ferry__dt_copy_fn *copy;   /* LEAF: kernels for blocks of this size */
     ferry__dt_copy2_fn *copy2;
@@ -79,8 +83,20 @@ void ferry__dt_node_free(ferry__dt_node_t *node);
 /* Conservative: 1 when no memory byte is touched twice by one element. */
 int ferry__dt_nonoverlapping(const ferry__dt_node_t *node);
 void ferry__dt_footprint(const ferry__dt_node_t *node, size_t *nodes, size_t *bytes);
-/* Index of the LIST entry / SEQ part holding stream byte r (prefix search). */
-MPI_Count ferry__dt_find(const MPI_Count *prefix, MPI_Count n, MPI_Count r);
+/* Index of the LIST entry / SEQ part holding stream byte r (r < size). */
+MPI_Count ferry__dt_entry(const ferry__dt_node_t *nd, MPI_Count r);
+
+/* Length of LIST entry i, in child copies (bytes when child is NULL). */
+static inline MPI_Count ferry__dt_len(const ferry__dt_node_t *nd, MPI_Count i)
+{
+    return nd->lens ? nd->lens[i] : nd->uniform;
+}
+
+/* Stream bytes before LIST entry / SEQ part i (i <= count). */
+static inline MPI_Count ferry__dt_before(const ferry__dt_node_t *nd, MPI_Count i)
+{
+    return nd->prefix ? nd->prefix[i] : i * nd->uniform * (nd->child ? nd->child->size : 1);
+}
 
 /* --- decode.c, decode_array.c: host datatype -> tree. */
 int ferry__dt_decode(MPI_Datatype type, ferry__dt_node_t **out);

@@ -14,7 +14,7 @@ static void dump_node(const ferry__dt_node_t *nd, FILE *out, int indent)
     if (nd->kind == FERRY__DT_LIST) {
         fprintf(out, " entries");
         for (MPI_Count i = 0; i < nd->count && i < 16; i++)
-            fprintf(out, " %lld:%lld", (long long)nd->disps[i], (long long)nd->lens[i]);
+            fprintf(out, " %lld:%lld", (long long)nd->disps[i], (long long)ferry__dt_len(nd, i));
         if (nd->count > 16) fprintf(out, " ... (%lld)", (long long)nd->count);
     }
     fputc('\n', out);

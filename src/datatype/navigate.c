@@ -23,13 +23,13 @@ static const ferry__dt_node_t *step(const ferry__dt_node_t *nd, MPI_Count *r, MP
         *r %= nd->child->size;
         return nd->child;
     }
-    MPI_Count i = ferry__dt_find(nd->prefix, nd->count, *r);
-    *r -= nd->prefix[i];
+    MPI_Count i = ferry__dt_entry(nd, *r);
+    *r -= ferry__dt_before(nd, i);
     if (nd->kind == FERRY__DT_SEQ) return nd->parts[i];
     *off += nd->disps[i];
     if (!nd->child) {
         *off += *r;
-        *run = nd->lens[i] - *r;
+        *run = ferry__dt_len(nd, i) - *r;
         return NULL;
     }
     *off += *r / nd->child->size * nd->child->extent;
@@ -84,13 +84,14 @@ MPI_Count ferry__dt_below(const ferry__dt_node_t *nd, MPI_Count x)
     case FERRY__DT_VEC: return below_rep(nd->child, nd->count, nd->stride, y);
     case FERRY__DT_SEQ: {
         MPI_Count i = find_entry(nd, y);
-        return nd->prefix[i] + ferry__dt_below(nd->parts[i], y);
+        return ferry__dt_before(nd, i) + ferry__dt_below(nd->parts[i], y);
     }
     case FERRY__DT_LIST: break;
     }
     MPI_Count i = find_entry(nd, y), d = y - nd->disps[i];
-    if (!nd->child) return nd->prefix[i] + (d < nd->lens[i] ? d : nd->lens[i]);
-    return nd->prefix[i] + below_rep(nd->child, nd->lens[i], nd->child->extent, d);
+    MPI_Count len = ferry__dt_len(nd, i);
+    if (!nd->child) return ferry__dt_before(nd, i) + (d < len ? d : len);
+    return ferry__dt_before(nd, i) + below_rep(nd->child, len, nd->child->extent, d);
 }
 
 /* Stream bytes below x in n monotone copies of c at j * stride. */

@@ -36,8 +36,8 @@ static void copy_bytes(char *mem, MPI_Count len, walk_t *w)
 /* Window [skip, skip + len) of the entries of a LIST or the parts of a SEQ. */
 static void walk_entries(const ferry__dt_node_t *nd, char *base, MPI_Count skip, MPI_Count len, walk_t *w)
 {
-    for (MPI_Count i = ferry__dt_find(nd->prefix, nd->count, skip); len > 0; i++) {
-        MPI_Count r = skip - nd->prefix[i], take = nd->prefix[i + 1] - skip;
+    for (MPI_Count i = ferry__dt_entry(nd, skip); len > 0; i++) {
+        MPI_Count r = skip - ferry__dt_before(nd, i), take = ferry__dt_before(nd, i + 1) - skip;
         take = take < len ? take : len;
         if (nd->kind == FERRY__DT_SEQ)
             walk_rep(nd->parts[i], base, 0, r, take, w);
@@ -69,11 +69,12 @@ static void whole_runs(const ferry__dt_node_t *nd, char *base, MPI_Count stride,
     for (MPI_Count j = 0; j < n; j++) {
         char *elem = at(base, j * stride + nd->disp);
         for (MPI_Count i = 0; i < nd->count; i++) {
+            MPI_Count len = ferry__dt_len(nd, i);
             if (w->dir == FERRY__DT_PACK)
-                ferry__dt_copy_block(s, elem + nd->disps[i], nd->lens[i]);
+                ferry__dt_copy_block(s, elem + nd->disps[i], len);
             else
-                ferry__dt_copy_block(elem + nd->disps[i], s, nd->lens[i]);
-            s += nd->lens[i];
+                ferry__dt_copy_block(elem + nd->disps[i], s, len);
+            s += len;
         }
     }
     w->stream = s;

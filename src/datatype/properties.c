@@ -48,11 +48,11 @@ static int pieces_ok(const ferry__dt_node_t *nd)
             spans[i] = (span_t){nd->parts[i]->lo, nd->parts[i]->hi};
             ok = ferry__dt_nonoverlapping(nd->parts[i]);
         } else if (!c) {
-            spans[i] = (span_t){nd->disps[i], nd->disps[i] + nd->lens[i]};
+            spans[i] = (span_t){nd->disps[i], nd->disps[i] + ferry__dt_len(nd, i)};
         } else {
-            MPI_Count last = (nd->lens[i] - 1) * c->extent;
+            MPI_Count last = (ferry__dt_len(nd, i) - 1) * c->extent;
             spans[i] = (span_t){nd->disps[i] + c->lo + (last < 0 ? last : 0), nd->disps[i] + c->hi + (last > 0 ? last : 0)};
-            ok = rep_ok(c, nd->lens[i], c->extent);
+            ok = rep_ok(c, ferry__dt_len(nd, i), c->extent);
         }
     }
     ok = ok && disjoint(spans, nd->count);

@@ -206,6 +206,24 @@ static void check_grids(void)
             }
 }
 
+/* Equal blocks at irregular places keep one length: 8 bytes per block. */
+static void check_uniform_list(void)
+{
+    enum { N = 100000 };
+    int *disps = malloc(N * sizeof *disps);
+    FT_CHECK(disps);
+    for (int i = 0, at = 0; i < N; i++) disps[i] = at, at += 3 + (i * 7919) % 5;
+    MPI_Datatype t;
+    FT_OK(MPI_Type_create_indexed_block(N, 2, disps, MPI_INT, &t));
+    FT_OK(MPI_Type_commit(&t));
+    ferry__typeinfo_t info;
+    FT_EQ(ferry__datatype_info(t, &info), 0);
+    FT_CHECK(info.tree_bytes < 8 * N + 1024);
+    check_host(t, 2, "indexed_block at irregular places");
+    MPI_Type_free(&t);
+    free(disps);
+}
+
 static void check_f90(void)
 {
     MPI_Datatype real, cplx, integer;
@@ -377,6 +395,7 @@ int main(int argc, char **argv)
     check_huge_vector();
     check_far_apart();
     check_grids();
+    check_uniform_list();
     check_f90();
     check_bottom();
     check_dup();
