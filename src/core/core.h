@@ -35,6 +35,7 @@ struct ferry_file {
     MPI_Fint fortran_handle; /* 0 until ferry_File_c2f asks for one */
     ferry__stats_t stats;
     int locks_refused; /* the file system refused a byte-range lock: no sieving writes from now on */
+    int develop;       /* develop mode, agreed over ranks (mpiio/develop.c) */
 };
 
 /* Lazily initializes ferry's process state (keyvals, finalize hook); safe to

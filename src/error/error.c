@@ -122,14 +122,21 @@ static int register_code(int cls, const char *message)
 
 int ferry__error_agree(MPI_Comm comm, int local_cls, const char *what)
 {
+    return ferry__error_agree_flag(comm, local_cls, what, NULL);
+}
+
+int ferry__error_agree_flag(MPI_Comm comm, int local_cls, const char *what, int *flag)
+{
     int rank, size;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     /* One int64 per rank: the lowest failing rank wins the MAX, its class
-     * rides in the low bits. */
-    int64_t mine = local_cls ? ((int64_t)(size - rank) << 24) | (int64_t)local_cls : 0;
-    int64_t worst = 0;
-    int rc = MPI_Allreduce(&mine, &worst, 1, MPI_INT64_T, MPI_MAX, comm);
+     * rides in the low bits; a flag to OR rides along as a second int64. */
+    int64_t mine[2] = {local_cls ? ((int64_t)(size - rank) << 24) | (int64_t)local_cls : 0, flag ? *flag : 0};
+    int64_t reduced[2] = {0, 0};
+    int rc = MPI_Allreduce(mine, reduced, flag ? 2 : 1, MPI_INT64_T, MPI_MAX, comm);
+    int64_t worst = reduced[0];
+    if (flag) *flag = reduced[1] != 0;
     if (rc != MPI_SUCCESS) return ferry__error_set(MPI_ERR_INTERN, "ferry: %s: agreement reduction failed", what);
     if (worst == 0) return 0;
     /* Every rank knows a failure happened and where: the failing rank's own

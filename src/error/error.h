@@ -33,6 +33,10 @@ const char *ferry__error_message(void);
  * rank; 0 when every rank succeeded. `what` names the operation. */
 int ferry__error_agree(MPI_Comm comm, int local_cls, const char *what);
 
+/* ferry__error_agree that also ORs *flag (0 or 1) over all ranks, in the
+ * same reduction. */
+int ferry__error_agree_flag(MPI_Comm comm, int local_cls, const char *what, int *flag);
+
 /* API exit: for cls != 0, registers an error code carrying the recorded
  * message, calls fh's error handler (or the FERRY_FILE_NULL one when fh is
  * FERRY_FILE_NULL) and returns the code; returns MPI_SUCCESS for cls == 0. */

@@ -39,6 +39,7 @@ typedef struct ferry__hints {
     int ds_read;                   /* ferry__hint_switch_t */
     int ds_write;                  /* ferry__hint_switch_t */
     int access_style;              /* FERRY_ACCESS_* bits */
+    int develop;                   /* ferry_develop: 1 checks collective arguments (mpiio/develop.c) */
     char rejected[FERRY_HINTS_REJECTED_MAX];
 } ferry__hints_t;
 

@@ -25,6 +25,7 @@ typedef struct hint_spec {
 } hint_spec_t;
 
 static const char switch_words[] = "automatic,enable,disable";
+static const char bool_words[] = "false,true";
 static const char access_words[] =
     "read_once,write_once,read_mostly,write_mostly,sequential,reverse_sequential,random";
 
@@ -44,6 +45,9 @@ static const hint_spec_t hint_table[] = {
      "bytes per data sieving write window (read, patched and written back under a byte-range lock)"},
     {"access_style", HINT_WORDS, FIELD(access_style), 0, 0, 0, access_words, "indep",
      "how the file will be accessed; random enables guided prefetching of noncontiguous reads"},
+    {"ferry_develop", HINT_SWITCH, FIELD(develop), 0, 0, 0, bool_words, "mpiio",
+     "develop mode: collective calls check that arguments which must match across ranks do (MPI_ERR_NOT_SAME); "
+     "FERRY_DEVELOP=1 in the environment turns it on for every file, including the checks at open"},
     {"ferry_prefetch_size", HINT_SIZE, FIELD(prefetch_size), 8 << 20, 0, 1 << 30, NULL, "indep",
      "bytes of upcoming noncontiguous reads announced to the kernel ahead (0 disables prefetching)"},
 };
@@ -144,7 +148,7 @@ static void apply_one(ferry__hints_t *hints, const hint_spec_t *spec, const char
     }
     if (spec->type == HINT_SWITCH) {
         int index = word_index(spec->words, value, strlen(value));
-        if (index < 0) reject(hints, spec->name, value, "expected automatic, enable or disable");
+        if (index < 0) reject(hints, spec->name, value, "not one of the allowed words");
         else *int_field(hints, spec) = index;
         return;
     }
@@ -209,8 +213,8 @@ void ferry__hints_print_table(FILE *out)
         if (s->type == HINT_READ_ONLY)
             fprintf(out, "| `%s` | read-only | | | %s | %s |\n", s->name, s->consumer, s->meaning);
         else if (s->type == HINT_SWITCH)
-            fprintf(out, "| `%s` | one of | automatic | %s | %s | %s |\n", s->name, s->words, s->consumer,
-                    s->meaning);
+            fprintf(out, "| `%s` | one of | %.*s | %s | %s | %s |\n", s->name, (int)strcspn(s->words, ","), s->words,
+                    s->words, s->consumer, s->meaning);
         else if (s->type == HINT_WORDS)
             fprintf(out, "| `%s` | list of | (none) | %s | %s | %s |\n", s->name, s->words, s->consumer, s->meaning);
         else

@@ -13,6 +13,10 @@ static int change_size(ferry_File fh, MPI_Offset size, size_action_t action, con
     if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
     if (size < 0) cls = ferry__error_set(MPI_ERR_ARG, "ferry: %s '%s': negative size", op, fh->filename);
     if (cls == 0) cls = ferry__check_writable(fh, op);
+    if (fh->develop) {
+        ferry__develop_arg_t same_size = {"size", (uint64_t)size};
+        cls = ferry__develop_check(fh->comm, cls, op, &same_size, 1);
+    }
     if (cls == 0 && fh->rank == 0) cls = action(fh->fs, size);
     return ferry__error_return(fh, ferry__error_agree(fh->comm, cls, op));
 }
@@ -57,7 +61,10 @@ int ferry_File_set_info(ferry_File fh, MPI_Info info)
     int cls = ferry__check_file(fh, "set_info");
     if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
     ferry__hints_apply(&fh->hints, info);
-    return ferry__error_return(fh, ferry__error_agree(fh->comm, 0, "set_info"));
+    int develop = fh->hints.develop || ferry__develop_from_environment();
+    cls = ferry__error_agree_flag(fh->comm, 0, "set_info", &develop);
+    if (cls == 0) fh->develop = develop;
+    return ferry__error_return(fh, cls);
 }
 
 int ferry_File_get_info(ferry_File fh, MPI_Info *info_used)
@@ -84,7 +91,11 @@ int ferry_File_set_atomicity(ferry_File fh, int flag)
 {
     int cls = ferry__check_file(fh, "set_atomicity");
     if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
-    if (flag)
+    if (fh->develop) {
+        ferry__develop_arg_t same_flag = {"flag", (uint64_t)(flag != 0)};
+        cls = ferry__develop_check(fh->comm, cls, "set_atomicity", &same_flag, 1);
+    }
+    if (cls == 0 && flag)
         cls = ferry__error_set(MPI_ERR_UNSUPPORTED_OPERATION,
                                "ferry: set_atomicity '%s': atomic mode is not implemented yet", fh->filename);
     cls = ferry__error_agree(fh->comm, cls, "set_atomicity");

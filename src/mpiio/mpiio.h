@@ -10,6 +10,9 @@
 #ifndef FERRY_MPIIO_H
 #define FERRY_MPIIO_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "core/core.h"
 #include "error/error.h"
 
@@ -27,5 +30,18 @@ void ferry__status_set_bytes(MPI_Status *status, MPI_Count bytes);
 /* Stream byte of `offset` etypes into the current view, checked for
  * negative values and overflow. */
 int ferry__check_offset(ferry_File fh, MPI_Offset offset, MPI_Offset *stream_byte, const char *op);
+
+/* develop.c: develop mode. */
+typedef struct ferry__develop_arg {
+    const char *name;     /* as in the message: "amode" */
+    uint64_t fingerprint; /* equal on every rank when the argument is */
+} ferry__develop_arg_t;
+
+int ferry__develop_from_environment(void);
+uint64_t ferry__develop_hash(const void *bytes, size_t len);
+/* Collective over comm: compares every rank's arguments with its left
+ * neighbour's and agrees on the outcome together with local_cls (this
+ * rank's own error, which takes precedence over a mismatch it sees). */
+int ferry__develop_check(MPI_Comm comm, int local_cls, const char *op, const ferry__develop_arg_t *args, int n);
 
 #endif

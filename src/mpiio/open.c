@@ -51,8 +51,9 @@ static int fs_flags(int amode, int creating)
 }
 
 /* Collective over comm (a private duplicate): opens the file on every rank
- * or on none. Rank 0 alone creates it. */
-static int open_everywhere(MPI_Comm comm, int local_cls, const char *filename, int amode, ferry__fs_file_t **fs)
+ * or on none. Rank 0 alone creates it. *develop is ORed over ranks. */
+static int open_everywhere(MPI_Comm comm, int local_cls, const char *filename, int amode, ferry__fs_file_t **fs,
+                           int *develop)
 {
     int rank;
     MPI_Comm_rank(comm, &rank);
@@ -62,12 +63,23 @@ static int open_everywhere(MPI_Comm comm, int local_cls, const char *filename, i
         local_cls = ferry__error_agree(comm, local_cls, "open (create)");
     }
     if (local_cls == 0 && *fs == NULL) local_cls = ferry__fs_open(filename, fs_flags(amode, 0), fs);
-    int cls = ferry__error_agree(comm, local_cls, "open");
+    int cls = ferry__error_agree_flag(comm, local_cls, "open", develop);
     if (cls != 0 && *fs != NULL) {
         ferry__fs_close(*fs);
         *fs = NULL;
     }
     return cls;
+}
+
+/* Develop mode at open: the name and amode must be the same on every rank.
+ * Runs before anything is created, so a mismatch leaves no file behind. */
+static int check_same_everywhere(MPI_Comm comm, int local_cls, const char *filename, int amode)
+{
+    ferry__develop_arg_t args[2] = {
+        {"filename", filename ? ferry__develop_hash(filename, strlen(filename)) : 0},
+        {"amode", (uint64_t)(unsigned)amode},
+    };
+    return ferry__develop_check(comm, local_cls, "open", args, 2);
 }
 
 static int init_file(ferry_File file, MPI_Comm comm, const char *filename, int amode, MPI_Info info)
@@ -109,13 +121,16 @@ int ferry_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info inf
         return ferry__error_return(FERRY_FILE_NULL,
                                    ferry__error_set(MPI_ERR_COMM, "ferry: open: cannot duplicate the communicator"));
     cls = check_open_args(filename, amode, fh);
+    int develop = ferry__develop_from_environment();
+    if (develop) cls = check_same_everywhere(dup, cls, filename, amode);
     ferry_File file = NULL;
     if (cls == 0 && !(file = ferry__calloc(1, sizeof *file)))
         cls = ferry__error_set(MPI_ERR_NO_MEM, "ferry: open '%s': out of memory", filename);
     if (file) file->comm = MPI_COMM_NULL;
     if (cls == 0) cls = init_file(file, dup, filename, amode, info);
     ferry__fs_file_t *fs = NULL;
-    cls = open_everywhere(dup, cls, filename, amode, &fs);
+    if (file && file->hints.develop) develop = 1;
+    cls = open_everywhere(dup, cls, filename, amode, &fs, &develop);
     if (cls == 0 && (amode & MPI_MODE_APPEND)) cls = ferry__error_agree(dup, ferry__fs_size(fs, &file->position), "open (append)");
     if (cls != 0) {
         ferry__fs_close(fs);
@@ -127,6 +142,7 @@ int ferry_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info inf
     }
     file->fs = fs;
     fs->stats = &file->stats;
+    file->develop = develop;
     *fh = file;
     return MPI_SUCCESS;
 }

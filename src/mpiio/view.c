@@ -14,6 +14,16 @@ int ferry_File_set_view(ferry_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_
     if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
     ferry__view_t next;
     cls = ferry__view_build(&next, disp, etype, filetype, datarep, fh->filename);
+    if (fh->develop) {
+        /* MPI-3.1 13.3: datarep and the etype's extent must match on every rank. */
+        MPI_Count etype_extent = 0;
+        if (cls == 0) ferry__datarep_extent(next.rep, etype, &etype_extent);
+        ferry__develop_arg_t same[2] = {
+            {"datarep", datarep ? ferry__develop_hash(datarep, strlen(datarep)) : 0},
+            {"etype extent", (uint64_t)etype_extent},
+        };
+        cls = ferry__develop_check(fh->comm, cls, "set_view", same, 2);
+    }
     /* All or nothing: a view that fails on any rank leaves the old view on every rank. */
     cls = ferry__error_agree(fh->comm, cls, "set_view");
     if (cls != 0) {
