@@ -48,7 +48,7 @@ static void finish_list(ferry__dt_node_t *node)
     MPI_Count prev_hi = 0;
     for (MPI_Count i = 0; i < node->count; i++) {
         MPI_Count lo, hi;
-        MPI_Count len = ferry__dt_len(node, i);
+        MPI_Count len = node->lens ? node->lens[i] : node->uniform;
         if (c) {
             span_of(c, node->disps[i], len, c->extent, &lo, &hi);
             node->monotone &= rep_monotone(c, len, c->extent);
@@ -263,9 +263,11 @@ int ferry__dt_list(MPI_Count n, MPI_Count *disps, MPI_Count *lens, ferry__dt_nod
     node->disps = disps;
     node->uniform = lens[0];
     node->lens = uniform ? NULL : lens;
-    if (uniform) ferry__free(lens);
     node->child = child;
-    return publish(node, out);
+    publish(node, out);
+    node->lens = NULL; /* the prefix array has the lengths now */
+    ferry__free(lens);
+    return 0;
 }
 
 /* Runs of a part made only of bytes: a LEAF or a byte LIST (0 otherwise). */

@@ -136,7 +136,6 @@ static int named_tree(MPI_Datatype type, ferry__dt_scratch_t *s)
         s->prefix[1] = s->lens[0];
         s->prefix[2] = tree->size;
         node->disps = s->disps;
-        node->lens = s->lens;
         node->prefix = s->prefix;
     }
     tree->root = tree->size > 0 ? node : NULL;

@@ -10,9 +10,9 @@
  *   VEC   `count` copies of `child`, copy j at disp + j * stride.
  *   LIST  `count` entries; entry i is len(i) copies of `child` at
  *         disp + disps[i] + j * child->extent, or, when child is NULL,
- *         the len(i) bytes at disp + disps[i]. len(i) is lens[i], or
- *         `uniform` for every entry when lens is NULL (then prefix is NULL
- *         too: 8 bytes per entry for indexed_block-like lists).
+ *         the len(i) bytes at disp + disps[i]. len(i) follows from the
+ *         prefix array, or is `uniform` for every entry when prefix is
+ *         NULL: 16 bytes per entry, 8 for indexed_block-like lists.
  *   SEQ   `count` parts in stream order, part i shifted by disp.
  *
  * Invariants after normalization (build.c): no node has size 0 (an empty
@@ -49,8 +49,9 @@ struct ferry__dt_node {
     MPI_Count count;  /* VEC copies, LIST entries, SEQ parts */
     MPI_Count stride; /* VEC */
     ferry__dt_node_t *child;  /* VEC, LIST (NULL: byte runs) */
-    MPI_Count *disps, *lens;  /* LIST; lens NULL: every entry is `uniform` long */
-    MPI_Count uniform;        /* LIST */
+    MPI_Count *disps;         /* LIST */
+    MPI_Count *lens;          /* LIST while it is built; NULL once finished */
+    MPI_Count uniform;        /* LIST without prefix: every entry's length */
     MPI_Count *prefix;        /* SEQ, LIST unless uniform: count + 1 entries */
     ferry__dt_node_t **parts; /* SEQ */
     ferry__dt_copy_fn *copy;   /* LEAF: kernels for blocks of this size */
@@ -89,7 +90,9 @@ MPI_Count ferry__dt_entry(const ferry__dt_node_t *nd, MPI_Count r);
 /* Length of LIST entry i, in child copies (bytes when child is NULL). */
 static inline MPI_Count ferry__dt_len(const ferry__dt_node_t *nd, MPI_Count i)
 {
-    return nd->lens ? nd->lens[i] : nd->uniform;
+    if (!nd->prefix) return nd->uniform;
+    MPI_Count bytes = nd->prefix[i + 1] - nd->prefix[i];
+    return nd->child ? bytes / nd->child->size : bytes;
 }
 
 /* Stream bytes before LIST entry / SEQ part i (i <= count). */
