@@ -36,6 +36,11 @@ struct ferry_file {
     ferry__stats_t stats;
     int locks_refused; /* the file system refused a byte-range lock: no sieving writes from now on */
     int develop;       /* develop mode, agreed over ranks (mpiio/develop.c) */
+    struct {
+        const char *kind;  /* the active split collective's begin call, NULL when none */
+        const void *buf;   /* its buffer, which the end call must name again */
+        MPI_Count bytes;   /* what it moved */
+    } split;
 };
 
 /* Lazily initializes ferry's process state (keyvals, finalize hook); safe to

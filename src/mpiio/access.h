@@ -15,8 +15,9 @@ typedef struct ferry__access {
 } ferry__access_t;
 
 /* Checks and performs the transfer; returns an error class. Collective when
- * call->collective. *done: bytes moved on this rank. */
-int ferry__access_transfer(const ferry__access_t *call, ferry_File fh, MPI_Offset offset, void *buf,
+ * call->collective: a rank with local_cls != 0 (an error its caller found)
+ * moves nothing but still takes part. *done: bytes moved on this rank. */
+int ferry__access_transfer(const ferry__access_t *call, ferry_File fh, int local_cls, MPI_Offset offset, void *buf,
                            MPI_Count count, MPI_Datatype type, MPI_Count *done);
 
 /* Entry point body: transfer, fill status, leave through the error handler. */

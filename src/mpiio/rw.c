@@ -28,11 +28,11 @@ static void count_transfer(ferry__stats_t *stats, int write, MPI_Count bytes)
     }
 }
 
-int ferry__access_transfer(const ferry__access_t *call, ferry_File fh, MPI_Offset offset, void *buf,
+int ferry__access_transfer(const ferry__access_t *call, ferry_File fh, int local_cls, MPI_Offset offset, void *buf,
                            MPI_Count count, MPI_Datatype type, MPI_Count *done)
 {
     *done = 0;
-    int cls = check_access(call, fh, count, type);
+    int cls = local_cls ? local_cls : check_access(call, fh, count, type);
     if (call->individual) offset = fh->position;
     MPI_Offset skip = 0;
     if (cls == 0) cls = ferry__check_offset(fh, offset, &skip, call->name);
@@ -54,7 +54,7 @@ int ferry__access(const ferry__access_t *call, ferry_File fh, MPI_Offset offset,
     int cls = ferry__check_file(fh, call->name);
     if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
     MPI_Count done = 0;
-    cls = ferry__access_transfer(call, fh, offset, buf, count, type, &done);
+    cls = ferry__access_transfer(call, fh, 0, offset, buf, count, type, &done);
     if (cls == 0) ferry__status_set_bytes(status, done);
     return ferry__error_return(fh, cls);
 }

@@ -124,66 +124,6 @@ int ferry_File_get_position_shared(ferry_File fh, MPI_Offset *offset)
     return unsupported(fh, "get_position_shared");
 }
 
-int ferry_File_read_at_all_begin(ferry_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype)
-{
-    return unsupported(fh, "read_at_all_begin");
-}
-
-int ferry_File_read_at_all_begin_c(ferry_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype)
-{
-    return unsupported(fh, "read_at_all_begin_c");
-}
-
-int ferry_File_read_at_all_end(ferry_File fh, void *buf, MPI_Status *status)
-{
-    return unsupported(fh, "read_at_all_end");
-}
-
-int ferry_File_write_at_all_begin(ferry_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype)
-{
-    return unsupported(fh, "write_at_all_begin");
-}
-
-int ferry_File_write_at_all_begin_c(ferry_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype)
-{
-    return unsupported(fh, "write_at_all_begin_c");
-}
-
-int ferry_File_write_at_all_end(ferry_File fh, const void *buf, MPI_Status *status)
-{
-    return unsupported(fh, "write_at_all_end");
-}
-
-int ferry_File_read_all_begin(ferry_File fh, void *buf, int count, MPI_Datatype datatype)
-{
-    return unsupported(fh, "read_all_begin");
-}
-
-int ferry_File_read_all_begin_c(ferry_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
-{
-    return unsupported(fh, "read_all_begin_c");
-}
-
-int ferry_File_read_all_end(ferry_File fh, void *buf, MPI_Status *status)
-{
-    return unsupported(fh, "read_all_end");
-}
-
-int ferry_File_write_all_begin(ferry_File fh, const void *buf, int count, MPI_Datatype datatype)
-{
-    return unsupported(fh, "write_all_begin");
-}
-
-int ferry_File_write_all_begin_c(ferry_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
-{
-    return unsupported(fh, "write_all_begin_c");
-}
-
-int ferry_File_write_all_end(ferry_File fh, const void *buf, MPI_Status *status)
-{
-    return unsupported(fh, "write_all_end");
-}
-
 int ferry_File_read_ordered_begin(ferry_File fh, void *buf, int count, MPI_Datatype datatype)
 {
     return unsupported(fh, "read_ordered_begin");

@@ -1,0 +1,110 @@
+/*
+ * Split collective data access (MPI-3.1 13.4.5).
+ *
+ * The begin call performs the whole collective transfer (every rank takes
+ * part, ending in the agreement) and records its outcome; the end call
+ * returns it. The standard allows a begin to complete the operation, and
+ * the caller may not touch the buffer in between anyway. At most one split
+ * collective may be active per file handle: a second begin fails on the
+ * rank that broke the rule (the others still complete the collective with
+ * it, so nobody waits), an end without its begin, of another kind, or with
+ * another buffer fails locally.
+ */
+#include <string.h>
+
+#include "mpiio/access.h"
+#include "mpiio/mpiio.h"
+
+static int begin(const ferry__access_t *call, ferry_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                 MPI_Datatype type)
+{
+    int cls = ferry__check_file(fh, call->name);
+    if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
+    MPI_Count done = 0;
+    int local = 0;
+    if (fh->split.kind)
+        local = ferry__error_set(MPI_ERR_OTHER, "ferry: %s '%s': split collective %s is still active on this file",
+                                 call->name, fh->filename, fh->split.kind);
+    cls = ferry__access_transfer(call, fh, local, offset, (void *)buf, count, type, &done);
+    if (cls == 0) {
+        fh->split.kind = call->name;
+        fh->split.buf = buf;
+        fh->split.bytes = done;
+    }
+    return ferry__error_return(fh, cls);
+}
+
+static int end(ferry_File fh, const char *begin_name, const char *end_name, const void *buf, MPI_Status *status)
+{
+    int cls = ferry__check_file(fh, end_name);
+    if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
+    if (!fh->split.kind || strcmp(fh->split.kind, begin_name) != 0)
+        cls = ferry__error_set(MPI_ERR_OTHER, "ferry: %s '%s': no active %s on this file%s%s", end_name, fh->filename,
+                               begin_name, fh->split.kind ? " (active: " : "", fh->split.kind ? fh->split.kind : "");
+    else if (buf != fh->split.buf)
+        cls = ferry__error_set(MPI_ERR_BUFFER, "ferry: %s '%s': buffer differs from the one given to %s", end_name,
+                               fh->filename, begin_name);
+    if (cls == 0) {
+        ferry__status_set_bytes(status, fh->split.bytes);
+        fh->split.kind = NULL;
+        fh->split.buf = NULL;
+    }
+    return ferry__error_return(fh, cls);
+}
+
+static const ferry__access_t read_at_all_begin_call = {"read_at_all_begin", 0, 0, 1};
+static const ferry__access_t write_at_all_begin_call = {"write_at_all_begin", 1, 0, 1};
+static const ferry__access_t read_all_begin_call = {"read_all_begin", 0, 1, 1};
+static const ferry__access_t write_all_begin_call = {"write_all_begin", 1, 1, 1};
+
+int ferry_File_read_at_all_begin_c(ferry_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                                   MPI_Datatype datatype)
+{
+    return begin(&read_at_all_begin_call, fh, offset, buf, count, datatype);
+}
+int ferry_File_write_at_all_begin_c(ferry_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                                    MPI_Datatype datatype)
+{
+    return begin(&write_at_all_begin_call, fh, offset, buf, count, datatype);
+}
+int ferry_File_read_all_begin_c(ferry_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+    return begin(&read_all_begin_call, fh, 0, buf, count, datatype);
+}
+int ferry_File_write_all_begin_c(ferry_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+    return begin(&write_all_begin_call, fh, 0, buf, count, datatype);
+}
+int ferry_File_read_at_all_begin(ferry_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype)
+{
+    return ferry_File_read_at_all_begin_c(fh, offset, buf, count, datatype);
+}
+int ferry_File_write_at_all_begin(ferry_File fh, MPI_Offset offset, const void *buf, int count,
+                                  MPI_Datatype datatype)
+{
+    return ferry_File_write_at_all_begin_c(fh, offset, buf, count, datatype);
+}
+int ferry_File_read_all_begin(ferry_File fh, void *buf, int count, MPI_Datatype datatype)
+{
+    return ferry_File_read_all_begin_c(fh, buf, count, datatype);
+}
+int ferry_File_write_all_begin(ferry_File fh, const void *buf, int count, MPI_Datatype datatype)
+{
+    return ferry_File_write_all_begin_c(fh, buf, count, datatype);
+}
+int ferry_File_read_at_all_end(ferry_File fh, void *buf, MPI_Status *status)
+{
+    return end(fh, "read_at_all_begin", "read_at_all_end", buf, status);
+}
+int ferry_File_write_at_all_end(ferry_File fh, const void *buf, MPI_Status *status)
+{
+    return end(fh, "write_at_all_begin", "write_at_all_end", buf, status);
+}
+int ferry_File_read_all_end(ferry_File fh, void *buf, MPI_Status *status)
+{
+    return end(fh, "read_all_begin", "read_all_end", buf, status);
+}
+int ferry_File_write_all_end(ferry_File fh, const void *buf, MPI_Status *status)
+{
+    return end(fh, "write_all_begin", "write_all_end", buf, status);
+}
