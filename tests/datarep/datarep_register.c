@@ -6,7 +6,8 @@
  * standard describes; file layouts and extents follow dtype_file_extent_fn;
  * MPI_CONVERSION_FN_NULL moves native bytes; errors: MPI_ERR_DUP_DATAREP
  * for any defined name, MPI_ERR_ARG for bad names, MPI_ERR_CONVERSION when
- * a conversion function fails.
+ * a conversion function fails; a file written through a view in the
+ * representation holds what the write function produced.
  */
 #include <string.h>
 
@@ -183,6 +184,31 @@ static void test_no_conversion(void)
     FT_EQ(ferry__datarep_pack(null_wide, v, 2, MPI_INT, 0, file, 16), MPI_ERR_CONVERSION);
 }
 
+/* Through a file view: the file holds what the write function wrote. */
+static void test_file_view(state_t *st)
+{
+    int values[6] = {5, -6, 7, -8, 9, -10}, back[6] = {0};
+    unsigned char want[48], raw[48];
+    *st = (state_t){.per_elem = 1, .offsets = {0}, .extent = sizeof(int)};
+    expect_wide(values, 6, want);
+    ferry_File fh;
+    MPI_Offset size;
+    MPI_Aint extent;
+    FT_OK(ferry_File_open(MPI_COMM_SELF, ft_path("wide"), MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    FT_OK(ferry_File_set_view(fh, 0, MPI_INT, MPI_INT, "ferry-wide", MPI_INFO_NULL));
+    FT_OK(ferry_File_get_type_extent(fh, MPI_INT, &extent));
+    FT_EQ(extent, 8);
+    FT_OK(ferry_File_write_at(fh, 0, values, 6, MPI_INT, MPI_STATUS_IGNORE));
+    FT_OK(ferry_File_get_size(fh, &size));
+    FT_EQ(size, 48);
+    FT_OK(ferry_File_read_at(fh, 0, back, 6, MPI_INT, MPI_STATUS_IGNORE));
+    FT_EQ_MEM(back, values, sizeof values);
+    FT_OK(ferry_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    FT_OK(ferry_File_read_at(fh, 0, raw, 48, MPI_BYTE, MPI_STATUS_IGNORE));
+    FT_EQ_MEM(raw, want, 48);
+    FT_OK(ferry_File_close(&fh));
+}
+
 int main(int argc, char **argv)
 {
     ft_init(&argc, &argv);
@@ -195,5 +221,6 @@ int main(int argc, char **argv)
     test_contiguous(wide, &st);
     test_derived(wide, &st);
     test_no_conversion();
+    test_file_view(&st);
     return ft_finish();
 }
