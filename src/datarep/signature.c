@@ -190,8 +190,12 @@ int ferry__dr_sig_build(const ferry__datarep_t *rep, MPI_Datatype type, ferry__d
     ferry__dr_run_t *runs = ferry__malloc(FERRY__DR_RUNS * sizeof *runs);
     ferry__dr_pos_t at = {0, 0, 0};
     MPI_Count n = 0;
-    if (runs && flatten(s, 1, runs, &n, &at)) s->runs = runs, s->nruns = n;
-    else ferry__free(runs); /* no flat form: locating descends the tree */
+    if (runs && flatten(s, 1, runs, &n, &at)) {
+        ferry__dr_run_t *fit = ferry__realloc(runs, (size_t)n * sizeof *runs);
+        s->runs = fit ? fit : runs, s->nruns = n;
+    } else {
+        ferry__free(runs); /* no flat form: locating descends the tree */
+    }
     return 0;
 }
 
