@@ -57,6 +57,7 @@ typedef struct od_options {
     int host;           /* 0: ferry against the model only */
     const char *dir;    /* scratch directory shared by all ranks */
     int verbose;        /* print every step on rank 0 */
+    int check_files;    /* compare the files with the model after every step (slow) */
 } od_options_t;
 
 /* Collective over MPI_COMM_WORLD: runs one sequence; returns 0, or aborts the
