@@ -15,6 +15,8 @@ typedef int (*bench_workload_fn)(int argc, char **argv);
 
 int ferry_bench_contig(int argc, char **argv);
 int ferry_bench_hints(int argc, char **argv);
+int ferry_bench_noncontig(int argc, char **argv);
+int ferry_bench_discontig(int argc, char **argv);
 int ferry_bench_types(int argc, char **argv);
 
 /* Helpers (bench_util.c). */
@@ -26,5 +28,36 @@ long long bench_parse_size(const char *text);
 /* A fresh directory under base (collective; rank 0 creates). Static storage. */
 const char *bench_make_dir(const char *base, const char *tag);
 void bench_remove_dir(const char *dir);
+
+/* One timed access through ferry or the host MPI-IO (bench_noncontig.c). */
+typedef struct bench_access {
+    const char *path;
+    MPI_Info info; /* hints at open (borrowed), or MPI_INFO_NULL */
+    MPI_Offset disp;
+    MPI_Datatype etype, filetype;
+    void *buf;
+    int count;
+    MPI_Datatype memtype;
+    int collective;
+    int wronly; /* writes open MPI_MODE_WRONLY instead of MPI_MODE_RDWR */
+} bench_access_t;
+
+typedef struct bench_outcome {
+    double seconds;          /* open to close, the slowest rank (from a barrier) */
+    double call_seconds;     /* the write or read call alone, the slowest rank */
+    long long fs_calls;      /* ferry only: file-system reads + writes, summed over ranks */
+    long long sieve_extra;   /* ferry only: bytes sieving moved beyond the data, summed over ranks */
+    int failed;              /* on any rank (errors were printed) */
+} bench_outcome_t;
+
+/* Collective: opens a->path (write: create, read-write or write-only), sets the view,
+ * writes (then syncs) or reads with the individual file pointer, reads
+ * ferry's statistics and closes. Times the whole (from a barrier) and the
+ * write or read call alone: on a loaded machine MPICH's busy-polling
+ * collectives can cost tens of milliseconds each, which would swamp the
+ * data path in open, set_view, sync and close. */
+void bench_access_run(const bench_access_t *a, int ferry, int write, bench_outcome_t *out);
+/* Collective: drops path's cached pages (posix_fadvise DONTNEED on rank 0). */
+void bench_drop_pages(const char *path);
 
 #endif

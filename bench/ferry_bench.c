@@ -12,7 +12,9 @@ static const struct {
     const char *summary;
 } workloads[] = {
     {"contig", ferry_bench_contig, "each rank writes then reads its own contiguous block (POSIX, host MPI-IO, ferry)"},
+    {"discontig", ferry_bench_discontig, "1 KiB blocks at random places through an indexed view, prefetching (host MPI-IO, ferry)"},
     {"hints", ferry_bench_hints, "print ferry's hint table (Markdown)"},
+    {"noncontig", ferry_bench_noncontig, "seed 001's vector views, c-c/nc-c/c-nc/nc-nc, write then read (host MPI-IO, ferry)"},
     {"types", ferry_bench_types, "datatype engine vs host MPI_Pack/MPI_Unpack and memcpy"},
 };
 

@@ -1,0 +1,462 @@
+/*
+ * ferry-bench noncontig: the noncontig benchmark of seed 001 (section 4.1).
+ *
+ * Each rank moves `elements` MPI_INTs in blocks of `blocklen` elements. In
+ * the file, blocks of the ranks alternate: rank p's filetype is a vector of
+ * its blocks with stride nprocs * blocklen, displaced by p * blocklen. In
+ * memory, a noncontiguous buffer is a vector with stride 2 * blocklen (a
+ * hole as large as each block). The four cases c-c (each rank's own
+ * contiguous region), nc-c, c-nc and nc-nc are written, then read back,
+ * by ferry and by the host's MPI-IO in the same run.
+ *
+ * A repetition runs both contenders on a fresh file, the first of them
+ * alternating. A write opens (read-write: data sieving writes read the
+ * file; --amode wronly tries write-only), sets the view, writes, syncs and
+ * closes; a read opens, sets the view and reads, after the file's pages were
+ * dropped (posix_fadvise DONTNEED; a no-op on tmpfs). The main columns time
+ * the write or read call alone (the slowest rank): under MPICH on a loaded
+ * machine each collective in open, set_view, sync and close can take tens
+ * of milliseconds of busy polling, which says nothing about the data path;
+ * "f/h all" is the ratio from open to close. After each write every rank
+ * checks its blocks in the file with pread; after each read it checks the
+ * values and that holes in memory were left alone.
+ *
+ * The host's independent noncontiguous writes can be very slow (OMPIO
+ * issues one system call per block), so a probe first times the host on a
+ * sixteenth of the volume; when the full volume would take longer than
+ * --host-budget seconds (open to close), the host runs on a volume scaled
+ * to fit and the table says so (column "host MiB/rk"). Bandwidths are all
+ * ranks' data over the slowest rank's time. --mode collective uses the
+ * _all forms. Default: two sub-runs, blocks of 8 B and of 1 KiB, 4 MiB per
+ * rank; --blocklen picks one. ferry and the host's volumes are printed in
+ * the header and the "host MiB/rk" column. For ferry the table also gives
+ * the file-system calls and the bytes data sieving moved beyond the data
+ * (sums over ranks, from get_info, last repetition).
+ *
+ * The layer at the top (bench_access_run) is shared with bench_discontig.c.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+/* ---- one timed access through either library (shared) ---- */
+
+typedef struct bench_file {
+    int ferry;
+    MPI_File host;
+    ferry_File fh;
+} bench_file_t;
+
+static int file_open(bench_file_t *f, const bench_access_t *a, int write)
+{
+    int amode = write ? MPI_MODE_CREATE | (a->wronly ? MPI_MODE_WRONLY : MPI_MODE_RDWR) : MPI_MODE_RDONLY;
+    if (f->ferry) return ferry_File_open(MPI_COMM_WORLD, a->path, amode, a->info, &f->fh);
+    return MPI_File_open(MPI_COMM_WORLD, a->path, amode, a->info, &f->host);
+}
+
+static int file_set_view(bench_file_t *f, const bench_access_t *a)
+{
+    if (f->ferry) return ferry_File_set_view(f->fh, a->disp, a->etype, a->filetype, "native", MPI_INFO_NULL);
+    return MPI_File_set_view(f->host, a->disp, a->etype, a->filetype, "native", MPI_INFO_NULL);
+}
+
+static int file_write(bench_file_t *f, const bench_access_t *a)
+{
+    if (f->ferry)
+        return a->collective ? ferry_File_write_all(f->fh, a->buf, a->count, a->memtype, MPI_STATUS_IGNORE)
+                             : ferry_File_write(f->fh, a->buf, a->count, a->memtype, MPI_STATUS_IGNORE);
+    return a->collective ? MPI_File_write_all(f->host, a->buf, a->count, a->memtype, MPI_STATUS_IGNORE)
+                         : MPI_File_write(f->host, a->buf, a->count, a->memtype, MPI_STATUS_IGNORE);
+}
+
+static int file_read(bench_file_t *f, const bench_access_t *a)
+{
+    if (f->ferry)
+        return a->collective ? ferry_File_read_all(f->fh, a->buf, a->count, a->memtype, MPI_STATUS_IGNORE)
+                             : ferry_File_read(f->fh, a->buf, a->count, a->memtype, MPI_STATUS_IGNORE);
+    return a->collective ? MPI_File_read_all(f->host, a->buf, a->count, a->memtype, MPI_STATUS_IGNORE)
+                         : MPI_File_read(f->host, a->buf, a->count, a->memtype, MPI_STATUS_IGNORE);
+}
+
+static long long info_number(MPI_Info info, const char *key)
+{
+    char value[MPI_MAX_INFO_VAL + 1] = "";
+    int flag = 0;
+    MPI_Info_get(info, (char *)key, MPI_MAX_INFO_VAL, value, &flag);
+    return flag ? atoll(value) : 0;
+}
+
+/* ferry's counters for this open file (both directions: a sieving write reads too). */
+static int file_stats(bench_file_t *f, bench_outcome_t *out)
+{
+    MPI_Info info;
+    if (!f->ferry) return MPI_SUCCESS;
+    int rc = ferry_File_get_info(f->fh, &info);
+    if (rc != MPI_SUCCESS) return rc;
+    out->fs_calls = info_number(info, "ferry_stats_fs_read_calls") + info_number(info, "ferry_stats_fs_write_calls");
+    out->sieve_extra = info_number(info, "ferry_stats_sieve_extra_bytes");
+    MPI_Info_free(&info);
+    return MPI_SUCCESS;
+}
+
+static int file_close(bench_file_t *f)
+{
+    return f->ferry ? ferry_File_close(&f->fh) : MPI_File_close(&f->host);
+}
+
+static void report(const bench_access_t *a, int ferry, const char *op, int code)
+{
+    char text[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+    if (ferry) ferry_Error_string(code, text, &len);
+    else MPI_Error_string(code, text, &len);
+    fprintf(stderr, "ferry-bench: %s %s failed on %s: %s\n", ferry ? "ferry" : "host", op, a->path, text);
+}
+
+static int access_steps(bench_file_t *f, const bench_access_t *a, int write, bench_outcome_t *out)
+{
+    const char *op = write ? "write" : "read";
+    int rc = file_open(f, a, write), opened = rc == MPI_SUCCESS;
+    if (rc == MPI_SUCCESS) rc = file_set_view(f, a);
+    double start = bench_now();
+    if (rc == MPI_SUCCESS) rc = write ? file_write(f, a) : file_read(f, a);
+    out->call_seconds = bench_now() - start;
+    if (rc == MPI_SUCCESS && write) rc = f->ferry ? ferry_File_sync(f->fh) : MPI_File_sync(f->host);
+    if (rc == MPI_SUCCESS) rc = file_stats(f, out);
+    if (rc != MPI_SUCCESS) report(a, f->ferry, op, rc);
+    int close_rc = opened ? file_close(f) : MPI_SUCCESS;
+    if (close_rc != MPI_SUCCESS) report(a, f->ferry, "close", close_rc);
+    return rc != MPI_SUCCESS || close_rc != MPI_SUCCESS;
+}
+
+void bench_access_run(const bench_access_t *a, int ferry, int write, bench_outcome_t *out)
+{
+    bench_file_t f = {.ferry = ferry};
+    bench_outcome_t mine = {0};
+    MPI_Barrier(MPI_COMM_WORLD);
+    double start = bench_now();
+    mine.failed = access_steps(&f, a, write, &mine);
+    double times[2] = {bench_now() - start, mine.call_seconds}, slowest[2];
+    MPI_Allreduce(times, slowest, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    out->seconds = slowest[0];
+    out->call_seconds = slowest[1];
+    long long mine_v[3] = {mine.fs_calls, mine.sieve_extra, mine.failed}, sum[3];
+    MPI_Allreduce(mine_v, sum, 3, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    out->fs_calls = sum[0];
+    out->sieve_extra = sum[1];
+    out->failed = sum[2] != 0;
+}
+
+void bench_drop_pages(const char *path)
+{
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) {
+        int fd = open(path, O_RDONLY);
+        if (fd >= 0) {
+            posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+            close(fd);
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* ---- the noncontig workload ---- */
+
+enum { CASES = 4, MAX_REPS = 32, PROBE_SHARE = 16 };
+
+static const struct {
+    const char *name;
+    int mem_nc, file_nc;
+} cases[CASES] = {{"c-c", 0, 0}, {"nc-c", 1, 0}, {"c-nc", 0, 1}, {"nc-nc", 1, 1}};
+
+typedef struct nc_config {
+    const char *base;
+    long long elements; /* per rank, ferry's volume */
+    int blocklen;       /* elements per block */
+    int reps, collective, wronly;
+    double host_budget; /* seconds a host write may take at most, about */
+    int rank, nprocs;
+} nc_config_t;
+
+/* One case at one volume: the types, the buffer and the expected values. */
+typedef struct nc_layout {
+    int mem_nc, file_nc;
+    long long elements;
+    int blocklen, rank, nprocs;
+    int *mem;         /* elements (c) or 2 * elements (nc) ints */
+    MPI_Datatype memtype, filetype;
+    bench_access_t access;
+} nc_layout_t;
+
+static int value_of(int rank, long long i)
+{
+    return (int)(((unsigned)rank << 26) + (unsigned)i + 1u);
+}
+
+static int layout_build(nc_layout_t *l, const char *path, const nc_config_t *cfg)
+{
+    int nblocks = (int)(l->elements / l->blocklen), b = l->blocklen;
+    size_t ints = (size_t)l->elements * (l->mem_nc ? 2 : 1);
+    l->mem = malloc(ints * sizeof *l->mem);
+    if (!l->mem) return 1;
+    l->memtype = MPI_INT;
+    l->filetype = MPI_INT;
+    bench_access_t a = {.path = path, .info = MPI_INFO_NULL, .etype = MPI_INT, .filetype = MPI_INT, .buf = l->mem,
+                        .count = (int)l->elements, .memtype = MPI_INT, .collective = cfg->collective,
+                        .wronly = cfg->wronly};
+    a.disp = (MPI_Offset)l->rank * l->elements * (MPI_Offset)sizeof(int);
+    if (l->mem_nc) {
+        MPI_Type_vector(nblocks, b, 2 * b, MPI_INT, &l->memtype);
+        MPI_Type_commit(&l->memtype);
+        a.memtype = l->memtype;
+        a.count = 1;
+    }
+    if (l->file_nc) {
+        MPI_Type_vector(nblocks, b, l->nprocs * b, MPI_INT, &l->filetype);
+        MPI_Type_commit(&l->filetype);
+        a.filetype = l->filetype;
+        a.disp = (MPI_Offset)l->rank * b * (MPI_Offset)sizeof(int);
+    }
+    l->access = a;
+    return 0;
+}
+
+static void layout_free(nc_layout_t *l)
+{
+    if (l->memtype != MPI_INT) MPI_Type_free(&l->memtype);
+    if (l->filetype != MPI_INT) MPI_Type_free(&l->filetype);
+    free(l->mem);
+}
+
+/* Memory index of stream element i. */
+static size_t mem_index(const nc_layout_t *l, long long i)
+{
+    return l->mem_nc ? (size_t)(i / l->blocklen * 2 * l->blocklen + i % l->blocklen) : (size_t)i;
+}
+
+/* Data where the type puts it, -1 in memory holes (fill) or 0 everywhere (clear). */
+static void layout_fill(nc_layout_t *l, int data)
+{
+    size_t ints = (size_t)l->elements * (l->mem_nc ? 2 : 1);
+    memset(l->mem, data ? 0xff : 0, ints * sizeof *l->mem);
+    if (data)
+        for (long long i = 0; i < l->elements; i++) l->mem[mem_index(l, i)] = value_of(l->rank, i);
+}
+
+/* After a read: the data arrived and the holes (cleared to 0) stayed 0. */
+static int layout_check_memory(const nc_layout_t *l)
+{
+    size_t ints = (size_t)l->elements * (l->mem_nc ? 2 : 1);
+    for (long long i = 0; i < l->elements; i++)
+        if (l->mem[mem_index(l, i)] != value_of(l->rank, i)) return 0;
+    for (size_t k = 0; l->mem_nc && k < ints; k++)
+        if ((k / (size_t)l->blocklen) % 2 == 1 && l->mem[k] != 0) return 0;
+    return 1;
+}
+
+/* File byte offset of stream element i. */
+static off_t file_offset(const nc_layout_t *l, long long i)
+{
+    long long slot = l->file_nc ? i / l->blocklen * l->nprocs * l->blocklen + i % l->blocklen : i;
+    return (off_t)(l->access.disp + slot * (long long)sizeof(int));
+}
+
+/* After a write: every element of this rank is where the view says (pread, one chunk at a time). */
+static int layout_check_file(const nc_layout_t *l)
+{
+    enum { CHUNK = 1 << 20 };
+    int fd = open(l->access.path, O_RDONLY), ok = fd >= 0;
+    int *chunk = malloc(CHUNK);
+    off_t chunk_at = -1;
+    ssize_t got = 0;
+    for (long long i = 0; ok && chunk && i < l->elements; i++) {
+        off_t at = file_offset(l, i);
+        if (chunk_at < 0 || at < chunk_at || at + (off_t)sizeof(int) > chunk_at + got) {
+            chunk_at = at;
+            got = pread(fd, chunk, CHUNK, at);
+            ok = got >= (ssize_t)sizeof(int);
+        }
+        ok = ok && chunk[(at - chunk_at) / (off_t)sizeof(int)] == value_of(l->rank, i);
+    }
+    if (fd >= 0) close(fd);
+    free(chunk);
+    return ok && chunk;
+}
+
+typedef struct nc_result {
+    double seconds[2][2][MAX_REPS]; /* [call, whole][write, read][rep] */
+    long long fs_calls[2], sieve_extra[2]; /* [write, read], last repetition */
+    long long elements;                    /* per rank */
+    int failed;
+} nc_result_t;
+
+/* One write and one read by one contender on a fresh file. */
+static void run_once(const nc_config_t *cfg, int c, int ferry, long long elements, const char *path,
+                     nc_result_t *res, int rep)
+{
+    nc_layout_t l = {.mem_nc = cases[c].mem_nc, .file_nc = cases[c].file_nc, .elements = elements,
+                     .blocklen = cfg->blocklen, .rank = cfg->rank, .nprocs = cfg->nprocs};
+    int bad = layout_build(&l, path, cfg);
+    bench_outcome_t w = {0}, r = {0};
+    if (!bad) {
+        layout_fill(&l, 1);
+        bench_access_run(&l.access, ferry, 1, &w);
+        bad = w.failed || !layout_check_file(&l);
+        bench_drop_pages(path);
+        layout_fill(&l, 0);
+        bench_access_run(&l.access, ferry, 0, &r);
+        bad = bad || r.failed || !layout_check_memory(&l);
+        layout_free(&l);
+    }
+    if (bad)
+        fprintf(stderr, "ferry-bench noncontig: %s %s wrong or failed on rank %d\n", ferry ? "ferry" : "host",
+                cases[c].name, cfg->rank);
+    int any = 0;
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    res->failed |= any;
+    res->seconds[0][0][rep] = w.call_seconds;
+    res->seconds[0][1][rep] = r.call_seconds;
+    res->seconds[1][0][rep] = w.seconds;
+    res->seconds[1][1][rep] = r.seconds;
+    res->fs_calls[0] = w.fs_calls;
+    res->fs_calls[1] = r.fs_calls;
+    res->sieve_extra[0] = w.sieve_extra;
+    res->sieve_extra[1] = r.sieve_extra;
+    if (cfg->rank == 0) unlink(path);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* The host's volume: all of it unless a probe on 1/PROBE_SHARE says the write would exceed the budget. */
+static long long host_elements(const nc_config_t *cfg, int c, const char *dir)
+{
+    long long probe = cfg->elements / PROBE_SHARE / cfg->blocklen * cfg->blocklen;
+    if (probe < cfg->blocklen) return cfg->elements;
+    char path[600];
+    snprintf(path, sizeof path, "%s/probe", dir);
+    nc_result_t res = {0};
+    run_once(cfg, c, 0, probe, path, &res, 0);
+    /* open, set_view, sync and close cost the same at any volume; the call scales */
+    double call = res.seconds[0][0][0], whole = res.seconds[1][0][0];
+    double estimate = whole + call * ((double)cfg->elements / (double)probe - 1);
+    MPI_Bcast(&estimate, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (estimate <= cfg->host_budget) return cfg->elements;
+    long long n = (long long)((double)cfg->elements * cfg->host_budget / estimate) / cfg->blocklen * cfg->blocklen;
+    return n < probe ? probe : n;
+}
+
+static double mib_per_s(const nc_config_t *cfg, long long elements, double *seconds)
+{
+    double mib = (double)elements * (double)sizeof(int) * cfg->nprocs / (1 << 20);
+    return mib / bench_median(seconds, cfg->reps);
+}
+
+static void print_case(const nc_config_t *cfg, int c, nc_result_t res[2])
+{
+    for (int dir = 0; dir < 2; dir++) {
+        double f = mib_per_s(cfg, res[1].elements, res[1].seconds[0][dir]);
+        double h = mib_per_s(cfg, res[0].elements, res[0].seconds[0][dir]);
+        double fw = mib_per_s(cfg, res[1].elements, res[1].seconds[1][dir]);
+        double hw = mib_per_s(cfg, res[0].elements, res[0].seconds[1][dir]);
+        double host_mib = (double)res[0].elements * (double)sizeof(int) / (1 << 20);
+        printf("%-6s %-5s %11.1f %11.1f %7.2f %7.2f %9.3f%s %9lld %9.2f\n", cases[c].name, dir ? "read" : "write", f,
+               h, f / h, fw / hw, host_mib, res[0].elements < res[1].elements ? "*" : " ", res[1].fs_calls[dir],
+               (double)res[1].sieve_extra[dir] / (1 << 20));
+    }
+}
+
+static void print_header(const nc_config_t *cfg)
+{
+    long long bytes = (long long)cfg->blocklen * (long long)sizeof(int);
+    printf("ferry-bench noncontig: %d ranks, %s, blocks of %lld B (%d MPI_INT), %.3f MiB per rank (ferry), "
+           "dir %s, median of %d\n",
+           cfg->nprocs, cfg->collective ? "collective" : "independent", bytes, cfg->blocklen,
+           (double)cfg->elements * (double)sizeof(int) / (1 << 20), cfg->base, cfg->reps);
+    printf("%-6s %-5s %11s %11s %7s %7s %10s %9s %9s\n", "case", "dir", "ferry MiB/s", "host MiB/s", "f/h",
+           "f/h all", "host MiB/rk", "fs ops", "sieve MiB");
+}
+
+/* One sub-run: every case, both contenders, reps repetitions. */
+static int run_blocklen(const nc_config_t *cfg)
+{
+    const char *dir = bench_make_dir(cfg->base, "noncontig");
+    if (!dir) return 1;
+    if (cfg->rank == 0) print_header(cfg);
+    int failed = 0, shrunk = 0;
+    for (int c = 0; c < CASES; c++) {
+        nc_result_t res[2]; /* [host, ferry] */
+        memset(res, 0, sizeof res);
+        res[0].elements = host_elements(cfg, c, dir);
+        res[1].elements = cfg->elements;
+        for (int rep = 0; rep < cfg->reps; rep++) {
+            for (int k = 0; k < 2; k++) {
+                int ferry = (k + rep) % 2;
+                char path[600];
+                snprintf(path, sizeof path, "%s/%s.%d.%d", dir, ferry ? "ferry" : "host", c, rep);
+                run_once(cfg, c, ferry, res[ferry].elements, path, &res[ferry], rep);
+            }
+        }
+        failed |= res[0].failed | res[1].failed;
+        shrunk |= res[0].elements < res[1].elements;
+        if (cfg->rank == 0) print_case(cfg, c, res);
+        if (cfg->rank == 0) fflush(stdout);
+    }
+    if (cfg->rank == 0)
+        printf("MiB/s: the write or read call alone (slowest rank), all ranks' data; f/h all: ferry/host from open "
+               "to close (set_view, sync); fs ops, sieve MiB: ferry's file-system calls and bytes sieved beyond the "
+               "data, summed over ranks\n");
+    if (cfg->rank == 0 && shrunk)
+        printf("* the host ran on a smaller volume: at the full volume a write was estimated to take more than %.1f s\n",
+               cfg->host_budget);
+    if (cfg->rank == 0 && failed) printf("ferry-bench noncontig: FAILED (see errors above)\n");
+    bench_remove_dir(dir);
+    return failed;
+}
+
+static int parse(nc_config_t *cfg, int argc, char **argv, int *blocklen_given)
+{
+    long long bytes_per_rank = -1;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--dir")) cfg->base = argv[i + 1];
+        else if (!strcmp(argv[i], "--elements")) cfg->elements = bench_parse_size(argv[i + 1]);
+        else if (!strcmp(argv[i], "--bytes")) bytes_per_rank = bench_parse_size(argv[i + 1]);
+        else if (!strcmp(argv[i], "--blocklen")) cfg->blocklen = atoi(argv[i + 1]), *blocklen_given = 1;
+        else if (!strcmp(argv[i], "--reps")) cfg->reps = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--host-budget")) cfg->host_budget = atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--mode")) cfg->collective = !strcmp(argv[i + 1], "collective");
+        else if (!strcmp(argv[i], "--amode")) cfg->wronly = !strcmp(argv[i + 1], "wronly");
+        else return 0;
+    }
+    if (bytes_per_rank > 0) cfg->elements = bytes_per_rank / (long long)sizeof(int);
+    return (argc % 2) == 1 && cfg->reps >= 1 && cfg->reps <= MAX_REPS && cfg->host_budget > 0 &&
+           (!*blocklen_given || cfg->blocklen >= 1) && cfg->elements >= 1 && cfg->elements < (1LL << 26);
+}
+
+int ferry_bench_noncontig(int argc, char **argv)
+{
+    nc_config_t cfg = {.base = "/dev/shm", .elements = 1 << 20, .reps = 3, .host_budget = 1.0};
+    MPI_Comm_rank(MPI_COMM_WORLD, &cfg.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &cfg.nprocs);
+    int blocklen_given = 0;
+    if (!parse(&cfg, argc, argv, &blocklen_given)) {
+        if (cfg.rank == 0)
+            fprintf(stderr, "usage: ferry-bench noncontig [--dir D] [--elements N | --bytes B] [--blocklen INTS] "
+                            "[--reps R] [--mode independent|collective] [--host-budget SECONDS] "
+                            "[--amode rdwr|wronly]\n");
+        return 2;
+    }
+    static const int default_blocklens[] = {2, 256}; /* 8 B and 1 KiB */
+    int failed = 0;
+    for (int i = 0; i < (blocklen_given ? 1 : 2); i++) {
+        nc_config_t sub = cfg;
+        if (!blocklen_given) sub.blocklen = default_blocklens[i];
+        sub.elements = cfg.elements / sub.blocklen * sub.blocklen;
+        if (sub.elements < sub.blocklen) sub.elements = sub.blocklen;
+        failed |= run_blocklen(&sub);
+    }
+    return failed ? 1 : 0;
+}
