@@ -54,6 +54,11 @@ int ferry__check_buffer(ferry_File fh, MPI_Count count, MPI_Datatype type, const
     return 0;
 }
 
+int ferry__memory_bytes(ferry_File fh, MPI_Datatype type, MPI_Count count, MPI_Count file_bytes, MPI_Count *bytes)
+{
+    return ferry__datarep_native_bytes(fh->view.rep, type, count, file_bytes, bytes);
+}
+
 void ferry__status_set_bytes(MPI_Status *status, MPI_Count bytes)
 {
     if (status == MPI_STATUS_IGNORE) return;

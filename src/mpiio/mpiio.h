@@ -24,7 +24,12 @@ int ferry__check_writable(ferry_File fh, const char *op);
 int ferry__check_not_sequential(ferry_File fh, const char *op);
 int ferry__check_buffer(ferry_File fh, MPI_Count count, MPI_Datatype type, const char *op);
 
-/* Fills status (may be MPI_STATUS_IGNORE) for a transfer of `bytes` bytes. */
+/* The memory bytes a transfer of (count, type) that moved file_bytes of the
+ * view's file stream stands for: what its status reports. They differ only
+ * for representations that change sizes (external32's MPI_LONG). */
+int ferry__memory_bytes(ferry_File fh, MPI_Datatype type, MPI_Count count, MPI_Count file_bytes, MPI_Count *bytes);
+
+/* Fills status (may be MPI_STATUS_IGNORE) for a transfer of `bytes` memory bytes. */
 void ferry__status_set_bytes(MPI_Status *status, MPI_Count bytes);
 
 /* Stream byte of `offset` etypes into the current view, checked for

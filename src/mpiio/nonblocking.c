@@ -44,6 +44,7 @@ static int start_access(const ferry__access_t *call, ferry_File fh, MPI_Offset o
         return ferry__error_return(fh, ferry__error_set(MPI_ERR_NO_MEM, "ferry: %s '%s': out of memory", call->name,
                                                         fh->filename));
     cls = ferry__access_transfer(call, fh, 0, offset, buf, count, type, &state->bytes);
+    if (cls == 0) cls = ferry__memory_bytes(fh, type, count, state->bytes, &state->bytes);
     if (cls == 0 && MPI_Grequest_start(query_completed, free_completed, cancel_completed, state, request) != MPI_SUCCESS)
         cls = ferry__error_set(MPI_ERR_INTERN, "ferry: %s '%s': cannot start a request", call->name, fh->filename);
     if (cls != 0) {

@@ -55,6 +55,7 @@ int ferry__access(const ferry__access_t *call, ferry_File fh, MPI_Offset offset,
     if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
     MPI_Count done = 0;
     cls = ferry__access_transfer(call, fh, 0, offset, buf, count, type, &done);
+    if (cls == 0) cls = ferry__memory_bytes(fh, type, count, done, &done);
     if (cls == 0) ferry__status_set_bytes(status, done);
     return ferry__error_return(fh, cls);
 }

@@ -26,6 +26,7 @@ static int begin(const ferry__access_t *call, ferry_File fh, MPI_Offset offset, 
         local = ferry__error_set(MPI_ERR_OTHER, "ferry: %s '%s': split collective %s is still active on this file",
                                  call->name, fh->filename, fh->split.kind);
     cls = ferry__access_transfer(call, fh, local, offset, (void *)buf, count, type, &done);
+    if (cls == 0) cls = ferry__memory_bytes(fh, type, count, done, &done);
     if (cls == 0) {
         fh->split.kind = call->name;
         fh->split.buf = buf;
