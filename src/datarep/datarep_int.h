@@ -3,7 +3,8 @@
  *
  *   registry.c   the representations: built-in ones and ferry_Register_datarep
  *   contents.c   reading a datatype's envelope and contents
- *   basic.c      predefined types in external32 and the scalar conversions
+ *   basic.c      predefined types in external32 (table 13.2)
+ *   scalar.c     the conversions of their scalars
  *   signature.c  a type's signature (its predefined items in stream order)
  *                as a small tree: counts multiply, lists are never expanded
  *   layout.c     file layouts, sizes and extents in a representation
@@ -17,6 +18,8 @@
  */
 #ifndef FERRY_DATAREP_INT_H
 #define FERRY_DATAREP_INT_H
+
+#include <stdint.h>
 
 #include "datarep/datarep.h"
 
@@ -61,6 +64,18 @@ typedef struct ferry__dr_basic {
  * function, native as it is. MPI_ERR_TYPE / MPI_ERR_CONVERSION when rep
  * cannot represent it. */
 int ferry__dr_basic(const ferry__datarep_t *rep, MPI_Datatype type, int combiner, ferry__dr_basic_t *out);
+
+/* --- scalar.c */
+static inline int ferry__dr_host_le(void)
+{
+    const union {
+        uint16_t word;
+        unsigned char first;
+    } probe = {1};
+    return probe.first == 1;
+}
+/* The native long double is one we convert: x87 extended or binary128. */
+int ferry__dr_ldouble_supported(void);
 
 /* n items, native -> external32 (`put`) and back (`get`). Return 0 or
  * MPI_ERR_CONVERSION (a value the destination cannot hold). */
