@@ -167,7 +167,7 @@ static int child(contents_t *c, MPI_Count i, ferry__dt_node_t **node, MPI_Count 
 static int decode_vector(contents_t *c, int bytes_stride, ferry__dt_node_t **out)
 {
     MPI_Count count = arg_count(c), blocklen = arg_count(c);
-    MPI_Count stride = bytes_stride ? arg_disp(c) : arg_count(c), ext;
+    MPI_Count stride = bytes_stride ? arg_disp(c) : arg_count(c), ext = 0;
     ferry__dt_node_t *old, *block;
     FERRY_TRY(child(c, 0, &old, &ext));
     FERRY_TRY(ferry__dt_rep(blocklen, ext, old, &block));
@@ -178,7 +178,7 @@ static int decode_vector(contents_t *c, int bytes_stride, ferry__dt_node_t **out
  * one length, displacements in elements or bytes. */
 static int decode_indexed(contents_t *c, int one_blocklen, int bytes_disps, ferry__dt_node_t **out)
 {
-    MPI_Count count = arg_count(c), ext, *lens = NULL, *disps = NULL;
+    MPI_Count count = arg_count(c), ext = 0, *lens = NULL, *disps = NULL;
     ferry__dt_node_t *old;
     int rc = one_blocklen ? same_array(count, arg_count(c), &lens) : arg_array(c, count, arg_count, &lens);
     if (rc == 0) rc = arg_array(c, count, bytes_disps ? arg_disp : arg_count, &disps);
@@ -201,7 +201,7 @@ static int decode_struct(contents_t *c, ferry__dt_node_t **out)
     if (rc == 0 && !(parts = ferry__calloc((size_t)count, sizeof *parts)))
         rc = ferry__error_set(MPI_ERR_NO_MEM, "ferry: out of memory decoding a datatype");
     for (MPI_Count i = 0; rc == 0 && i < count; i++) {
-        MPI_Count ext;
+        MPI_Count ext = 0;
         ferry__dt_node_t *old;
         rc = child(c, i, &old, &ext);
         if (rc == 0) rc = ferry__dt_rep(lens[i], ext, old, &parts[i]);
@@ -275,7 +275,7 @@ static int decode_named(MPI_Datatype type, ferry__dt_node_t **out)
 
 static int decode_combiner(MPI_Datatype type, contents_t *c, ferry__dt_node_t **out)
 {
-    MPI_Count ext;
+    MPI_Count ext = 0;
     switch (c->combiner) {
     case MPI_COMBINER_DUP:
     case MPI_COMBINER_RESIZED: return child(c, 0, out, &ext);
