@@ -149,6 +149,32 @@ static void test_bool(void)
     }
 }
 
+/* MPI_Type_create_f90_*: external32 sizes from (p, r), MPI-3.1 17.1.9. */
+static void test_f90(void)
+{
+    MPI_Datatype i9, r15, c6;
+    if (MPI_Type_create_f90_integer(9, &i9) != MPI_SUCCESS || MPI_Type_create_f90_real(15, 307, &r15) != MPI_SUCCESS ||
+        MPI_Type_create_f90_complex(6, MPI_UNDEFINED, &c6) != MPI_SUCCESS) {
+        ft_skip("the host has no MPI_Type_create_f90_* types");
+        return;
+    }
+    MPI_Count size;
+    FT_EQ(ferry__datarep_size(ext32, i9, &size), 0);
+    FT_EQ(size, 4); /* r = 9 > 4: 4 bytes */
+    FT_EQ(ferry__datarep_size(ext32, r15, &size), 0);
+    FT_EQ(size, 8); /* p = 15 > 6: 8 bytes */
+    FT_EQ(ferry__datarep_size(ext32, c6, &size), 0);
+    FT_EQ(size, 8); /* two 4-byte reals */
+    int32_t v = -2;
+    double d = 1.0;
+    unsigned char file[8], want_d[8] = {0x3f, 0xf0, 0, 0, 0, 0, 0, 0};
+    FT_EQ(ferry__datarep_pack(ext32, &v, 1, i9, 0, file, 4), 0);
+    FT_EQ(file[0], 0xff);
+    FT_EQ(file[3], 0xfe);
+    FT_EQ(ferry__datarep_pack(ext32, &d, 1, r15, 0, file, 8), 0);
+    FT_EQ_MEM(file, want_d, 8);
+}
+
 static MPI_Count file_extent(MPI_Datatype type)
 {
     MPI_Count extent = -1;
@@ -274,6 +300,7 @@ int main(int argc, char **argv)
     test_range();
     test_bool();
     test_extents();
+    test_f90();
     test_errors();
     test_alloc_failures();
     return ft_finish();
