@@ -17,6 +17,9 @@ static int change_size(ferry_File fh, MPI_Offset size, size_action_t action, con
         ferry__develop_arg_t same_size = {"size", (uint64_t)size};
         cls = ferry__develop_check(fh->comm, cls, op, &same_size, 1);
     }
+    /* Agree on the arguments first: a call that fails on any rank must not
+     * have resized the file on rank 0. */
+    cls = ferry__error_agree(fh->comm, cls, op);
     if (cls == 0 && fh->rank == 0) cls = action(fh->fs, size);
     return ferry__error_return(fh, ferry__error_agree(fh->comm, cls, op));
 }

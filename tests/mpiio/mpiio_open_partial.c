@@ -103,8 +103,14 @@ int main(int argc, char **argv)
     FT_OK(ferry_File_get_view(fh, &disp, &etype, &filetype, rep)); /* the view did not change on any rank */
     FT_EQ(disp, 0);
     FT_CHECK(etype == MPI_BYTE && filetype == MPI_BYTE);
+    MPI_Offset size_before = -1, size_after = -2;
+    FT_OK(ferry_File_get_size(fh, &size_before));
     rc = ferry_File_set_size(fh, ft_rank == 2 ? -5 : 100);
     ft_expect_fail(__FILE__, __LINE__, "set_size", rc, MPI_ERR_ARG, ft_rank == 2 ? "negative" : "rank 2");
+    rc = ferry_File_preallocate(fh, ft_rank == 1 ? -5 : 1000);
+    ft_expect_fail(__FILE__, __LINE__, "preallocate", rc, MPI_ERR_ARG, ft_rank == 1 ? "negative" : "rank 1");
+    FT_OK(ferry_File_get_size(fh, &size_after));
+    FT_EQ(size_after, size_before); /* a failed collective resize changed nothing */
     rc = ferry_File_set_atomicity(fh, ft_rank == 1);
     ft_expect_fail(__FILE__, __LINE__, "set_atomicity", rc, MPI_ERR_UNSUPPORTED_OPERATION, NULL);
 
