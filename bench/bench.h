@@ -57,6 +57,8 @@ typedef struct bench_outcome {
  * collectives can cost tens of milliseconds each, which would swamp the
  * data path in open, set_view, sync and close. */
 void bench_access_run(const bench_access_t *a, int ferry, int write, bench_outcome_t *out);
+/* A new info object (free with MPI_Info_free) from "key=value key=value". */
+MPI_Info bench_info_from(const char *hints);
 /* Collective: drops path's cached pages (posix_fadvise DONTNEED on rank 0). */
 void bench_drop_pages(const char *path);
 

@@ -170,22 +170,6 @@ static int file_ok(const dc_config_t *cfg, const char *path)
     return ok;
 }
 
-static MPI_Info info_from(const char *hints)
-{
-    MPI_Info info;
-    MPI_Info_create(&info);
-    char copy[256];
-    snprintf(copy, sizeof copy, "%s", hints);
-    char *save = NULL;
-    for (char *kv = strtok_r(copy, " ", &save); kv; kv = strtok_r(NULL, " ", &save)) {
-        char *eq = strchr(kv, '=');
-        if (!eq) continue;
-        *eq = '\0';
-        MPI_Info_set(info, kv, eq + 1);
-    }
-    return info;
-}
-
 typedef struct dc_result {
     double write_s[2][2][MAX_REPS], read_s[2][READERS][MAX_REPS]; /* [call, whole][contender][rep] */
     long long fs_calls[2 + READERS], sieve_extra[2 + READERS]; /* writes [host, ferry], then readers */
@@ -234,7 +218,7 @@ static void read_phase(const dc_config_t *cfg, dc_blocks_t *b, const char *path,
 {
     for (int k = 0; k < READERS; k++) {
         int r = (k + rep) % READERS;
-        MPI_Info info = info_from(readers[r].hints);
+        MPI_Info info = bench_info_from(readers[r].hints);
         memset(b->mem, 0, (size_t)b->n * (size_t)cfg->block);
         bench_drop_pages(path);
         bench_access_t a = access_of(cfg, b, path, info);

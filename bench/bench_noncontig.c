@@ -151,6 +151,22 @@ void bench_access_run(const bench_access_t *a, int ferry, int write, bench_outco
     out->failed = sum[2] != 0;
 }
 
+MPI_Info bench_info_from(const char *hints)
+{
+    MPI_Info info;
+    MPI_Info_create(&info);
+    char copy[256];
+    snprintf(copy, sizeof copy, "%s", hints);
+    char *save = NULL;
+    for (char *kv = strtok_r(copy, " ", &save); kv; kv = strtok_r(NULL, " ", &save)) {
+        char *eq = strchr(kv, '=');
+        if (!eq) continue;
+        *eq = '\0';
+        MPI_Info_set(info, kv, eq + 1);
+    }
+    return info;
+}
+
 void bench_drop_pages(const char *path)
 {
     int rank;
@@ -179,6 +195,7 @@ typedef struct nc_config {
     long long elements; /* per rank, ferry's volume */
     int blocklen;       /* elements per block */
     int reps, collective, wronly;
+    const char *hints;  /* ferry's hints ("key=value ..."); the host keeps its defaults */
     double host_budget; /* seconds a host write may take at most, about */
     int rank, nprocs;
 } nc_config_t;
@@ -302,6 +319,8 @@ static void run_once(const nc_config_t *cfg, int c, int ferry, long long element
     nc_layout_t l = {.mem_nc = cases[c].mem_nc, .file_nc = cases[c].file_nc, .elements = elements,
                      .blocklen = cfg->blocklen, .rank = cfg->rank, .nprocs = cfg->nprocs};
     int bad = layout_build(&l, path, cfg);
+    MPI_Info info = ferry && cfg->hints ? bench_info_from(cfg->hints) : MPI_INFO_NULL;
+    l.access.info = info;
     bench_outcome_t w = {0}, r = {0};
     if (!bad) {
         layout_fill(&l, 1);
@@ -313,6 +332,7 @@ static void run_once(const nc_config_t *cfg, int c, int ferry, long long element
         bad = bad || r.failed || !layout_check_memory(&l);
         layout_free(&l);
     }
+    if (info != MPI_INFO_NULL) MPI_Info_free(&info);
     if (bad)
         fprintf(stderr, "ferry-bench noncontig: %s %s wrong or failed on rank %d\n", ferry ? "ferry" : "host",
                 cases[c].name, cfg->rank);
@@ -373,9 +393,10 @@ static void print_header(const nc_config_t *cfg)
 {
     long long bytes = (long long)cfg->blocklen * (long long)sizeof(int);
     printf("ferry-bench noncontig: %d ranks, %s, blocks of %lld B (%d MPI_INT), %.3f MiB per rank (ferry), "
-           "dir %s, median of %d\n",
+           "dir %s, median of %d%s%s\n",
            cfg->nprocs, cfg->collective ? "collective" : "independent", bytes, cfg->blocklen,
-           (double)cfg->elements * (double)sizeof(int) / (1 << 20), cfg->base, cfg->reps);
+           (double)cfg->elements * (double)sizeof(int) / (1 << 20), cfg->base, cfg->reps,
+           cfg->hints ? ", ferry hints " : "", cfg->hints ? cfg->hints : "");
     printf("%-6s %-5s %11s %11s %7s %7s %10s %9s %9s\n", "case", "dir", "ferry MiB/s", "host MiB/s", "f/h",
            "f/h all", "host MiB/rk", "fs ops", "sieve MiB");
 }
@@ -429,6 +450,7 @@ static int parse(nc_config_t *cfg, int argc, char **argv, int *blocklen_given)
         else if (!strcmp(argv[i], "--host-budget")) cfg->host_budget = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--mode")) cfg->collective = !strcmp(argv[i + 1], "collective");
         else if (!strcmp(argv[i], "--amode")) cfg->wronly = !strcmp(argv[i + 1], "wronly");
+        else if (!strcmp(argv[i], "--hints")) cfg->hints = argv[i + 1];
         else return 0;
     }
     if (bytes_per_rank > 0) cfg->elements = bytes_per_rank / (long long)sizeof(int);
@@ -446,7 +468,7 @@ int ferry_bench_noncontig(int argc, char **argv)
         if (cfg.rank == 0)
             fprintf(stderr, "usage: ferry-bench noncontig [--dir D] [--elements N | --bytes B] [--blocklen INTS] "
                             "[--reps R] [--mode independent|collective] [--host-budget SECONDS] "
-                            "[--amode rdwr|wronly]\n");
+                            "[--amode rdwr|wronly] [--hints 'key=value ...' (ferry's)]\n");
         return 2;
     }
     static const int default_blocklens[] = {2, 256}; /* 8 B and 1 KiB */
