@@ -4,7 +4,8 @@
  *
  * external32: the window's items are located in the signature (O(depth)),
  * their native bytes moved through a bounded staging chunk by the datatype
- * engine, and converted a run of same-type items at a time. An item the
+ * engine (or read and written in place when the memory stream is
+ * contiguous), and converted a run of same-type items at a time. An item the
  * window cuts is converted whole into a small buffer and the window's part
  * copied (pack). Unpack keeps a cut item's leading file bytes per thread
  * and converts the item whole when the next window continues it; out of
@@ -28,6 +29,7 @@ typedef struct stream {
     MPI_Datatype type;
     unsigned char *chunk; /* native bytes [c0, c0 + clen) */
     MPI_Count c0, clen;
+    unsigned char *direct; /* the native stream itself when memory is contiguous: no staging */
     ferry__dr_spot_t last; /* the run found last (flat signatures: the next one follows without a search) */
     int have_last;
 } stream_t;
@@ -44,7 +46,7 @@ static int conversion_error(const ferry__dr_basic_t *b, const char *dir)
 /* Makes native bytes [m, m + need) staged, refilling up to `limit`. */
 static int stage(stream_t *s, MPI_Count m, MPI_Count need, MPI_Count limit)
 {
-    if (m >= s->c0 && m + need <= s->c0 + s->clen) return 0;
+    if (s->direct || (m >= s->c0 && m + need <= s->c0 + s->clen)) return 0; /* direct: all of it is there */
     s->c0 = m;
     s->clen = limit - m < CHUNK ? limit - m : CHUNK;
     return ferry__datatype_pack(s->buf, s->count, s->type, m, s->chunk, s->clen);
@@ -139,9 +141,28 @@ static int ext_pack(stream_t *s, MPI_Count skip, unsigned char *dst, MPI_Count l
 
 static int flush(stream_t *s)
 {
-    int rc = s->clen > 0 ? ferry__datatype_unpack(s->chunk, s->clen, s->buf, s->count, s->type, s->c0) : 0;
+    int rc = s->clen > 0 && !s->direct ? ferry__datatype_unpack(s->chunk, s->clen, s->buf, s->count, s->type, s->c0)
+                                       : 0;
     s->clen = 0;
     return rc;
+}
+
+/* Where up to *units units of native bytes from m on are converted to:
+ * contiguous memory itself, or the staging chunk (flushed when it cannot
+ * continue; *units shrinks to what fits). */
+static int reserve(stream_t *s, MPI_Count m, MPI_Count unit, MPI_Count *units, unsigned char **to)
+{
+    if (s->direct) {
+        *to = s->direct + m;
+        return 0;
+    }
+    if (s->clen > 0 && (s->c0 + s->clen != m || s->clen + unit > CHUNK)) FERRY_TRY(flush(s));
+    if (s->clen == 0) s->c0 = m;
+    MPI_Count room = (CHUNK - s->clen) / unit;
+    if (*units > room) *units = room;
+    *to = s->chunk + s->clen;
+    s->clen += *units * unit;
+    return 0;
 }
 
 /* A cut element's leading file bytes, kept from the window that ended
@@ -205,11 +226,9 @@ static int ext_unpack(stream_t *s, const unsigned char *src, MPI_Count len, MPI_
     while (pos < end) {
         MPI_Count ne = whole_elements(s, pos, end), m = pos / s->sig->size.f * s->sig->size.m;
         if (ne > 0) {
-            if (s->clen > 0 && (s->c0 + s->clen != m || s->clen + s->sig->size.m > CHUNK)) FERRY_TRY(flush(s));
-            if (s->clen == 0) s->c0 = m;
-            ne = ne < (CHUNK - s->clen) / s->sig->size.m ? ne : (CHUNK - s->clen) / s->sig->size.m;
-            FERRY_TRY(convert_elements(s->sig, 0, src + (pos - skip), s->chunk + s->clen, ne));
-            s->clen += ne * s->sig->size.m;
+            unsigned char *to;
+            FERRY_TRY(reserve(s, m, s->sig->size.m, &ne, &to));
+            FERRY_TRY(convert_elements(s->sig, 0, src + (pos - skip), to, ne));
             pos += ne * s->sig->size.f;
             continue;
         }
@@ -229,11 +248,9 @@ static int ext_unpack(stream_t *s, const unsigned char *src, MPI_Count len, MPI_
             pos = stop;
             continue;
         }
-        if (s->clen > 0 && (s->c0 + s->clen != at.at.m || s->clen + b->msize > CHUNK)) FERRY_TRY(flush(s));
-        if (s->clen == 0) s->c0 = at.at.m;
-        if (n > (CHUNK - s->clen) / b->msize) n = (CHUNK - s->clen) / b->msize;
-        if (ferry__dr_get(b, src + (pos - skip), s->chunk + s->clen, n)) return conversion_error(b, "read");
-        s->clen += n * b->msize;
+        unsigned char *to;
+        FERRY_TRY(reserve(s, at.at.m, b->msize, &n, &to));
+        if (ferry__dr_get(b, src + (pos - skip), to, n)) return conversion_error(b, "read");
         pos += n * b->fsize;
     }
     return flush(s);
@@ -263,14 +280,22 @@ static int convert(const ferry__datarep_t *rep, int put, void *buf, MPI_Count co
     ferry__dr_sig_t *sig;
     FERRY_TRY(window_sig(rep, count, type, skip, len, &sig));
     int rc;
+    ferry__typeinfo_t info;
+    unsigned char *staging = NULL;
     if (rep->kind == FERRY__DR_USER) {
         rc = put ? ferry__dr_user_pack(rep, sig, buf, count, type, skip, file, len)
                  : ferry__dr_user_unpack(rep, sig, file, len, buf, count, type, skip);
     } else {
-        stream_t s = {sig, buf, count, type, ferry__malloc(CHUNK), 0, 0, {0}, 0};
-        if (!s.chunk) rc = ferry__error_set(MPI_ERR_NO_MEM, "ferry: out of memory converting to external32");
-        else rc = put ? ext_pack(&s, skip, file, len) : ext_unpack(&s, file, len, skip);
-        ferry__free(s.chunk);
+        stream_t s = {.sig = sig, .buf = buf, .count = count, .type = type};
+        rc = ferry__datatype_info(type, &info);
+        if (rc == 0 && ferry__datatype_stream_contiguous(&info, count)) { /* convert in place of staging */
+            s.direct = s.chunk = ferry__datatype_at(buf, info.true_lb);
+            s.clen = count * sig->size.m;
+        } else if (rc == 0 && !(s.chunk = staging = ferry__malloc(CHUNK))) {
+            rc = ferry__error_set(MPI_ERR_NO_MEM, "ferry: out of memory converting to external32");
+        }
+        if (rc == 0) rc = put ? ext_pack(&s, skip, file, len) : ext_unpack(&s, file, len, skip);
+        ferry__free(staging);
     }
     ferry__dr_sig_free(sig);
     return rc;
