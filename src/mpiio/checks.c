@@ -41,12 +41,14 @@ int ferry__check_buffer(ferry_File fh, MPI_Count count, MPI_Datatype type, const
 {
     if (count < 0) return ferry__error_set(MPI_ERR_COUNT, "ferry: %s '%s': negative count", op, fh->filename);
     ferry__typeinfo_t info;
-    if (ferry__datatype_info(type, &info) != 0)
-        return ferry__error_set(MPI_ERR_TYPE, "ferry: %s '%s': invalid datatype", op, fh->filename);
+    int cls = ferry__datatype_info(type, &info);
+    if (cls == MPI_ERR_NO_MEM) return ferry__error_set(cls, "ferry: %s '%s': out of memory decoding the datatype", op, fh->filename);
+    if (cls != 0) return ferry__error_set(MPI_ERR_TYPE, "ferry: %s '%s': invalid datatype", op, fh->filename);
     if (info.size > 0 && count > INT64_MAX / info.size)
         return ferry__error_set(MPI_ERR_COUNT, "ferry: %s '%s': count * datatype size overflows", op, fh->filename);
     MPI_Count file_size = info.size;
-    if (ferry__datarep_size(fh->view.rep, type, &file_size) != 0) return MPI_ERR_TYPE;
+    cls = ferry__datarep_size(fh->view.rep, type, &file_size);
+    if (cls != 0) return cls;
     if (file_size % fh->view.etype_size != 0)
         return ferry__error_set(MPI_ERR_TYPE,
                                 "ferry: %s '%s': datatype size %lld is not a multiple of the etype size %lld", op,
