@@ -21,9 +21,18 @@ typedef struct ferry__transfer {
     MPI_Count total;  /* file-stream bytes to move */
     char *staging;    /* batch of stream bytes when !direct (owned) */
     MPI_Count batch;  /* stream bytes per batch */
-    char *window;     /* data sieving buffer (owned, allocated on first use) */
-    MPI_Count window_size;
+    MPI_Offset file_end; /* one past the last file byte the transfer touches */
     int lock_writes;  /* writes lock their byte range: another rank may be sieving */
+    struct {          /* the data sieving window, which lives across rounds */
+        char *buf;    /* owned, allocated on first use */
+        MPI_Count size;
+        int open, locked;
+        MPI_Offset lo, hi;   /* file range held */
+        MPI_Offset valid;    /* reads: bytes of it that exist (end of file) */
+        MPI_Offset dirty_hi; /* writes: end of the last byte patched in */
+        MPI_Count pieces;    /* data bytes copied through it, for the statistics */
+        MPI_Count read;      /* bytes read into it */
+    } window;
 } ferry__transfer_t;
 
 /* A round of segments: `data` holds their stream bytes back to back. */
@@ -40,9 +49,14 @@ typedef enum { FERRY_SERVE_VECTORED, FERRY_SERVE_SIEVE } ferry__serve_t;
 ferry__serve_t ferry__indep_choose(const ferry__transfer_t *t, const ferry__round_t *round);
 
 /* vectored.c, sieve.c: serve a round. Reads set *got to the round's bytes
- * that lie before end of file (all of them unless the file ends inside). */
+ * that lie before end of file (all of them unless the file ends inside).
+ * The sieving window stays open across rounds: ferry__indep_sieve_close
+ * writes back an open write window and releases its lock (call it before
+ * serving a round another way and at the end of the transfer; with
+ * `discard` after an error, nothing is written). */
 int ferry__indep_vectored(ferry__transfer_t *t, const ferry__round_t *round, MPI_Count *got);
 int ferry__indep_sieve(ferry__transfer_t *t, const ferry__round_t *round, MPI_Count *got);
+int ferry__indep_sieve_close(ferry__transfer_t *t, int discard);
 
 /* Locks [offset, offset + len) for a write when t->lock_writes; on a file
  * system that refuses locks, turns locking (and sieving writes) off for the

@@ -1,136 +1,94 @@
 /*
- * Data sieving: a round's segments served through bounded windows of the
- * file. Reads read each window once and pick the pieces out. Writes read
- * the window (unless the round covers it completely), patch the pieces in
- * and write it back, holding an exclusive byte-range lock on exactly that
- * window while other ranks may write; without locks another rank's update
- * in a hole of the window could be lost.
+ * Data sieving: pieces served through a window of the file that stays open
+ * across rounds. A read window is filled once and the pieces are picked out
+ * of it; a write window is read (holes must keep their bytes), patched and
+ * written back when the pieces move past it, under an exclusive byte-range
+ * lock on exactly that window while other ranks may write: without it a
+ * neighbour's update in one of the window's holes could be lost. Windows
+ * start at the first piece they serve and never reach past the transfer's
+ * last byte.
  */
 #include <string.h>
 
 #include "error/error.h"
 #include "indep/indep_int.h"
 
-/* Where the walk over a round's segments stands. */
-typedef struct piece_walk {
-    const ferry__round_t *round;
-    int seg;          /* current segment */
-    MPI_Count inside; /* bytes of it already served */
-    char *data;       /* its next stream byte */
-} piece_walk_t;
-
-static MPI_Offset walk_offset(const piece_walk_t *w)
+static int ensure_buffer(ferry__transfer_t *t)
 {
-    return w->round->segs[w->seg].offset + w->inside;
-}
-
-/* The window starting at the walk's position: [start, end) and the bytes
- * of the round's pieces inside it. */
-static void window_bounds(const piece_walk_t *w, MPI_Count size, MPI_Offset *start, MPI_Offset *end,
-                          MPI_Count *bytes)
-{
-    const ferry__round_t *r = w->round;
-    *start = walk_offset(w);
-    MPI_Offset limit = *start + size;
-    *end = *start;
-    *bytes = 0;
-    for (int i = w->seg; i < r->n && r->segs[i].offset < limit; i++) {
-        MPI_Offset lo = i == w->seg ? *start : r->segs[i].offset;
-        MPI_Offset hi = r->segs[i].offset + r->segs[i].length;
-        if (hi > limit) hi = limit;
-        *bytes += hi - lo;
-        *end = hi;
-    }
-}
-
-/* Copies the walk's pieces inside [start, start + avail) between the window
- * buffer and the round's data, advancing the walk; returns the bytes copied. */
-static MPI_Count copy_pieces(piece_walk_t *w, char *window, MPI_Offset start, MPI_Offset avail, int into_window)
-{
-    const ferry__round_t *r = w->round;
-    MPI_Count copied = 0;
-    while (w->seg < r->n) {
-        MPI_Offset at = walk_offset(w);
-        MPI_Offset seg_end = r->segs[w->seg].offset + r->segs[w->seg].length;
-        MPI_Offset stop = seg_end < start + avail ? seg_end : start + avail;
-        if (at >= stop) break;
-        size_t n = (size_t)(stop - at);
-        if (into_window) memcpy(window + (at - start), w->data, n);
-        else memcpy(w->data, window + (at - start), n);
-        w->data += n;
-        copied += (MPI_Count)n;
-        w->inside += (MPI_Count)n;
-        if (at + (MPI_Offset)n < seg_end) break;
-        w->seg++;
-        w->inside = 0;
-    }
-    return copied;
-}
-
-static int ensure_window(ferry__transfer_t *t)
-{
+    if (t->window.buf) return 0;
     MPI_Count size = t->write ? t->fh->hints.ind_wr_buffer_size : t->fh->hints.ind_rd_buffer_size;
-    if (t->window) return 0;
-    if (!(t->window = ferry__malloc((size_t)size)))
+    if (!(t->window.buf = ferry__malloc((size_t)size)))
         return ferry__error_set(MPI_ERR_NO_MEM, "ferry: data sieving '%s': out of memory for a %lld-byte window",
                                 t->fh->filename, (long long)size);
-    t->window_size = size;
+    t->window.size = size;
     return 0;
 }
 
-static int read_window(ferry__transfer_t *t, piece_walk_t *w, MPI_Count *got, int *at_end)
+static void count_extra(ferry__transfer_t *t, MPI_Count extra)
 {
-    MPI_Offset start, end;
-    MPI_Count bytes;
-    window_bounds(w, t->window_size, &start, &end, &bytes);
-    size_t n = 0;
-    FERRY_TRY(ferry__fs_pread(t->fh->fs, t->window, (size_t)(end - start), start, &n));
-    MPI_Count copied = copy_pieces(w, t->window, start, (MPI_Offset)n, 0);
-    *got += copied;
-    t->fh->stats.sieve_extra_bytes += (MPI_Count)n - copied;
-    *at_end = (MPI_Offset)n < end - start && copied < bytes;
-    return 0;
+    if (extra > 0) t->fh->stats.sieve_extra_bytes += extra;
 }
 
-/* One read-modify-write window. *unlocked_fallback is set when locks turned
- * out to be refused before anything was written. */
-static int write_window(ferry__transfer_t *t, piece_walk_t *w, MPI_Count *got, int *unlocked_fallback)
+int ferry__indep_sieve_close(ferry__transfer_t *t, int discard)
 {
-    MPI_Offset start, end;
-    MPI_Count bytes;
-    window_bounds(w, t->window_size, &start, &end, &bytes);
-    size_t len = (size_t)(end - start);
-    int covered = bytes == (MPI_Count)len, locked = 0;
-    FERRY_TRY(ferry__indep_lock_range(t, start, (MPI_Offset)len, &locked));
-    if (!covered && !locked && t->fh->nprocs > 1) {
-        *unlocked_fallback = 1;
-        return 0;
+    if (!t->window.open) return 0;
+    int rc = 0;
+    if (t->write && !discard && t->window.dirty_hi > t->window.lo) {
+        size_t len = (size_t)(t->window.dirty_hi - t->window.lo);
+        rc = ferry__fs_pwrite(t->fh->fs, t->window.buf, len, t->window.lo);
+        count_extra(t, (MPI_Count)len - t->window.pieces);
     }
-    size_t n = 0;
-    int rc = covered ? 0 : ferry__fs_pread(t->fh->fs, t->window, len, start, &n);
-    if (rc == 0 && !covered) {
-        memset(t->window + n, 0, len - n); /* past end of file: the holes read as zeros */
-        t->fh->stats.sieve_extra_bytes += (MPI_Count)n + (MPI_Count)len - bytes;
-    }
-    piece_walk_t before = *w;
-    if (rc == 0) copy_pieces(w, t->window, start, (MPI_Offset)len, 1);
-    if (rc == 0) rc = ferry__fs_pwrite(t->fh->fs, t->window, len, start);
-    if (rc == 0) *got += bytes;
-    else *w = before;
-    int unlock_rc = ferry__indep_unlock_range(t, start, (MPI_Offset)len, locked);
+    if (!t->write) count_extra(t, t->window.read - t->window.pieces);
+    else count_extra(t, t->window.read);
+    int unlock_rc = ferry__indep_unlock_range(t, t->window.lo, t->window.hi - t->window.lo, t->window.locked);
+    t->window.open = 0;
     return rc ? rc : unlock_rc;
 }
 
-/* The rest of a round, from the walk's position, one call per segment. */
-static int finish_vectored(ferry__transfer_t *t, const piece_walk_t *w, MPI_Count *got)
+/* Opens the window at file offset `at`. For writes that need a lock the
+ * file system refuses, sets *refused and opens nothing. */
+static int open_window(ferry__transfer_t *t, MPI_Offset at, int *refused)
 {
-    const ferry__round_t *r = w->round;
+    FERRY_TRY(ensure_buffer(t));
+    MPI_Offset hi = at + t->window.size < t->file_end ? at + t->window.size : t->file_end;
+    size_t len = (size_t)(hi - at);
+    int locked = 0;
+    if (t->write) {
+        FERRY_TRY(ferry__indep_lock_range(t, at, hi - at, &locked));
+        if (!locked && t->fh->nprocs > 1) {
+            *refused = 1;
+            return 0;
+        }
+    }
+    size_t n = 0;
+    int rc = ferry__fs_pread(t->fh->fs, t->window.buf, len, at, &n);
+    if (rc != 0) {
+        ferry__indep_unlock_range(t, at, hi - at, locked);
+        return rc;
+    }
+    if (t->write) memset(t->window.buf + n, 0, len - n); /* past end of file the holes read as zeros */
+    t->window.open = 1;
+    t->window.locked = locked;
+    t->window.lo = at;
+    t->window.hi = hi;
+    t->window.valid = at + (MPI_Offset)n;
+    t->window.dirty_hi = at;
+    t->window.pieces = 0;
+    t->window.read = (MPI_Count)n;
+    return 0;
+}
+
+/* The rest of a round, from segment `seg` (of which `inside` bytes are
+ * done), one call per segment. */
+static int finish_vectored(ferry__transfer_t *t, const ferry__round_t *r, int seg, MPI_Count inside, char *data,
+                           MPI_Count *got)
+{
     ferry__datatype_segment_t rest[FERRY_INDEP_SEGMENTS];
     int n = 0;
-    for (int i = w->seg; i < r->n; i++) rest[n++] = r->segs[i];
-    rest[0].offset += w->inside;
-    rest[0].length -= w->inside;
-    ferry__round_t tail = {rest, n, w->data, r->bytes - *got};
+    for (int i = seg; i < r->n; i++) rest[n++] = r->segs[i];
+    rest[0].offset += inside;
+    rest[0].length -= inside;
+    ferry__round_t tail = {rest, n, data, r->bytes - *got};
     MPI_Count more = 0;
     int rc = ferry__indep_vectored(t, &tail, &more);
     *got += more;
@@ -140,17 +98,29 @@ static int finish_vectored(ferry__transfer_t *t, const piece_walk_t *w, MPI_Coun
 int ferry__indep_sieve(ferry__transfer_t *t, const ferry__round_t *round, MPI_Count *got)
 {
     *got = 0;
-    FERRY_TRY(ensure_window(t));
-    piece_walk_t w = {round, 0, 0, round->data};
-    while (w.seg < round->n) {
-        if (t->write) {
-            int fallback = 0;
-            FERRY_TRY(write_window(t, &w, got, &fallback));
-            if (fallback) return finish_vectored(t, &w, got);
-        } else {
-            int at_end = 0;
-            FERRY_TRY(read_window(t, &w, got, &at_end));
-            if (at_end) break;
+    char *data = round->data;
+    for (int i = 0; i < round->n; i++) {
+        MPI_Offset at = round->segs[i].offset, end = at + round->segs[i].length;
+        while (at < end) {
+            if (!t->window.open || at < t->window.lo || at >= t->window.hi) {
+                FERRY_TRY(ferry__indep_sieve_close(t, 0));
+                int refused = 0;
+                FERRY_TRY(open_window(t, at, &refused));
+                if (refused) return finish_vectored(t, round, i, at - round->segs[i].offset, data, got);
+            }
+            MPI_Offset stop = end < t->window.hi ? end : t->window.hi;
+            if (!t->write && stop > t->window.valid) stop = t->window.valid > at ? t->window.valid : at;
+            size_t n = (size_t)(stop - at);
+            char *in_window = t->window.buf + (at - t->window.lo);
+            if (t->write) memcpy(in_window, data, n);
+            else memcpy(data, in_window, n);
+            data += n;
+            *got += (MPI_Count)n;
+            t->window.pieces += (MPI_Count)n;
+            if (t->write && stop > t->window.dirty_hi) t->window.dirty_hi = stop;
+            if (!t->write && stop < end && stop >= t->window.valid && t->window.valid < t->window.hi)
+                return 0; /* end of file */
+            at = stop;
         }
     }
     return 0;

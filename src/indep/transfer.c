@@ -31,6 +31,10 @@ static int setup(ferry__transfer_t *t, ferry_File fh, int write, MPI_Offset skip
     MPI_Count batch = t->direct ? DIRECT_BATCH : fh->hints.pack_buffer_size;
     t->batch = t->total < batch ? t->total : batch;
     t->lock_writes = write && fh->nprocs > 1 && fh->hints.ds_write != FERRY_HINT_DISABLE && !fh->locks_refused;
+    if (t->total > 0) {
+        FERRY_TRY(ferry__view_file_offset(&fh->view, skip + t->total - 1, &t->file_end));
+        t->file_end++;
+    }
     if (!t->direct && t->batch > 0 && !(t->staging = ferry__malloc((size_t)t->batch)))
         return ferry__error_set(MPI_ERR_NO_MEM, "ferry: %s '%s': out of memory staging %lld bytes",
                                 write ? "write" : "read", fh->filename, (long long)t->batch);
@@ -40,7 +44,7 @@ static int setup(ferry__transfer_t *t, ferry_File fh, int write, MPI_Offset skip
 static void teardown(ferry__transfer_t *t)
 {
     ferry__free(t->staging);
-    ferry__free(t->window);
+    ferry__free(t->window.buf);
 }
 
 /* Moves stream bytes [t->skip + start, + len) between data and the file;
@@ -57,8 +61,13 @@ static int move_batch(ferry__transfer_t *t, MPI_Offset start, MPI_Count len, cha
         if (round.n == 0) break;
         for (int i = 0; i < round.n; i++) round.bytes += segs[i].length;
         MPI_Count got = 0;
-        int rc = ferry__indep_choose(t, &round) == FERRY_SERVE_SIEVE ? ferry__indep_sieve(t, &round, &got)
-                                                                      : ferry__indep_vectored(t, &round, &got);
+        int rc;
+        if (ferry__indep_choose(t, &round) == FERRY_SERVE_SIEVE) {
+            rc = ferry__indep_sieve(t, &round, &got);
+        } else {
+            rc = ferry__indep_sieve_close(t, 0);
+            if (rc == 0) rc = ferry__indep_vectored(t, &round, &got);
+        }
         *moved += got;
         if (rc != 0) return rc;
         if (got < round.bytes) break; /* end of file */
@@ -78,6 +87,9 @@ static int run(ferry__transfer_t *t, MPI_Count *done)
         if (!t->write) ferry__indep_prefetch(t, t->skip + *done + len, t->total - *done - len);
         MPI_Count moved = 0;
         int rc = move_batch(t, *done, len, data, &moved);
+        /* Staged bytes are reused by the next batch: write the window back now. */
+        int closed = ferry__indep_sieve_close(t, rc != 0);
+        if (rc == 0) rc = closed;
         if (!t->write && !t->direct && moved > 0 && rc == 0)
             rc = ferry__datarep_unpack(rep, data, moved, t->buf, t->count, t->type, *done);
         if (!t->write) ferry__indep_release(t, t->skip + *done, moved);
