@@ -43,8 +43,11 @@ int ferry__datarep_extent(const ferry__datarep_t *rep, MPI_Datatype type, MPI_Co
 int ferry__datarep_file_layout(const ferry__datarep_t *rep, MPI_Datatype type, MPI_Datatype *layout);
 
 /* Writes file-stream bytes [skip, skip + len) of (buf, count, type) in this
- * representation to dst. For native representations this is
- * ferry__datatype_pack. */
+ * representation to dst (windows may cut elements). For native
+ * representations this is ferry__datatype_pack. MPI_ERR_CONVERSION when a
+ * value in the window does not fit its file size (an MPI_LONG beyond 32
+ * bits in external32) or a user conversion function fails; MPI_ERR_ARG for a
+ * window outside the stream. */
 int ferry__datarep_pack(const ferry__datarep_t *rep, const void *buf, MPI_Count count, MPI_Datatype type,
                         MPI_Count skip, void *dst, MPI_Count len);
 
