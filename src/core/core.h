@@ -36,6 +36,8 @@ struct ferry_file {
     ferry__stats_t stats;
     int locks_refused; /* the file system refused a byte-range lock: no sieving writes from now on */
     int develop;       /* develop mode, agreed over ranks (mpiio/develop.c) */
+    int readable;      /* the open file can be read back, even when opened MPI_MODE_WRONLY (data sieving) */
+    ferry__fs_layout_t layout; /* of the file system under the file, read at open */
     struct {
         const char *kind;  /* the active split collective's begin call, NULL when none */
         const void *buf;   /* its buffer, which the end call must name again */

@@ -27,6 +27,7 @@ typedef struct ferry__fs_layout {
     MPI_Offset block_size;  /* preferred transfer unit (st_blksize) */
     MPI_Offset stripe_size; /* bytes per storage target, block_size when unstriped */
     int stripe_count;       /* storage targets, 1 when unstriped */
+    int memory_backed;      /* pages live in memory only (tmpfs): reading ahead gains nothing */
 } ferry__fs_layout_t;
 
 typedef struct ferry__fs_ops ferry__fs_ops_t;

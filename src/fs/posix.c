@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "core/core.h"
@@ -173,6 +175,8 @@ static int posix_layout(ferry__fs_file_t *file, ferry__fs_layout_t *layout)
     layout->block_size = st.st_blksize > 0 ? (MPI_Offset)st.st_blksize : 4096;
     layout->stripe_size = layout->block_size;
     layout->stripe_count = 1;
+    struct statfs fs;
+    layout->memory_backed = fstatfs(fd_of(file), &fs) == 0 && (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC);
     return 0;
 }
 

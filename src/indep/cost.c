@@ -14,7 +14,8 @@
  * magnitude is what matters: sieving wins when holes are small compared
  * with CALL / BYTE, about 5 KB). romio_ds_read / romio_ds_write = enable
  * or disable override the model; sieving writes are never chosen where
- * other ranks write and the file system refuses locks.
+ * other ranks write and the file system refuses locks, nor where the file
+ * could only be opened write-only.
  */
 #include "indep/indep_int.h"
 
@@ -26,6 +27,7 @@ static const double LOCK = 1.0e-6;  /* seconds per lock or unlock */
 static int sieving_allowed(const ferry__transfer_t *t)
 {
     if (!t->write) return 1;
+    if (!t->fh->readable) return 0; /* a write-only descriptor cannot read a window's holes back */
     return t->fh->nprocs == 1 || t->lock_writes;
 }
 

@@ -5,19 +5,22 @@
  * ahead, merging ranges separated by small holes. Only for sparse views
  * (less than half of each filetype extent is data) or access_style=random:
  * contiguous and dense reads are left to the kernel's own readahead, which
- * already does well. With access_style=read_once, ranges that were read
- * are dropped from the page cache (DONTNEED) as the read moves on.
+ * already does well, and files in memory (tmpfs) gain nothing from it.
+ * Walking the upcoming segments is bounded (PREFETCH_WALK of them); the
+ * rest of the window is announced as one span. With access_style=read_once,
+ * ranges that were read are dropped from the page cache (DONTNEED) as the
+ * read moves on.
  */
 #include "indep/indep_int.h"
 
-enum { MERGE_GAP = 64 << 10, MAX_ADVICE = 64 };
+enum { MERGE_GAP = 64 << 10, MAX_ADVICE = 64, PREFETCH_WALK = 4096 };
 
 static int worth_prefetching(const ferry__transfer_t *t)
 {
     const ferry__view_t *view = &t->fh->view;
     int sparse = !view->contiguous && 2 * view->tile_size < view->tile_extent;
     int random = (t->fh->hints.access_style & FERRY_ACCESS_RANDOM) != 0;
-    return t->fh->hints.prefetch_size > 0 && !view->contiguous && (sparse || random);
+    return t->fh->hints.prefetch_size > 0 && !view->contiguous && !t->fh->layout.memory_backed && (sparse || random);
 }
 
 static void advise(ferry__transfer_t *t, MPI_Offset offset, MPI_Offset len, int advice)
@@ -32,8 +35,9 @@ static void advise_ranges(ferry__transfer_t *t, MPI_Offset from, MPI_Offset len,
     ferry__view_cursor_t cursor;
     ferry__view_cursor_init(&cursor, &t->fh->view, from, len);
     MPI_Offset lo = -1, hi = -1;
-    int given = 0, n = 0;
-    while (ferry__view_segments(&cursor, segs, FERRY_INDEP_SEGMENTS, &n) == 0 && n > 0) {
+    int given = 0, n = 0, walked = 0;
+    while (walked < PREFETCH_WALK && ferry__view_segments(&cursor, segs, FERRY_INDEP_SEGMENTS, &n) == 0 && n > 0) {
+        walked += n;
         for (int i = 0; i < n; i++) {
             if (lo >= 0 && (segs[i].offset - hi > MERGE_GAP && given < MAX_ADVICE - 1)) {
                 advise(t, lo, hi - lo, advice);
@@ -44,6 +48,11 @@ static void advise_ranges(ferry__transfer_t *t, MPI_Offset from, MPI_Offset len,
             hi = segs[i].offset + segs[i].length;
         }
     }
+    /* Past the walk: the rest of the window as one span. */
+    MPI_Offset last = 0;
+    if (walked >= PREFETCH_WALK && cursor.tiles.pos < cursor.tiles.end &&
+        ferry__view_file_offset(&t->fh->view, from + len - 1, &last) == 0)
+        hi = last + 1;
     if (lo >= 0) advise(t, lo, hi - lo, advice);
 }
 

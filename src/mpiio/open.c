@@ -50,19 +50,39 @@ static int fs_flags(int amode, int creating)
     return flags;
 }
 
+/* Opens the file on this rank. A write-only file is opened for reading too
+ * where permissions allow, so data sieving can read back the holes of its
+ * windows (as ROMIO does); *readable says whether that worked. */
+static int open_here(const char *filename, int amode, int creating, ferry__fs_file_t **fs, int *readable)
+{
+    int flags = fs_flags(amode, creating);
+    *readable = (flags & FERRY_FS_READ) != 0;
+    if (*readable) return ferry__fs_open(filename, flags, fs);
+    int cls = ferry__fs_open(filename, flags | FERRY_FS_READ, fs);
+    if (cls == 0) {
+        *readable = 1;
+        return 0;
+    }
+    if (cls != MPI_ERR_ACCESS) return cls;
+    return ferry__fs_open(filename, flags, fs);
+}
+
 /* Collective over comm (a private duplicate): opens the file on every rank
  * or on none. Rank 0 alone creates it. *develop is ORed over ranks. */
-static int open_everywhere(MPI_Comm comm, int local_cls, const char *filename, int amode, ferry__fs_file_t **fs,
-                           int *develop)
+static int open_everywhere(MPI_Comm comm, int local_cls, const char *filename, int amode, ferry_File file,
+                           ferry__fs_file_t **fs, int *develop, int *readable)
 {
     int rank;
     MPI_Comm_rank(comm, &rank);
     *fs = NULL;
     if (amode & MPI_MODE_CREATE) {
-        if (rank == 0 && local_cls == 0) local_cls = ferry__fs_open(filename, fs_flags(amode, 1), fs);
+        if (rank == 0 && local_cls == 0) local_cls = open_here(filename, amode, 1, fs, readable);
         local_cls = ferry__error_agree(comm, local_cls, "open (create)");
     }
-    if (local_cls == 0 && *fs == NULL) local_cls = ferry__fs_open(filename, fs_flags(amode, 0), fs);
+    if (local_cls == 0 && *fs == NULL) local_cls = open_here(filename, amode, 0, fs, readable);
+    /* What the file needs from the file system, checked in the same agreement. */
+    if (local_cls == 0) local_cls = ferry__fs_layout(*fs, &file->layout);
+    if (local_cls == 0 && (amode & MPI_MODE_APPEND)) local_cls = ferry__fs_size(*fs, &file->position);
     int cls = ferry__error_agree_flag(comm, local_cls, "open", develop);
     if (cls != 0 && *fs != NULL) {
         ferry__fs_close(*fs);
@@ -130,8 +150,8 @@ int ferry_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info inf
     if (cls == 0) cls = init_file(file, dup, filename, amode, info);
     ferry__fs_file_t *fs = NULL;
     if (file && file->hints.develop) develop = 1;
-    cls = open_everywhere(dup, cls, filename, amode, &fs, &develop);
-    if (cls == 0 && (amode & MPI_MODE_APPEND)) cls = ferry__error_agree(dup, ferry__fs_size(fs, &file->position), "open (append)");
+    int readable = 0;
+    cls = open_everywhere(dup, cls, filename, amode, file, &fs, &develop, &readable);
     if (cls != 0) {
         ferry__fs_close(fs);
         if (file && file->comm == dup) file->comm = MPI_COMM_NULL;
@@ -143,6 +163,7 @@ int ferry_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info inf
     file->fs = fs;
     fs->stats = &file->stats;
     file->develop = develop;
+    file->readable = readable;
     *fh = file;
     return MPI_SUCCESS;
 }
