@@ -9,6 +9,7 @@
 #ifndef FERRY_CORE_H
 #define FERRY_CORE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -18,6 +19,13 @@
 #include "stats/stats.h"
 #include "view/view.h"
 
+
+/* A reusable scratch buffer of an open file (scratch.c). */
+typedef struct ferry__scratch_slot {
+    void *buf; /* owned */
+    size_t size;
+    atomic_int busy;
+} ferry__scratch_slot_t;
 
 struct ferry_file {
     MPI_Comm comm; /* private duplicate: ferry's traffic never mixes with the caller's */
@@ -38,6 +46,7 @@ struct ferry_file {
     int develop;       /* develop mode, agreed over ranks (mpiio/develop.c) */
     int readable;      /* the open file can be read back, even when opened MPI_MODE_WRONLY (data sieving) */
     ferry__fs_layout_t layout; /* of the file system under the file, read at open */
+    ferry__scratch_slot_t staging, sieve; /* indep/'s buffers, kept between calls */
     struct {
         const char *kind;  /* the active split collective's begin call, NULL when none */
         const void *buf;   /* its buffer, which the end call must name again */
@@ -57,6 +66,13 @@ char *ferry__strdup(const char *s);
 
 /* Test hook: the n-th allocation from now on (1-based) fails; 0 disarms. */
 void ferry__alloc_fail_after(long n);
+
+/* Borrows at least size bytes from slot (a private allocation when another
+ * thread holds it); NULL when out of memory. Give it back with
+ * ferry__scratch_give; ferry__scratch_release frees the slot's buffer. */
+void *ferry__scratch_take(ferry__scratch_slot_t *slot, size_t size);
+void ferry__scratch_give(ferry__scratch_slot_t *slot, void *buf);
+void ferry__scratch_release(ferry__scratch_slot_t *slot);
 
 /* Fortran handle registry. c2f assigns an index on first use. */
 MPI_Fint ferry__handle_to_fortran(ferry_File fh);

@@ -17,7 +17,7 @@ static int ensure_buffer(ferry__transfer_t *t)
 {
     if (t->window.buf) return 0;
     MPI_Count size = t->write ? t->fh->hints.ind_wr_buffer_size : t->fh->hints.ind_rd_buffer_size;
-    if (!(t->window.buf = ferry__malloc((size_t)size)))
+    if (!(t->window.buf = ferry__scratch_take(&t->fh->sieve, (size_t)size)))
         return ferry__error_set(MPI_ERR_NO_MEM, "ferry: data sieving '%s': out of memory for a %lld-byte window",
                                 t->fh->filename, (long long)size);
     t->window.size = size;

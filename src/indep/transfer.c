@@ -16,6 +16,7 @@ static int setup(ferry__transfer_t *t, ferry_File fh, int write, MPI_Offset skip
 {
     memset(t, 0, sizeof *t);
     t->fh = fh;
+    /* From here on teardown() can run. */
     t->write = write;
     t->buf = buf;
     t->count = count;
@@ -35,7 +36,7 @@ static int setup(ferry__transfer_t *t, ferry_File fh, int write, MPI_Offset skip
         FERRY_TRY(ferry__view_file_offset(&fh->view, skip + t->total - 1, &t->file_end));
         t->file_end++;
     }
-    if (!t->direct && t->batch > 0 && !(t->staging = ferry__malloc((size_t)t->batch)))
+    if (!t->direct && t->batch > 0 && !(t->staging = ferry__scratch_take(&fh->staging, (size_t)t->batch)))
         return ferry__error_set(MPI_ERR_NO_MEM, "ferry: %s '%s': out of memory staging %lld bytes",
                                 write ? "write" : "read", fh->filename, (long long)t->batch);
     return 0;
@@ -43,8 +44,8 @@ static int setup(ferry__transfer_t *t, ferry_File fh, int write, MPI_Offset skip
 
 static void teardown(ferry__transfer_t *t)
 {
-    ferry__free(t->staging);
-    ferry__free(t->window.buf);
+    ferry__scratch_give(&t->fh->staging, t->staging);
+    ferry__scratch_give(&t->fh->sieve, t->window.buf);
 }
 
 /* Moves stream bytes [t->skip + start, + len) between data and the file;

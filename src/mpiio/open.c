@@ -123,6 +123,8 @@ static void free_file(ferry_File file)
     if (!file) return;
     ferry__handle_forget(file);
     ferry__view_release(&file->view);
+    ferry__scratch_release(&file->staging);
+    ferry__scratch_release(&file->sieve);
     if (file->comm != MPI_COMM_NULL) MPI_Comm_free(&file->comm);
     ferry__free(file->filename);
     ferry__free(file);
