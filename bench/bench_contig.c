@@ -25,7 +25,24 @@ typedef struct contig_run {
     char *buf;
     size_t len;
     int failed;
+    double call_start, call_end; /* around the data call (and sync), between barriers */
 } contig_run_t;
+
+/* Every contender brackets its data call (and sync) with these, so the
+ * table can show the call alone besides open-to-close: with more ranks than
+ * cores, MPICH's busy-polling collectives in open and close cost tens of
+ * milliseconds that have nothing to do with the data path. */
+static void call_begins(contig_run_t *run)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    run->call_start = bench_now();
+}
+
+static void call_ends(contig_run_t *run)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    run->call_end = bench_now();
+}
 
 static void report_failure(contig_run_t *run, const char *who, const char *op, int code)
 {
@@ -40,12 +57,15 @@ static void posix_write(contig_run_t *run)
 {
     int fd = open(run->path, O_WRONLY | O_CREAT, 0644);
     size_t done = 0;
+    call_begins(run);
     while (fd >= 0 && done < run->len) {
         ssize_t n = pwrite(fd, run->buf + done, run->len - done, run->offset + (off_t)done);
         if (n <= 0) break;
         done += (size_t)n;
     }
-    if (fd < 0 || done != run->len || fsync(fd) != 0) report_failure(run, "posix", "write", 0);
+    int synced = fd >= 0 && fsync(fd) == 0;
+    call_ends(run);
+    if (fd < 0 || done != run->len || !synced) report_failure(run, "posix", "write", 0);
     if (fd >= 0) close(fd);
 }
 
@@ -53,11 +73,13 @@ static void posix_read(contig_run_t *run)
 {
     int fd = open(run->path, O_RDONLY);
     size_t done = 0;
+    call_begins(run);
     while (fd >= 0 && done < run->len) {
         ssize_t n = pread(fd, run->buf + done, run->len - done, run->offset + (off_t)done);
         if (n <= 0) break;
         done += (size_t)n;
     }
+    call_ends(run);
     if (fd < 0 || done != run->len) report_failure(run, "posix", "read", 0);
     if (fd >= 0) close(fd);
 }
@@ -66,8 +88,10 @@ static void host_write(contig_run_t *run)
 {
     MPI_File fh;
     int rc = MPI_File_open(MPI_COMM_WORLD, run->path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
+    call_begins(run);
     if (rc == MPI_SUCCESS) rc = MPI_File_write_at_all(fh, run->offset, run->buf, (int)run->len, MPI_BYTE, MPI_STATUS_IGNORE);
     if (rc == MPI_SUCCESS) rc = MPI_File_sync(fh);
+    call_ends(run);
     if (rc == MPI_SUCCESS) rc = MPI_File_close(&fh);
     if (rc != MPI_SUCCESS) report_failure(run, "host", "write", rc);
 }
@@ -76,7 +100,9 @@ static void host_read(contig_run_t *run)
 {
     MPI_File fh;
     int rc = MPI_File_open(MPI_COMM_WORLD, run->path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
+    call_begins(run);
     if (rc == MPI_SUCCESS) rc = MPI_File_read_at_all(fh, run->offset, run->buf, (int)run->len, MPI_BYTE, MPI_STATUS_IGNORE);
+    call_ends(run);
     if (rc == MPI_SUCCESS) rc = MPI_File_close(&fh);
     if (rc != MPI_SUCCESS) report_failure(run, "host", "read", rc);
 }
@@ -85,8 +111,10 @@ static void ferry_write(contig_run_t *run)
 {
     ferry_File fh;
     int rc = ferry_File_open(MPI_COMM_WORLD, run->path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
+    call_begins(run);
     if (rc == MPI_SUCCESS) rc = ferry_File_write_at_all_c(fh, run->offset, run->buf, (MPI_Count)run->len, MPI_BYTE, MPI_STATUS_IGNORE);
     if (rc == MPI_SUCCESS) rc = ferry_File_sync(fh);
+    call_ends(run);
     if (rc == MPI_SUCCESS) rc = ferry_File_close(&fh);
     if (rc != MPI_SUCCESS) report_failure(run, "ferry", "write", rc);
 }
@@ -95,7 +123,9 @@ static void ferry_read(contig_run_t *run)
 {
     ferry_File fh;
     int rc = ferry_File_open(MPI_COMM_WORLD, run->path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
+    call_begins(run);
     if (rc == MPI_SUCCESS) rc = ferry_File_read_at_all_c(fh, run->offset, run->buf, (MPI_Count)run->len, MPI_BYTE, MPI_STATUS_IGNORE);
+    call_ends(run);
     if (rc == MPI_SUCCESS) rc = ferry_File_close(&fh);
     if (rc != MPI_SUCCESS) report_failure(run, "ferry", "read", rc);
 }
@@ -110,15 +140,31 @@ static const struct {
     {"ferry", ferry_write, ferry_read},
 };
 
-static double timed(void (*phase)(contig_run_t *), contig_run_t *run)
+/* Runs a phase; *whole: open to close, *call: the data call (and sync). */
+static void timed(void (*phase)(contig_run_t *), contig_run_t *run, double *whole, double *call)
 {
     MPI_Barrier(MPI_COMM_WORLD);
     double start = bench_now();
     phase(run);
     MPI_Barrier(MPI_COMM_WORLD);
-    double elapsed = bench_now() - start;
-    MPI_Bcast(&elapsed, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    return elapsed;
+    double times[2] = {bench_now() - start, run->call_end - run->call_start};
+    MPI_Bcast(times, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    *whole = times[0];
+    *call = times[1];
+}
+
+static void print_table(const char *title, double mib, double w_s[CONTENDERS][MAX_REPS],
+                        double r_s[CONTENDERS][MAX_REPS], int reps)
+{
+    double w[CONTENDERS], r[CONTENDERS];
+    printf("%s\n%-12s %12s %12s\n", title, "contender", "write MiB/s", "read MiB/s");
+    for (int c = 0; c < CONTENDERS; c++) {
+        w[c] = mib / bench_median(w_s[c], reps);
+        r[c] = mib / bench_median(r_s[c], reps);
+        printf("%-12s %12.0f %12.0f\n", contenders[c].name, w[c], r[c]);
+    }
+    printf("%-12s %12.3f %12.3f\n", "ferry/posix", w[2] / w[0], r[2] / r[0]);
+    printf("%-12s %12.3f %12.3f\n", "ferry/host", w[2] / w[1], r[2] / r[1]);
 }
 
 static void drop_cached_pages(contig_run_t *run)
@@ -167,6 +213,7 @@ int ferry_bench_contig(int argc, char **argv)
     if (!run.buf) return 1;
     memset(run.buf, 0, run.len);
     double write_s[CONTENDERS][MAX_REPS], read_s[CONTENDERS][MAX_REPS];
+    double write_call_s[CONTENDERS][MAX_REPS], read_call_s[CONTENDERS][MAX_REPS];
     int failed = 0;
     for (int rep = 0; rep < reps; rep++) {
         for (int k = 0; k < CONTENDERS; k++) {
@@ -175,10 +222,10 @@ int ferry_bench_contig(int argc, char **argv)
             snprintf(path, sizeof path, "%s/%s.%d", dir, contenders[c].name, rep);
             run.path = path;
             fill(&run, rank);
-            write_s[c][rep] = timed(contenders[c].write, &run);
+            timed(contenders[c].write, &run, &write_s[c][rep], &write_call_s[c][rep]);
             drop_cached_pages(&run);
             memset(run.buf, 0, run.len);
-            read_s[c][rep] = timed(contenders[c].read, &run);
+            timed(contenders[c].read, &run, &read_s[c][rep], &read_call_s[c][rep]);
             if (!verify(&run, rank)) {
                 fprintf(stderr, "ferry-bench contig: %s read back wrong data on rank %d\n", contenders[c].name, rank);
                 run.failed = 1;
@@ -188,17 +235,13 @@ int ferry_bench_contig(int argc, char **argv)
     }
     MPI_Allreduce(&run.failed, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (rank == 0) {
-        double mib = (double)total / (1 << 20), w[CONTENDERS], r[CONTENDERS];
+        double mib = (double)total / (1 << 20);
         printf("ferry-bench contig: %d ranks, %.0f MiB in all (%.0f MiB per rank, one call each), dir %s, median of %d\n",
                size, mib, mib / size, base, reps);
-        printf("%-12s %12s %12s\n", "contender", "write MiB/s", "read MiB/s");
-        for (int c = 0; c < CONTENDERS; c++) {
-            w[c] = mib / bench_median(write_s[c], reps);
-            r[c] = mib / bench_median(read_s[c], reps);
-            printf("%-12s %12.0f %12.0f\n", contenders[c].name, w[c], r[c]);
-        }
-        printf("%-12s %12.3f %12.3f\n", "ferry/posix", w[2] / w[0], r[2] / r[0]);
-        printf("%-12s %12.3f %12.3f\n", "ferry/host", w[2] / w[1], r[2] / r[1]);
+        print_table("open to close (write: open, write_at_all, sync, close; read: open, read_at_all, close)", mib,
+                    write_s, read_s, reps);
+        print_table("the data call alone (write: write_at_all and sync), between barriers", mib, write_call_s,
+                    read_call_s, reps);
         if (failed) printf("ferry-bench contig: FAILED (see errors above)\n");
     }
     free(run.buf);
