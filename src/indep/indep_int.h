@@ -23,15 +23,9 @@ typedef struct ferry__transfer {
     MPI_Count batch;  /* stream bytes per batch */
     MPI_Offset file_end; /* one past the last file byte the transfer touches */
     int lock_writes;  /* writes lock their byte range: another rank may be sieving */
-    struct {          /* the data sieving window, which lives across rounds */
-        char *buf;    /* owned, allocated on first use */
+    struct {          /* the data sieving buffer */
+        char *buf;    /* borrowed from the file's scratch slot */
         MPI_Count size;
-        int open, locked;
-        MPI_Offset lo, hi;   /* file range held */
-        MPI_Offset valid;    /* reads: bytes of it that exist (end of file) */
-        MPI_Offset dirty_hi; /* writes: end of the last byte patched in */
-        MPI_Count pieces;    /* data bytes copied through it, for the statistics */
-        MPI_Count read;      /* bytes read into it */
     } window;
 } ferry__transfer_t;
 
@@ -48,15 +42,16 @@ typedef enum { FERRY_SERVE_VECTORED, FERRY_SERVE_SIEVE } ferry__serve_t;
 /* cost.c: how to serve a round (respects romio_ds_read / romio_ds_write). */
 ferry__serve_t ferry__indep_choose(const ferry__transfer_t *t, const ferry__round_t *round);
 
-/* vectored.c, sieve.c: serve a round. Reads set *got to the round's bytes
- * that lie before end of file (all of them unless the file ends inside).
- * The sieving window stays open across rounds: ferry__indep_sieve_close
- * writes back an open write window and releases its lock (call it before
- * serving a round another way and at the end of the transfer; with
- * `discard` after an error, nothing is written). */
+/* vectored.c: serve a round, one call per segment. Reads set *got to the
+ * round's bytes that lie before end of file (all unless the file ends inside). */
 int ferry__indep_vectored(ferry__transfer_t *t, const ferry__round_t *round, MPI_Count *got);
-int ferry__indep_sieve(ferry__transfer_t *t, const ferry__round_t *round, MPI_Count *got);
-int ferry__indep_sieve_close(ferry__transfer_t *t, int discard);
+
+/* sieve.c: serve view stream bytes [pos, pos + len) (absolute stream
+ * positions; data holds them back to back) by data sieving. *moved falls
+ * short of len at end of file (reads), or when a write needed a lock the
+ * file system refused (*refused: serve the rest another way). */
+int ferry__indep_sieve(ferry__transfer_t *t, MPI_Offset pos, MPI_Count len, char *data, MPI_Count *moved,
+                       int *refused);
 
 /* Locks [offset, offset + len) for a write when t->lock_writes; on a file
  * system that refuses locks, turns locking (and sieving writes) off for the

@@ -1,12 +1,15 @@
 /*
- * Data sieving: pieces served through a window of the file that stays open
- * across rounds. A read window is filled once and the pieces are picked out
- * of it; a write window is read (holes must keep their bytes), patched and
- * written back when the pieces move past it, under an exclusive byte-range
- * lock on exactly that window while other ranks may write: without it a
- * neighbour's update in one of the window's holes could be lost. Windows
- * start at the first piece they serve and never reach past the transfer's
- * last byte.
+ * Data sieving without segment lists: the stream bytes that fall into a
+ * window of the file are copied between the window and the data by the
+ * datatype engine, with the view's layout type as the "memory" type over
+ * the window (seed 001's listless I/O). A window starts at the file offset
+ * of the next stream byte, spans at most ind_rd/wr_buffer_size bytes and
+ * never reaches past the transfer's last byte; navigation finds the stream
+ * bytes below its end in O(depth), and the copy costs O(bytes) with the
+ * engine's block kernels. Reads read each window once. Writes read the
+ * window (holes keep their bytes), patch it and write it back, holding an
+ * exclusive byte-range lock on exactly that window while other ranks may
+ * write: without it a neighbour's update in a hole could be lost.
  */
 #include <string.h>
 
@@ -15,8 +18,9 @@
 
 static int ensure_buffer(ferry__transfer_t *t)
 {
-    if (t->window.buf) return 0;
     MPI_Count size = t->write ? t->fh->hints.ind_wr_buffer_size : t->fh->hints.ind_rd_buffer_size;
+    if (t->window.buf && t->window.size >= size) return 0;
+    if (t->window.buf) ferry__scratch_give(&t->fh->sieve, t->window.buf);
     if (!(t->window.buf = ferry__scratch_take(&t->fh->sieve, (size_t)size)))
         return ferry__error_set(MPI_ERR_NO_MEM, "ferry: data sieving '%s': out of memory for a %lld-byte window",
                                 t->fh->filename, (long long)size);
@@ -24,104 +28,97 @@ static int ensure_buffer(ferry__transfer_t *t)
     return 0;
 }
 
-static void count_extra(ferry__transfer_t *t, MPI_Count extra)
+/* The window's bytes seen as memory holding the view's layout: the address
+ * file offset `disp` would have. */
+static char *layout_origin(const ferry__transfer_t *t, MPI_Offset lo)
 {
-    if (extra > 0) t->fh->stats.sieve_extra_bytes += extra;
+    return ferry__datatype_at(t->window.buf, t->fh->view.disp - lo);
 }
 
-int ferry__indep_sieve_close(ferry__transfer_t *t, int discard)
+/* Elements of the layout enough to cover stream bytes below `end`. */
+static MPI_Count tiles_below(const ferry__view_t *view, MPI_Offset end)
 {
-    if (!t->window.open) return 0;
-    int rc = 0;
-    if (t->write && !discard && t->window.dirty_hi > t->window.lo) {
-        size_t len = (size_t)(t->window.dirty_hi - t->window.lo);
-        rc = ferry__fs_pwrite(t->fh->fs, t->window.buf, len, t->window.lo);
-        count_extra(t, (MPI_Count)len - t->window.pieces);
-    }
-    if (!t->write) count_extra(t, t->window.read - t->window.pieces);
-    else count_extra(t, t->window.read);
-    int unlock_rc = ferry__indep_unlock_range(t, t->window.lo, t->window.hi - t->window.lo, t->window.locked);
-    t->window.open = 0;
-    return rc ? rc : unlock_rc;
+    return end / view->tile_size + 1;
 }
 
-/* Opens the window at file offset `at`. For writes that need a lock the
- * file system refuses, sets *refused and opens nothing. */
-static int open_window(ferry__transfer_t *t, MPI_Offset at, int *refused)
+/* One window from stream byte `pos` on, at most `len` stream bytes:
+ * [lo, hi) in the file holds stream bytes [pos, pos + *n). */
+static int window_at(ferry__transfer_t *t, MPI_Offset pos, MPI_Count len, MPI_Offset *lo, MPI_Offset *hi,
+                     MPI_Count *n)
 {
-    FERRY_TRY(ensure_buffer(t));
-    MPI_Offset hi = at + t->window.size < t->file_end ? at + t->window.size : t->file_end;
-    size_t len = (size_t)(hi - at);
-    int locked = 0;
-    if (t->write) {
-        FERRY_TRY(ferry__indep_lock_range(t, at, hi - at, &locked));
-        if (!locked && t->fh->nprocs > 1) {
-            *refused = 1;
-            return 0;
-        }
-    }
-    size_t n = 0;
-    int rc = ferry__fs_pread(t->fh->fs, t->window.buf, len, at, &n);
-    if (rc != 0) {
-        ferry__indep_unlock_range(t, at, hi - at, locked);
-        return rc;
-    }
-    if (t->write) memset(t->window.buf + n, 0, len - n); /* past end of file the holes read as zeros */
-    t->window.open = 1;
-    t->window.locked = locked;
-    t->window.lo = at;
-    t->window.hi = hi;
-    t->window.valid = at + (MPI_Offset)n;
-    t->window.dirty_hi = at;
-    t->window.pieces = 0;
-    t->window.read = (MPI_Count)n;
+    const ferry__view_t *view = &t->fh->view;
+    FERRY_TRY(ferry__view_file_offset(view, pos, lo));
+    MPI_Offset limit = *lo + t->window.size < t->file_end ? *lo + t->window.size : t->file_end;
+    MPI_Offset below;
+    FERRY_TRY(ferry__view_stream_below(view, limit, &below));
+    *n = below - pos < len ? below - pos : len;
+    MPI_Offset last;
+    FERRY_TRY(ferry__view_file_offset(view, pos + *n - 1, &last));
+    *hi = last + 1;
     return 0;
 }
 
-/* The rest of a round, from segment `seg` (of which `inside` bytes are
- * done), one call per segment. */
-static int finish_vectored(ferry__transfer_t *t, const ferry__round_t *r, int seg, MPI_Count inside, char *data,
-                           MPI_Count *got)
+static int read_window(ferry__transfer_t *t, MPI_Offset pos, MPI_Count len, char *data, MPI_Count *got, int *eof)
 {
-    ferry__datatype_segment_t rest[FERRY_INDEP_SEGMENTS];
-    int n = 0;
-    for (int i = seg; i < r->n; i++) rest[n++] = r->segs[i];
-    rest[0].offset += inside;
-    rest[0].length -= inside;
-    ferry__round_t tail = {rest, n, data, r->bytes - *got};
-    MPI_Count more = 0;
-    int rc = ferry__indep_vectored(t, &tail, &more);
-    *got += more;
-    return rc;
+    const ferry__view_t *view = &t->fh->view;
+    MPI_Offset lo, hi;
+    MPI_Count n;
+    FERRY_TRY(window_at(t, pos, len, &lo, &hi, &n));
+    size_t have = 0;
+    FERRY_TRY(ferry__fs_pread(t->fh->fs, t->window.buf, (size_t)(hi - lo), lo, &have));
+    *eof = (MPI_Offset)have < hi - lo;
+    if (*eof) { /* only the stream bytes below the end of the file */
+        MPI_Offset below;
+        FERRY_TRY(ferry__view_stream_below(view, lo + (MPI_Offset)have, &below));
+        n = below > pos ? below - pos : 0;
+    }
+    if (n > 0)
+        FERRY_TRY(ferry__datatype_pack(layout_origin(t, lo), tiles_below(view, pos + n), view->layout, pos, data, n));
+    t->fh->stats.sieve_extra_bytes += (MPI_Count)have - n;
+    *got = n;
+    return 0;
 }
 
-int ferry__indep_sieve(ferry__transfer_t *t, const ferry__round_t *round, MPI_Count *got)
+static int write_window(ferry__transfer_t *t, MPI_Offset pos, MPI_Count len, const char *data, MPI_Count *put,
+                        int *refused)
 {
-    *got = 0;
-    char *data = round->data;
-    for (int i = 0; i < round->n; i++) {
-        MPI_Offset at = round->segs[i].offset, end = at + round->segs[i].length;
-        while (at < end) {
-            if (!t->window.open || at < t->window.lo || at >= t->window.hi) {
-                FERRY_TRY(ferry__indep_sieve_close(t, 0));
-                int refused = 0;
-                FERRY_TRY(open_window(t, at, &refused));
-                if (refused) return finish_vectored(t, round, i, at - round->segs[i].offset, data, got);
-            }
-            MPI_Offset stop = end < t->window.hi ? end : t->window.hi;
-            if (!t->write && stop > t->window.valid) stop = t->window.valid > at ? t->window.valid : at;
-            size_t n = (size_t)(stop - at);
-            char *in_window = t->window.buf + (at - t->window.lo);
-            if (t->write) memcpy(in_window, data, n);
-            else memcpy(data, in_window, n);
-            data += n;
-            *got += (MPI_Count)n;
-            t->window.pieces += (MPI_Count)n;
-            if (t->write && stop > t->window.dirty_hi) t->window.dirty_hi = stop;
-            if (!t->write && stop < end && stop >= t->window.valid && t->window.valid < t->window.hi)
-                return 0; /* end of file */
-            at = stop;
-        }
+    const ferry__view_t *view = &t->fh->view;
+    MPI_Offset lo, hi;
+    MPI_Count n;
+    FERRY_TRY(window_at(t, pos, len, &lo, &hi, &n));
+    size_t span = (size_t)(hi - lo);
+    int locked = 0;
+    FERRY_TRY(ferry__indep_lock_range(t, lo, hi - lo, &locked));
+    if (!locked && t->fh->nprocs > 1) {
+        *refused = 1;
+        return 0;
+    }
+    size_t have = 0;
+    int rc = (MPI_Count)span == n ? 0 : ferry__fs_pread(t->fh->fs, t->window.buf, span, lo, &have);
+    if (rc == 0 && (MPI_Count)span != n) {
+        memset(t->window.buf + have, 0, span - have); /* past end of file the holes read as zeros */
+        t->fh->stats.sieve_extra_bytes += (MPI_Count)have + (MPI_Count)span - n;
+    }
+    if (rc == 0)
+        rc = ferry__datatype_unpack(data, n, layout_origin(t, lo), tiles_below(view, pos + n), view->layout, pos);
+    if (rc == 0) rc = ferry__fs_pwrite(t->fh->fs, t->window.buf, span, lo);
+    if (rc == 0) *put = n;
+    int unlock_rc = ferry__indep_unlock_range(t, lo, hi - lo, locked);
+    return rc ? rc : unlock_rc;
+}
+
+int ferry__indep_sieve(ferry__transfer_t *t, MPI_Offset pos, MPI_Count len, char *data, MPI_Count *moved,
+                       int *refused)
+{
+    *moved = 0;
+    *refused = 0;
+    FERRY_TRY(ensure_buffer(t));
+    int eof = 0;
+    while (*moved < len && !eof && !*refused) {
+        MPI_Count n = 0;
+        if (t->write) FERRY_TRY(write_window(t, pos + *moved, len - *moved, data + *moved, &n, refused));
+        else FERRY_TRY(read_window(t, pos + *moved, len - *moved, data + *moved, &n, &eof));
+        *moved += n;
     }
     return 0;
 }

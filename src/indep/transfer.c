@@ -62,13 +62,16 @@ static int move_batch(ferry__transfer_t *t, MPI_Offset start, MPI_Count len, cha
         if (round.n == 0) break;
         for (int i = 0; i < round.n; i++) round.bytes += segs[i].length;
         MPI_Count got = 0;
-        int rc;
         if (ferry__indep_choose(t, &round) == FERRY_SERVE_SIEVE) {
-            rc = ferry__indep_sieve(t, &round, &got);
-        } else {
-            rc = ferry__indep_sieve_close(t, 0);
-            if (rc == 0) rc = ferry__indep_vectored(t, &round, &got);
+            /* The first round stands for the batch: sieve the rest of it, no segments. */
+            int refused = 0;
+            int rc = ferry__indep_sieve(t, t->skip + start + *moved, len - *moved, data + *moved, &got, &refused);
+            *moved += got;
+            if (rc != 0 || !refused) return rc;
+            ferry__view_cursor_init(&cursor, &t->fh->view, t->skip + start + *moved, len - *moved);
+            continue;
         }
+        int rc = ferry__indep_vectored(t, &round, &got);
         *moved += got;
         if (rc != 0) return rc;
         if (got < round.bytes) break; /* end of file */
@@ -88,9 +91,6 @@ static int run(ferry__transfer_t *t, MPI_Count *done)
         if (!t->write) ferry__indep_prefetch(t, t->skip + *done + len, t->total - *done - len);
         MPI_Count moved = 0;
         int rc = move_batch(t, *done, len, data, &moved);
-        /* Staged bytes are reused by the next batch: write the window back now. */
-        int closed = ferry__indep_sieve_close(t, rc != 0);
-        if (rc == 0) rc = closed;
         if (!t->write && !t->direct && moved > 0 && rc == 0)
             rc = ferry__datarep_unpack(rep, data, moved, t->buf, t->count, t->type, *done);
         if (!t->write) ferry__indep_release(t, t->skip + *done, moved);
