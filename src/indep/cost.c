@@ -9,18 +9,19 @@
  *
  * pieces, bytes and span (first byte to last byte) describe the round;
  * windows = ceil(span / window size). The constants are costs per call,
- * per byte moved by the kernel, per piece copied and per lock, measured
- * on tmpfs and ext4 with warm caches on the development machine (order of
- * magnitude is what matters: sieving wins when holes are small compared
- * with CALL / BYTE, about 5 KB). romio_ds_read / romio_ds_write = enable
+ * per byte moved by the kernel, per piece copied and per lock, fitted to
+ * ferry-bench noncontig on tmpfs with 4 ranks on 2 cores (a pwrite of 1 KiB
+ * cost 3-5 us there; a sieving window moves 6 GB/s of span): sieving wins
+ * when the holes between pieces are below about CALL / BYTE = 30 KB for
+ * reads, half that for writes, which move the span twice. romio_ds_read / romio_ds_write = enable
  * or disable override the model; sieving writes are never chosen where
  * other ranks write and the file system refuses locks, nor where the file
  * could only be opened write-only.
  */
 #include "indep/indep_int.h"
 
-static const double CALL = 1.0e-6;  /* seconds per file-system call */
-static const double BYTE = 0.2e-9;  /* seconds per byte the kernel copies */
+static const double CALL = 3.0e-6;  /* seconds per file-system call */
+static const double BYTE = 0.1e-9;  /* seconds per byte the kernel copies */
 static const double COPY = 0.02e-6; /* seconds per piece copied in user space */
 static const double LOCK = 1.0e-6;  /* seconds per lock or unlock */
 
