@@ -136,3 +136,15 @@ void ft_skip(const char *fmt, ...)
     va_end(ap);
     fflush(stdout);
 }
+
+long long ft_info_number(ferry_File fh, const char *key)
+{
+    MPI_Info info;
+    char value[MPI_MAX_INFO_VAL + 1] = "";
+    int flag = 0;
+    FT_OK(ferry_File_get_info(fh, &info));
+    MPI_Info_get(info, key, MPI_MAX_INFO_VAL, value, &flag);
+    MPI_Info_free(&info);
+    if (!flag) ft_fail(__FILE__, __LINE__, "get_info lacks %s", key);
+    return atoll(value);
+}

@@ -41,6 +41,10 @@ const char *ft_errstr(int code);
 
 void ft_fail(const char *file, int line, const char *fmt, ...);
 
+/* The number get_info reports for key (a ferry_stats_* counter, a size
+ * hint); fails the test when the key is missing. */
+long long ft_info_number(ferry_File fh, const char *key);
+
 #define FT_CHECK(cond)                                                                                             \
     do {                                                                                                           \
         if (!(cond)) ft_fail(__FILE__, __LINE__, "check failed: %s", #cond);                                       \

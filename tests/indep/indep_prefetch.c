@@ -15,17 +15,6 @@
 
 enum { N = 1 << 16 };
 
-static long long prefetched(ferry_File fh)
-{
-    MPI_Info info;
-    char value[MPI_MAX_INFO_VAL + 1] = "-1";
-    int flag = 0;
-    FT_OK(ferry_File_get_info(fh, &info));
-    MPI_Info_get(info, "ferry_stats_prefetch_bytes", MPI_MAX_INFO_VAL, value, &flag);
-    MPI_Info_free(&info);
-    return atoll(value);
-}
-
 static long long read_through(const char *name, MPI_Datatype filetype, const char *hint, const char *value,
                               const char *data)
 {
@@ -45,7 +34,7 @@ static long long read_through(const char *name, MPI_Datatype filetype, const cha
     /* The bytes: block j of the filetype's stream is file bytes [j * extent, + size). */
     for (int k = 0; k < want; k++)
         if (got[k] != data[(k / size) * extent + k % size]) ft_fail(__FILE__, __LINE__, "byte %d differs", k);
-    long long announced = prefetched(fh);
+    long long announced = ft_info_number(fh, "ferry_stats_prefetch_bytes");
     FT_OK(ferry_File_close(&fh));
     MPI_Info_free(&info);
     free(got);

@@ -14,18 +14,6 @@
 
 enum { BLOCK = 8, BLOCKS = 512, ROUNDS = 30 };
 
-static long long stat_of(ferry_File fh, const char *key)
-{
-    MPI_Info info;
-    char value[MPI_MAX_INFO_VAL + 1] = "0";
-    int flag = 0;
-    FT_OK(ferry_File_get_info(fh, &info));
-    MPI_Info_get(info, key, MPI_MAX_INFO_VAL, value, &flag);
-    MPI_Info_free(&info);
-    FT_CHECK(flag);
-    return atoll(value);
-}
-
 /* Rank r owns bytes [BLOCK * (r + k * nprocs), + BLOCK) of the file. */
 static MPI_Datatype interleaved_view(void)
 {
@@ -94,7 +82,7 @@ static void test_no_lost_updates(MPI_Datatype view)
 {
     ferry_File fh = open_with("sieved", "enable", "automatic", view);
     rewrite_rounds(fh, "sieved");
-    if (ft_size > 1) FT_CHECK(stat_of(fh, "ferry_stats_sieve_extra_bytes") > 0); /* it really sieved */
+    if (ft_size > 1) FT_CHECK(ft_info_number(fh, "ferry_stats_sieve_extra_bytes") > 0); /* it really sieved */
     FT_OK(ferry_File_close(&fh));
 }
 
@@ -104,8 +92,8 @@ static void test_locks_refused(MPI_Datatype view)
     FT_OK(ferry__fs_fault_arm("lock:1+:ENOLCK"));
     rewrite_rounds(fh, "nolocks");
     ferry__fs_fault_disarm();
-    if (ft_size > 1) FT_EQ(stat_of(fh, "ferry_stats_sieve_extra_bytes"), 0); /* fell back to one call per block */
-    FT_EQ(stat_of(fh, "ferry_stats_fs_write_calls"), ft_size > 1 ? (long long)ROUNDS * BLOCKS : ROUNDS);
+    if (ft_size > 1) FT_EQ(ft_info_number(fh, "ferry_stats_sieve_extra_bytes"), 0); /* fell back to one call per block */
+    FT_EQ(ft_info_number(fh, "ferry_stats_fs_write_calls"), ft_size > 1 ? (long long)ROUNDS * BLOCKS : ROUNDS);
     FT_OK(ferry_File_close(&fh));
 }
 
@@ -126,7 +114,7 @@ static void test_write_only(MPI_Datatype view)
         ferry__fs_fault_disarm();
         FT_OK(ferry_File_set_view(fh, (MPI_Offset)BLOCK * ft_rank, MPI_BYTE, view, "native", info));
         rewrite_rounds(fh, name);
-        long long extra = stat_of(fh, "ferry_stats_sieve_extra_bytes");
+        long long extra = ft_info_number(fh, "ferry_stats_sieve_extra_bytes");
         if (ft_size > 1 && refused) FT_EQ(extra, 0);
         if (ft_size > 1 && !refused) FT_CHECK(extra > 0);
         FT_OK(ferry_File_close(&fh));
@@ -140,20 +128,20 @@ static void test_reads_both_ways(MPI_Datatype view)
     rewrite_rounds(fh, "reads");
     char *want = malloc(BLOCK * BLOCKS), *got = malloc(BLOCK * BLOCKS);
     ft_fill(want, BLOCK * BLOCKS, ft_seed + (uint64_t)((ROUNDS - 1) * 1000 + ft_rank));
-    long long extra = stat_of(fh, "ferry_stats_sieve_extra_bytes");
+    long long extra = ft_info_number(fh, "ferry_stats_sieve_extra_bytes");
     FT_OK(ferry_File_read_at(fh, 0, got, BLOCK * BLOCKS, MPI_BYTE, MPI_STATUS_IGNORE));
     FT_EQ_MEM(got, want, BLOCK * BLOCKS);
-    if (ft_size > 1) FT_CHECK(stat_of(fh, "ferry_stats_sieve_extra_bytes") > extra);
+    if (ft_size > 1) FT_CHECK(ft_info_number(fh, "ferry_stats_sieve_extra_bytes") > extra);
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "romio_ds_read", "disable");
     FT_OK(ferry_File_set_info(fh, info));
     MPI_Info_free(&info);
-    long long calls = stat_of(fh, "ferry_stats_fs_read_calls");
+    long long calls = ft_info_number(fh, "ferry_stats_fs_read_calls");
     memset(got, 0, BLOCK * BLOCKS);
     FT_OK(ferry_File_read_at(fh, 0, got, BLOCK * BLOCKS, MPI_BYTE, MPI_STATUS_IGNORE));
     FT_EQ_MEM(got, want, BLOCK * BLOCKS);
-    FT_EQ(stat_of(fh, "ferry_stats_fs_read_calls") - calls, ft_size > 1 ? BLOCKS : 1);
+    FT_EQ(ft_info_number(fh, "ferry_stats_fs_read_calls") - calls, ft_size > 1 ? BLOCKS : 1);
 
     /* End of file inside the view: the last rank's last block is the file's end. */
     MPI_Status status;

@@ -9,18 +9,6 @@
 
 #include "ferry_test.h"
 
-static long long info_number(ferry_File fh, const char *key)
-{
-    MPI_Info info;
-    char value[MPI_MAX_INFO_VAL + 1] = "";
-    int flag = 0;
-    FT_OK(ferry_File_get_info(fh, &info));
-    MPI_Info_get(info, key, MPI_MAX_INFO_VAL, value, &flag);
-    MPI_Info_free(&info);
-    if (!flag) ft_fail(__FILE__, __LINE__, "get_info lacks %s", key);
-    return atoll(value);
-}
-
 int main(int argc, char **argv)
 {
     ft_init(&argc, &argv);
@@ -39,13 +27,13 @@ int main(int argc, char **argv)
     FT_OK(ferry_File_read_at(fh, (MPI_Offset)ft_rank * N, buf, N, MPI_BYTE, MPI_STATUS_IGNORE));
     /* A read past the end asks for N bytes and gets none. */
     FT_OK(ferry_File_read_at(fh, (MPI_Offset)ft_size * N, buf, N, MPI_BYTE, MPI_STATUS_IGNORE));
-    FT_EQ(info_number(fh, "ferry_stats_write_calls"), 2);
-    FT_EQ(info_number(fh, "ferry_stats_write_bytes"), N + N / 2);
-    FT_EQ(info_number(fh, "ferry_stats_read_calls"), 2);
-    FT_EQ(info_number(fh, "ferry_stats_read_bytes"), N);
-    FT_EQ(info_number(fh, "ferry_stats_fs_write_bytes"), N + N / 2);
-    FT_EQ(info_number(fh, "ferry_stats_fs_read_bytes"), N);
-    FT_EQ(info_number(fh, "ferry_stats_sieve_extra_bytes"), 0);
+    FT_EQ(ft_info_number(fh, "ferry_stats_write_calls"), 2);
+    FT_EQ(ft_info_number(fh, "ferry_stats_write_bytes"), N + N / 2);
+    FT_EQ(ft_info_number(fh, "ferry_stats_read_calls"), 2);
+    FT_EQ(ft_info_number(fh, "ferry_stats_read_bytes"), N);
+    FT_EQ(ft_info_number(fh, "ferry_stats_fs_write_bytes"), N + N / 2);
+    FT_EQ(ft_info_number(fh, "ferry_stats_fs_read_bytes"), N);
+    FT_EQ(ft_info_number(fh, "ferry_stats_sieve_extra_bytes"), 0);
     FT_OK(ferry_File_close(&fh));
     if (ft_rank == 0) {
         FILE *f = fopen(json, "r");
