@@ -134,7 +134,7 @@ static int find_row(MPI_Datatype type, int combiner, row_t *row)
         ferry__dr_contents_t c;
         int rc = ferry__dr_contents_get(type, &c);
         if (rc == 0) rc = f90_row(&c, row);
-        ferry__dr_contents_release(&c);
+        ferry__datatype_contents_release(&c);
         return rc;
     }
     size_t n;

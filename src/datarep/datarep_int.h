@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "datarep/datarep.h"
+#include "datatype/datatype.h"
 
 typedef enum { FERRY__DR_NATIVE, FERRY__DR_EXTERNAL32, FERRY__DR_USER } ferry__dr_kind_t;
 
@@ -87,28 +88,12 @@ int ferry__dr_get(const ferry__dr_basic_t *b, const unsigned char *file, unsigne
  * double, so the item cannot be stored in pieces). */
 int ferry__dr_source_byte(const ferry__dr_basic_t *b, MPI_Count j);
 
-/* --- contents.c */
-typedef struct ferry__dr_contents {
-    int combiner;
-    int large;        /* MPI-4 large-count layout: counts and displacements in counts[] */
-    int disp_in_ints; /* MPICH's MPI-1 Fortran *_INTEGER combiners */
-    MPI_Count ni, na, nc, nd;
-    int *ints;
-    MPI_Aint *aints;
-    MPI_Count *counts;
-    MPI_Datatype *types;
-    MPI_Count ic, ac, cc; /* argument cursors */
-    int overrun;
-} ferry__dr_contents_t;
+/* --- contents.c: the datatype module's contents reader (datatype.h). */
+typedef ferry__datatype_contents_t ferry__dr_contents_t;
 
-/* Envelope, and for derived types the contents. Release with _release. */
+/* Envelope, and for derived types the contents. Release with
+ * ferry__datatype_contents_release. */
 int ferry__dr_contents_get(MPI_Datatype type, ferry__dr_contents_t *c);
-void ferry__dr_contents_release(ferry__dr_contents_t *c);
-int ferry__dr_predefined(int combiner);
-/* Arguments in the order of the constructor's signature. */
-MPI_Count ferry__dr_arg_int(ferry__dr_contents_t *c);
-MPI_Count ferry__dr_arg_count(ferry__dr_contents_t *c);
-MPI_Count ferry__dr_arg_disp(ferry__dr_contents_t *c);
 
 /* --- signature.c: LEAF (one item), REP (n copies of parts[0]) or SEQ (n parts). */
 typedef struct ferry__dr_pos {

@@ -55,7 +55,7 @@ static int read_counts(ferry__dr_contents_t *c, MPI_Count n, arg_fn *arg, int **
 static int read_disps(ferry__dr_contents_t *c, MPI_Count n, MPI_Aint **out)
 {
     if (!(*out = ferry__malloc((size_t)(n > 0 ? n : 1) * sizeof **out))) return MPI_ERR_NO_MEM;
-    for (MPI_Count i = 0; i < n; i++) (*out)[i] = (MPI_Aint)ferry__dr_arg_disp(c);
+    for (MPI_Count i = 0; i < n; i++) (*out)[i] = (MPI_Aint)ferry__datatype_arg_disp(c);
     return 0;
 }
 
@@ -65,12 +65,12 @@ static int layout(const ferry__datarep_t *rep, MPI_Datatype type, MPI_Datatype *
  * a stride or displacements, in elements or bytes. */
 static int make_strided(ferry__dr_contents_t *c, MPI_Datatype old, args_t *a, MPI_Datatype *out)
 {
-    int n = cnt(c, ferry__dr_arg_count(c)), len = cnt(c, ferry__dr_arg_count(c)), rc;
+    int n = cnt(c, ferry__datatype_arg_count(c)), len = cnt(c, ferry__datatype_arg_count(c)), rc;
     switch (c->combiner) {
-    case MPI_COMBINER_VECTOR: return MPI_Type_vector(n, len, cnt(c, ferry__dr_arg_count(c)), old, out);
-    case MPI_COMBINER_HVECTOR: return MPI_Type_create_hvector(n, len, (MPI_Aint)ferry__dr_arg_disp(c), old, out);
+    case MPI_COMBINER_VECTOR: return MPI_Type_vector(n, len, cnt(c, ferry__datatype_arg_count(c)), old, out);
+    case MPI_COMBINER_HVECTOR: return MPI_Type_create_hvector(n, len, (MPI_Aint)ferry__datatype_arg_disp(c), old, out);
     case MPI_COMBINER_INDEXED_BLOCK:
-        if ((rc = read_counts(c, n, ferry__dr_arg_count, &a->c1)) != 0) return rc;
+        if ((rc = read_counts(c, n, ferry__datatype_arg_count, &a->c1)) != 0) return rc;
         return MPI_Type_create_indexed_block(n, len, a->c1, old, out);
     default:
         if ((rc = read_disps(c, n, &a->disps)) != 0) return rc;
@@ -81,9 +81,9 @@ static int make_strided(ferry__dr_contents_t *c, MPI_Datatype old, args_t *a, MP
 /* indexed, hindexed, struct: count, blocklengths, displacements. */
 static int make_listed(ferry__dr_contents_t *c, const MPI_Datatype *old, args_t *a, MPI_Datatype *out)
 {
-    int n = cnt(c, ferry__dr_arg_count(c));
-    int rc = read_counts(c, n, ferry__dr_arg_count, &a->c1);
-    if (rc == 0 && c->combiner == MPI_COMBINER_INDEXED) rc = read_counts(c, n, ferry__dr_arg_count, &a->c2);
+    int n = cnt(c, ferry__datatype_arg_count(c));
+    int rc = read_counts(c, n, ferry__datatype_arg_count, &a->c1);
+    if (rc == 0 && c->combiner == MPI_COMBINER_INDEXED) rc = read_counts(c, n, ferry__datatype_arg_count, &a->c2);
     else if (rc == 0) rc = read_disps(c, n, &a->disps);
     if (rc != 0) return rc;
     if (c->combiner == MPI_COMBINER_INDEXED) return MPI_Type_indexed(n, a->c1, a->c2, old[0], out);
@@ -95,13 +95,13 @@ static int make_listed(ferry__dr_contents_t *c, const MPI_Datatype *old, args_t 
 static int make_array(ferry__dr_contents_t *c, MPI_Datatype old, args_t *a, MPI_Datatype *out)
 {
     int size = 0, rank = 0, ndims, rc;
-    if (c->combiner == MPI_COMBINER_DARRAY) size = cnt(c, ferry__dr_arg_int(c)), rank = cnt(c, ferry__dr_arg_int(c));
-    ndims = cnt(c, ferry__dr_arg_int(c));
-    if ((rc = read_counts(c, ndims, ferry__dr_arg_count, &a->c1)) != 0) return rc;
-    if (c->combiner == MPI_COMBINER_SUBARRAY) rc = read_counts(c, 2 * ndims, ferry__dr_arg_count, &a->c2); /* subsizes, starts */
-    else rc = read_counts(c, 3 * ndims, ferry__dr_arg_int, &a->c2); /* distribs, dargs, psizes */
+    if (c->combiner == MPI_COMBINER_DARRAY) size = cnt(c, ferry__datatype_arg_int(c)), rank = cnt(c, ferry__datatype_arg_int(c));
+    ndims = cnt(c, ferry__datatype_arg_int(c));
+    if ((rc = read_counts(c, ndims, ferry__datatype_arg_count, &a->c1)) != 0) return rc;
+    if (c->combiner == MPI_COMBINER_SUBARRAY) rc = read_counts(c, 2 * ndims, ferry__datatype_arg_count, &a->c2); /* subsizes, starts */
+    else rc = read_counts(c, 3 * ndims, ferry__datatype_arg_int, &a->c2); /* distribs, dargs, psizes */
     if (rc != 0) return rc;
-    int order = cnt(c, ferry__dr_arg_int(c));
+    int order = cnt(c, ferry__datatype_arg_int(c));
     if (c->combiner == MPI_COMBINER_SUBARRAY)
         return MPI_Type_create_subarray(ndims, a->c1, a->c2, a->c2 + ndims, order, old, out);
     return MPI_Type_create_darray(size, rank, ndims, a->c1, a->c2, a->c2 + ndims, a->c2 + 2 * ndims, order, old,
@@ -117,7 +117,7 @@ static int construct(ferry__dr_contents_t *c, const MPI_Datatype *old, MPI_Datat
     *out = MPI_DATATYPE_NULL;
     switch (c->combiner) {
     case MPI_COMBINER_DUP: rc = MPI_Type_dup(old[0], out); break;
-    case MPI_COMBINER_CONTIGUOUS: rc = MPI_Type_contiguous(cnt(c, ferry__dr_arg_count(c)), old[0], out); break;
+    case MPI_COMBINER_CONTIGUOUS: rc = MPI_Type_contiguous(cnt(c, ferry__datatype_arg_count(c)), old[0], out); break;
     case MPI_COMBINER_VECTOR:
     case MPI_COMBINER_HVECTOR:
     case MPI_COMBINER_INDEXED_BLOCK:
@@ -128,7 +128,7 @@ static int construct(ferry__dr_contents_t *c, const MPI_Datatype *old, MPI_Datat
     case MPI_COMBINER_SUBARRAY:
     case MPI_COMBINER_DARRAY: rc = make_array(c, old[0], &a, out); break;
     case MPI_COMBINER_RESIZED:
-        lb = ferry__dr_arg_disp(c), extent = ferry__dr_arg_disp(c);
+        lb = ferry__datatype_arg_disp(c), extent = ferry__datatype_arg_disp(c);
         rc = MPI_Type_create_resized(old[0], (MPI_Aint)lb, (MPI_Aint)extent, out);
         break;
     }
@@ -172,9 +172,9 @@ static int layout(const ferry__datarep_t *rep, MPI_Datatype type, MPI_Datatype *
 {
     ferry__dr_contents_t c;
     int rc = ferry__dr_contents_get(type, &c);
-    if (rc == 0 && ferry__dr_predefined(c.combiner)) rc = leaf_layout(rep, type, c.combiner, out);
+    if (rc == 0 && ferry__datatype_predefined_combiner(c.combiner)) rc = leaf_layout(rep, type, c.combiner, out);
     else if (rc == 0) rc = derived_layout(rep, &c, out);
-    ferry__dr_contents_release(&c);
+    ferry__datatype_contents_release(&c);
     return rc;
 }
 

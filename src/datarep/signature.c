@@ -110,13 +110,13 @@ static int build(const ferry__datarep_t *rep, MPI_Datatype type, ferry__dr_sig_t
 
 static int build_struct(const ferry__datarep_t *rep, ferry__dr_contents_t *c, ferry__dr_sig_t **out)
 {
-    MPI_Count n = ferry__dr_arg_count(c);
+    MPI_Count n = ferry__datatype_arg_count(c);
     if (n > c->nd) return ferry__error_set(MPI_ERR_TYPE, "ferry: struct contents lack types");
     ferry__dr_sig_t **parts = ferry__calloc((size_t)n + 1, sizeof *parts);
     if (!parts) return no_mem();
     int rc = 0;
     for (MPI_Count i = 0; i < n; i++) {
-        MPI_Count len = ferry__dr_arg_count(c);
+        MPI_Count len = ferry__datatype_arg_count(c);
         ferry__dr_sig_t *child = NULL;
         if (rc == 0) rc = build(rep, c->types[i], &child);
         if (rc == 0) rc = make_rep(len, child, &parts[i]);
@@ -149,10 +149,10 @@ static int build(const ferry__datarep_t *rep, MPI_Datatype type, ferry__dr_sig_t
     ferry__dr_contents_t c;
     *out = NULL;
     int rc = ferry__dr_contents_get(type, &c);
-    if (rc == 0 && ferry__dr_predefined(c.combiner)) rc = make_leaf(rep, type, c.combiner, out);
+    if (rc == 0 && ferry__datatype_predefined_combiner(c.combiner)) rc = make_leaf(rep, type, c.combiner, out);
     else if (rc == 0 && c.combiner == MPI_COMBINER_STRUCT) rc = build_struct(rep, &c, out);
     else if (rc == 0) rc = build_repeat(rep, type, &c, out);
-    ferry__dr_contents_release(&c);
+    ferry__datatype_contents_release(&c);
     return rc;
 }
 

@@ -88,6 +88,38 @@ int ferry__datatype_segments(ferry__datatype_cursor_t *cursor, ferry__datatype_s
 /* Prints type's decoded tree (tests and debugging). */
 int ferry__datatype_dump(MPI_Datatype type, FILE *out);
 
+/* A host datatype's envelope and contents (contents.c), for code that
+ * walks a type's construction: the classic and the MPI-4 large-count
+ * layouts behind one set of argument cursors, which read the arguments in
+ * the order of the constructor's signature and set `overrun` instead of
+ * reading past the end. */
+typedef struct ferry__datatype_contents {
+    int combiner;
+    int large;        /* counts and displacements come from counts[] */
+    int disp_in_ints; /* MPICH's MPI-1 Fortran *_INTEGER combiners */
+    MPI_Count ni, na, nc, nd;
+    int *ints;
+    MPI_Aint *aints;
+    MPI_Count *counts;
+    MPI_Datatype *types;
+    MPI_Count ic, ac, cc; /* argument cursors */
+    int overrun;
+    int have_types; /* types[] holds handles to release */
+} ferry__datatype_contents_t;
+
+/* Fills the envelope part of a zeroed *c. */
+int ferry__datatype_envelope(MPI_Datatype type, ferry__datatype_contents_t *c);
+/* Fetches the contents after ferry__datatype_envelope; release in any case. */
+int ferry__datatype_contents(MPI_Datatype type, ferry__datatype_contents_t *c);
+/* Frees the arrays and the derived child types; leaves *c zeroed. */
+void ferry__datatype_contents_release(ferry__datatype_contents_t *c);
+/* Named and f90 types: predefined, their contents' copies are not freed. */
+int ferry__datatype_predefined_combiner(int combiner);
+/* The next int (ndims, order...), count, or byte displacement argument. */
+MPI_Count ferry__datatype_arg_int(ferry__datatype_contents_t *c);
+MPI_Count ferry__datatype_arg_count(ferry__datatype_contents_t *c);
+MPI_Count ferry__datatype_arg_disp(ferry__datatype_contents_t *c);
+
 /* buf displaced by delta bytes, without pointer arithmetic on MPI_BOTTOM. */
 static inline void *ferry__datatype_at(const void *buf, MPI_Count delta)
 {

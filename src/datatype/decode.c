@@ -15,120 +15,22 @@
 #include "datatype/datatype_int.h"
 #include "error/error.h"
 
-typedef struct contents {
-    int combiner;
-    int large;         /* counts and displacements come from counts[] */
-    int disp_in_ints;  /* MPI-1 Fortran *_INTEGER combiners */
-    MPI_Count ni, na, nc, nd;
-    int *ints;
-    MPI_Aint *aints;
-    MPI_Count *counts;
-    MPI_Datatype *types;
-    MPI_Count ic, ac, cc; /* cursors */
-    int overrun;
-    int have_types; /* types[] holds handles to release */
-} contents_t;
-
-static int host_error(const char *what)
-{
-    return ferry__error_set(MPI_ERR_TYPE, "ferry: %s failed while decoding a datatype", what);
-}
-
-/* The one place that knows the host's envelope calls and combiner aliases. */
-static int fetch_envelope(MPI_Datatype type, contents_t *c)
-{
-#if MPI_VERSION >= 4
-    if (MPI_Type_get_envelope_c(type, &c->ni, &c->na, &c->nc, &c->nd, &c->combiner) != MPI_SUCCESS)
-        return host_error("MPI_Type_get_envelope_c");
-#else
-    int ni, na, nd;
-    if (MPI_Type_get_envelope(type, &ni, &na, &nd, &c->combiner) != MPI_SUCCESS)
-        return host_error("MPI_Type_get_envelope");
-    c->ni = ni, c->na = na, c->nc = 0, c->nd = nd;
-#endif
-#if defined(MPICH)
-    if (c->combiner == MPI_COMBINER_HVECTOR_INTEGER) c->combiner = MPI_COMBINER_HVECTOR, c->disp_in_ints = 1;
-    if (c->combiner == MPI_COMBINER_HINDEXED_INTEGER) c->combiner = MPI_COMBINER_HINDEXED, c->disp_in_ints = 1;
-    if (c->combiner == MPI_COMBINER_STRUCT_INTEGER) c->combiner = MPI_COMBINER_STRUCT, c->disp_in_ints = 1;
-#endif
-    c->large = c->nc > 0;
-    return 0;
-}
-
-/* Named and f90 types are predefined: get_contents' copies are not freed. */
-static int predefined(int combiner)
-{
-    return combiner == MPI_COMBINER_NAMED || combiner == MPI_COMBINER_F90_REAL ||
-           combiner == MPI_COMBINER_F90_COMPLEX || combiner == MPI_COMBINER_F90_INTEGER;
-}
+typedef ferry__datatype_contents_t contents_t;
 
 int ferry__dt_is_named(MPI_Datatype type, int *named)
 {
     contents_t c = {0};
-    FERRY_TRY(fetch_envelope(type, &c));
-    *named = predefined(c.combiner);
-    return 0;
-}
-
-static int fetch_contents(MPI_Datatype type, contents_t *c)
-{
-    c->ints = ferry__malloc((size_t)c->ni * sizeof *c->ints);
-    c->aints = ferry__malloc((size_t)c->na * sizeof *c->aints);
-    c->counts = ferry__malloc((size_t)c->nc * sizeof *c->counts);
-    c->types = ferry__malloc((size_t)c->nd * sizeof *c->types);
-    if (!c->ints || !c->aints || !c->counts || !c->types)
-        return ferry__error_set(MPI_ERR_NO_MEM, "ferry: out of memory decoding a datatype");
-#if MPI_VERSION >= 4
-    if (MPI_Type_get_contents_c(type, c->ni, c->na, c->nc, c->nd, c->ints, c->aints, c->counts, c->types) !=
-        MPI_SUCCESS)
-        return host_error("MPI_Type_get_contents_c");
-#else
-    if (MPI_Type_get_contents(type, (int)c->ni, (int)c->na, (int)c->nd, c->ints, c->aints, c->types) != MPI_SUCCESS)
-        return host_error("MPI_Type_get_contents");
-#endif
-    c->have_types = 1;
-    return 0;
-}
-
-static void release_contents(contents_t *c)
-{
-    for (MPI_Count i = 0; c->have_types && i < c->nd; i++) {
-        contents_t e = {0};
-        if (fetch_envelope(c->types[i], &e) == 0 && !predefined(e.combiner)) MPI_Type_free(&c->types[i]);
-    }
-    ferry__free(c->ints);
-    ferry__free(c->aints);
-    ferry__free(c->counts);
-    ferry__free(c->types);
-}
-
-/* An int argument in both layouts (ndims, order, distribs...). */
-static MPI_Count arg_int(contents_t *c)
-{
-    if (c->ic < c->ni) return c->ints[c->ic++];
-    c->overrun = 1;
-    return 0;
-}
-
-/* A count: an int classically, a counts[] entry in the large layout. */
-static MPI_Count arg_count(contents_t *c)
-{
-    if (!c->large) return arg_int(c);
-    if (c->cc < c->nc) return c->counts[c->cc++];
-    c->overrun = 1;
-    return 0;
-}
-
-/* A byte displacement: an address classically (an int for *_INTEGER). */
-static MPI_Count arg_disp(contents_t *c)
-{
-    if (c->large || c->disp_in_ints) return arg_count(c);
-    if (c->ac < c->na) return c->aints[c->ac++];
-    c->overrun = 1;
+    FERRY_TRY(ferry__datatype_envelope(type, &c));
+    *named = ferry__datatype_predefined_combiner(c.combiner);
     return 0;
 }
 
 typedef MPI_Count arg_fn(contents_t *c);
+
+/* Short names for the argument cursors of contents.c. */
+static arg_fn *const arg_int = ferry__datatype_arg_int;
+static arg_fn *const arg_count = ferry__datatype_arg_count;
+static arg_fn *const arg_disp = ferry__datatype_arg_disp;
 
 /* n arguments read by `arg` into a new array (caller frees). */
 static int arg_array(contents_t *c, MPI_Count n, arg_fn *arg, MPI_Count **out)
@@ -307,12 +209,12 @@ int ferry__dt_decode(MPI_Datatype type, ferry__dt_node_t **out)
     *out = NULL;
     const ferry__dt_tree_t *known = ferry__dt_cached(type); /* a part the program has used before */
     if (known) return ferry__dt_clone(known->root, out);
-    FERRY_TRY(fetch_envelope(type, &c));
+    FERRY_TRY(ferry__datatype_envelope(type, &c));
     if (c.combiner == MPI_COMBINER_NAMED) return decode_named(type, out);
-    int rc = fetch_contents(type, &c);
+    int rc = ferry__datatype_contents(type, &c);
     if (rc == 0) rc = decode_combiner(type, &c, out);
     if (rc == 0 && c.overrun) rc = ferry__error_set(MPI_ERR_TYPE, "ferry: datatype contents shorter than expected");
-    release_contents(&c);
+    ferry__datatype_contents_release(&c);
     if (rc != 0) {
         ferry__dt_node_free(*out);
         *out = NULL;
