@@ -13,27 +13,17 @@
 
 enum { BLOCK = 1 << 16 };
 
-static char message[MPI_MAX_ERROR_STRING + 1];
-
-static int capture(int code)
-{
-    int len = 0;
-    message[0] = '\0';
-    if (code != MPI_SUCCESS) ferry_Error_string(code, message, &len);
-    return code;
-}
-
 /* Checks the agreed outcome of a collective that failed on failing_rank. */
 static void expect_agreed_failure(int code, int cls, int failing_rank, const char *path_part)
 {
     FT_CHECK(code != MPI_SUCCESS);
     FT_EQ(ft_class(code), cls);
     if (ft_rank == failing_rank) {
-        if (!strstr(message, path_part)) ft_fail(__FILE__, __LINE__, "message lacks the file: %s", message);
+        if (!strstr(ft_message, path_part)) ft_fail(__FILE__, __LINE__, "message lacks the file: %s", ft_message);
     } else {
         char who[32];
         snprintf(who, sizeof who, "rank %d", failing_rank);
-        if (!strstr(message, who)) ft_fail(__FILE__, __LINE__, "message does not name %s: %s", who, message);
+        if (!strstr(ft_message, who)) ft_fail(__FILE__, __LINE__, "message does not name %s: %s", who, ft_message);
     }
 }
 
@@ -45,14 +35,14 @@ static void test_write_all_fails_on_one_rank(void)
     ferry_File fh;
     FT_OK(ferry_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
     FT_OK(ferry__fs_fault_arm("write:1:ENOSPC@1"));
-    int rc = capture(ferry_File_write_at_all(fh, (MPI_Offset)ft_rank * BLOCK, buf, BLOCK, MPI_BYTE, MPI_STATUS_IGNORE));
+    int rc = ft_capture(ferry_File_write_at_all(fh, (MPI_Offset)ft_rank * BLOCK, buf, BLOCK, MPI_BYTE, MPI_STATUS_IGNORE));
     ferry__fs_fault_disarm();
     expect_agreed_failure(rc, MPI_ERR_NO_SPACE, 1, "write_all");
     /* The handle still works: the same collective now succeeds everywhere. */
     FT_OK(ferry_File_write_at_all(fh, (MPI_Offset)ft_rank * BLOCK, buf, BLOCK, MPI_BYTE, MPI_STATUS_IGNORE));
     /* Individual pointer: a failed collective leaves it in place on every rank. */
     FT_OK(ferry__fs_fault_arm("write:1:EIO@0"));
-    rc = capture(ferry_File_write_all(fh, buf, 16, MPI_BYTE, MPI_STATUS_IGNORE));
+    rc = ft_capture(ferry_File_write_all(fh, buf, 16, MPI_BYTE, MPI_STATUS_IGNORE));
     ferry__fs_fault_disarm();
     expect_agreed_failure(rc, MPI_ERR_IO, 0, "write_all");
     MPI_Offset position = -1;
@@ -73,7 +63,7 @@ static void test_read_all_fails_on_last_rank(void)
     char spec[64];
     snprintf(spec, sizeof spec, "read:1:EIO@%d", last);
     FT_OK(ferry__fs_fault_arm(spec));
-    int rc = capture(ferry_File_read_at_all(fh, (MPI_Offset)ft_rank * BLOCK, buf, BLOCK, MPI_BYTE, MPI_STATUS_IGNORE));
+    int rc = ft_capture(ferry_File_read_at_all(fh, (MPI_Offset)ft_rank * BLOCK, buf, BLOCK, MPI_BYTE, MPI_STATUS_IGNORE));
     ferry__fs_fault_disarm();
     expect_agreed_failure(rc, MPI_ERR_IO, last, "read_all");
     FT_OK(ferry_File_close(&fh));
@@ -85,13 +75,13 @@ static void test_open_fails_on_one_rank(void)
     const char *path = ft_path("open");
     ferry_File fh = (ferry_File)&fh; /* must come back FERRY_FILE_NULL */
     FT_OK(ferry__fs_fault_arm("open:1:EACCES@0"));
-    int rc = capture(ferry_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    int rc = ft_capture(ferry_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
     ferry__fs_fault_disarm();
     expect_agreed_failure(rc, MPI_ERR_ACCESS, 0, "open");
     FT_CHECK(fh == FERRY_FILE_NULL);
     /* Rank 0 creates first; a non-zero rank failing afterwards fails everyone too. */
     FT_OK(ferry__fs_fault_arm("open:1:ENOMEM@1"));
-    rc = capture(ferry_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    rc = ft_capture(ferry_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
     ferry__fs_fault_disarm();
     if (ft_size > 1) {
         expect_agreed_failure(rc, MPI_ERR_NO_MEM, 1, "open");
@@ -108,15 +98,15 @@ static void test_sync_and_set_size_fail(void)
     ferry_File fh;
     FT_OK(ferry_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
     FT_OK(ferry__fs_fault_arm("sync:1:EIO@0"));
-    int rc = capture(ferry_File_sync(fh));
+    int rc = ft_capture(ferry_File_sync(fh));
     ferry__fs_fault_disarm();
     expect_agreed_failure(rc, MPI_ERR_IO, 0, "sync");
     FT_OK(ferry__fs_fault_arm("resize:1:EROFS"));
-    rc = capture(ferry_File_set_size(fh, 100));
+    rc = ft_capture(ferry_File_set_size(fh, 100));
     ferry__fs_fault_disarm();
     expect_agreed_failure(rc, MPI_ERR_READ_ONLY, 0, "set_size");
     FT_OK(ferry__fs_fault_arm("allocate:1:EDQUOT"));
-    rc = capture(ferry_File_preallocate(fh, 100));
+    rc = ft_capture(ferry_File_preallocate(fh, 100));
     ferry__fs_fault_disarm();
     expect_agreed_failure(rc, MPI_ERR_QUOTA, 0, "preallocate");
     FT_OK(ferry_File_close(&fh));

@@ -148,3 +148,13 @@ long long ft_info_number(ferry_File fh, const char *key)
     if (!flag) ft_fail(__FILE__, __LINE__, "get_info lacks %s", key);
     return atoll(value);
 }
+
+char ft_message[MPI_MAX_ERROR_STRING + 1];
+
+int ft_capture(int code)
+{
+    int len = 0;
+    ft_message[0] = '\0';
+    if (code != MPI_SUCCESS) ferry_Error_string(code, ft_message, &len);
+    return code;
+}

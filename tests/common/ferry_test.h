@@ -41,6 +41,11 @@ const char *ft_errstr(int code);
 
 void ft_fail(const char *file, int line, const char *fmt, ...);
 
+/* Keeps the error string of code in ft_message ("" for MPI_SUCCESS) and
+ * returns code, so a test can check both the class and the message. */
+int ft_capture(int code);
+extern char ft_message[MPI_MAX_ERROR_STRING + 1];
+
 /* The number get_info reports for key (a ferry_stats_* counter, a size
  * hint); fails the test when the key is missing. */
 long long ft_info_number(ferry_File fh, const char *key);

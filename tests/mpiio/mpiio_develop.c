@@ -11,21 +11,11 @@
 
 #include "ferry_test.h"
 
-static char message[MPI_MAX_ERROR_STRING + 1];
-
-static int capture(int code)
-{
-    int len = 0;
-    message[0] = '\0';
-    if (code != MPI_SUCCESS) ferry_Error_string(code, message, &len);
-    return code;
-}
-
 static void expect_not_same(int code, const char *argument)
 {
     FT_CHECK(code != MPI_SUCCESS);
     FT_EQ(ft_class(code), MPI_ERR_NOT_SAME);
-    if (!strstr(message, argument)) ft_fail(__FILE__, __LINE__, "message lacks '%s': %s", argument, message);
+    if (!strstr(ft_message, argument)) ft_fail(__FILE__, __LINE__, "message lacks '%s': %s", argument, ft_message);
 }
 
 int main(int argc, char **argv)
@@ -35,11 +25,11 @@ int main(int argc, char **argv)
     const char *last = ft_rank == ft_size - 1 ? "odd" : "even";
     if (from_environment && ft_size > 1) {
         ferry_File fh = (ferry_File)&fh;
-        int rc = capture(ferry_File_open(MPI_COMM_WORLD, ft_path(last), MPI_MODE_CREATE | MPI_MODE_RDWR,
+        int rc = ft_capture(ferry_File_open(MPI_COMM_WORLD, ft_path(last), MPI_MODE_CREATE | MPI_MODE_RDWR,
                                          MPI_INFO_NULL, &fh));
         expect_not_same(rc, "filename");
         FT_CHECK(fh == FERRY_FILE_NULL);
-        rc = capture(ferry_File_open(MPI_COMM_WORLD, ft_path("amode"),
+        rc = ft_capture(ferry_File_open(MPI_COMM_WORLD, ft_path("amode"),
                                      MPI_MODE_CREATE | (ft_rank ? MPI_MODE_RDWR : MPI_MODE_WRONLY), MPI_INFO_NULL,
                                      &fh));
         expect_not_same(rc, "amode");
@@ -51,14 +41,14 @@ int main(int argc, char **argv)
     FT_OK(ferry_File_open(MPI_COMM_WORLD, ft_path("data"), MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
     FT_OK(ferry_File_set_size(fh, 100));
     if (ft_size > 1) {
-        expect_not_same(capture(ferry_File_set_size(fh, ft_rank == 0 ? 50 : 60)), "size");
+        expect_not_same(ft_capture(ferry_File_set_size(fh, ft_rank == 0 ? 50 : 60)), "size");
         MPI_Offset size = 0;
         FT_OK(ferry_File_get_size(fh, &size));
         FT_EQ(size, 100);
-        expect_not_same(capture(ferry_File_preallocate(fh, 200 + ft_rank)), "size");
-        expect_not_same(capture(ferry_File_set_atomicity(fh, ft_rank == 0)), "flag");
+        expect_not_same(ft_capture(ferry_File_preallocate(fh, 200 + ft_rank)), "size");
+        expect_not_same(ft_capture(ferry_File_set_atomicity(fh, ft_rank == 0)), "flag");
         FT_OK(ferry_File_set_view(fh, 8, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
-        expect_not_same(capture(ferry_File_set_view(fh, 0, ft_rank ? MPI_INT : MPI_DOUBLE,
+        expect_not_same(ft_capture(ferry_File_set_view(fh, 0, ft_rank ? MPI_INT : MPI_DOUBLE,
                                                     ft_rank ? MPI_INT : MPI_DOUBLE, "native", MPI_INFO_NULL)),
                         "etype extent");
         MPI_Offset disp;
