@@ -85,6 +85,15 @@ void ferry__datatype_cursor_init(ferry__datatype_cursor_t *cursor, MPI_Datatype 
  * the window is exhausted. */
 int ferry__datatype_segments(ferry__datatype_cursor_t *cursor, ferry__datatype_segment_t *segs, int max, int *n);
 
+/* The type's decoded tree as a self-contained blob (serialize.c), and a
+ * committed host datatype with the same type map, lb and extent rebuilt
+ * from it on any rank. serialize returns *blob owned (ferry__free);
+ * deserialize returns *type owned (MPI_Type_free). A block longer than an
+ * int or a list of more than INT_MAX entries cannot be rebuilt:
+ * MPI_ERR_UNSUPPORTED_OPERATION. */
+int ferry__datatype_serialize(MPI_Datatype type, void **blob, size_t *len);
+int ferry__datatype_deserialize(const void *blob, size_t len, MPI_Datatype *type);
+
 /* Prints type's decoded tree (tests and debugging). */
 int ferry__datatype_dump(MPI_Datatype type, FILE *out);
 
