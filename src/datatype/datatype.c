@@ -25,6 +25,7 @@ int ferry__datatype_info(MPI_Datatype type, ferry__typeinfo_t *info)
         .contiguous = !root || (root->kind == FERRY__DT_LEAF && root->disp == tree->true_lb),
         .lb = tree->lb,
         .monotone = monotone_tiling(tree),
+        .monotone_element = !root || root->monotone,
         .nonoverlapping = tree->nonoverlapping,
         .tree_nodes = tree->nodes,
         .tree_bytes = tree->bytes,

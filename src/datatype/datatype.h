@@ -31,6 +31,8 @@ typedef struct ferry__typeinfo {
     MPI_Count lb;          /* lower bound (ub = lb + extent) */
     int monotone;          /* over any count, each stream byte lies above the previous one
                             * (what MPI-IO requires of etypes and filetypes) */
+    int monotone_element;  /* within one element, each stream byte lies above the previous one
+                            * (elements may still overlap: an extent below the span) */
     int nonoverlapping;    /* no byte is touched twice within one element (0: unknown) */
     size_t tree_nodes;     /* decoded tree: nodes and bytes (0 for predefined types) */
     size_t tree_bytes;

@@ -5,6 +5,7 @@
  * Every read and write entry point is one line that describes the call to
  * ferry__access(): direction, positioning and coordination.
  */
+#include "async/async.h"
 #include "coll/coll.h"
 #include "indep/indep.h"
 #include "mpiio/mpiio.h"
@@ -15,6 +16,15 @@ static int check_access(const ferry__access_t *call, ferry_File fh, MPI_Count co
     FERRY_TRY(call->write ? ferry__check_writable(fh, call->name) : ferry__check_readable(fh, call->name));
     FERRY_TRY(ferry__check_not_sequential(fh, call->name));
     return ferry__check_buffer(fh, count, type, call->name);
+}
+
+/* The view may limit where data access can reach (view.h). */
+static int check_window(const ferry__access_t *call, ferry_File fh, MPI_Offset skip, MPI_Count count,
+                        MPI_Datatype type)
+{
+    MPI_Count size = 0;
+    FERRY_TRY(ferry__datarep_size(fh->view.rep, type, &size));
+    return ferry__view_check_access(&fh->view, skip, count * size, call->name, fh->filename);
 }
 
 static void count_transfer(ferry__stats_t *stats, int write, MPI_Count bytes)
@@ -28,14 +38,23 @@ static void count_transfer(ferry__stats_t *stats, int write, MPI_Count bytes)
     }
 }
 
+int ferry__access_check(const ferry__access_t *call, ferry_File fh, MPI_Offset offset, MPI_Count count,
+                        MPI_Datatype type, MPI_Offset *skip)
+{
+    FERRY_TRY(check_access(call, fh, count, type));
+    FERRY_TRY(ferry__check_offset(fh, call->individual ? fh->position : offset, skip, call->name));
+    return check_window(call, fh, *skip, count, type);
+}
+
 int ferry__access_transfer(const ferry__access_t *call, ferry_File fh, int local_cls, MPI_Offset offset, void *buf,
                            MPI_Count count, MPI_Datatype type, MPI_Count *done)
 {
     *done = 0;
-    int cls = local_cls ? local_cls : check_access(call, fh, count, type);
-    if (call->individual) offset = fh->position;
+    /* Collectives run in initiation order: the file's pending nonblocking
+     * ones first (async.h). */
+    if (call->collective) ferry__async_drain(fh);
     MPI_Offset skip = 0;
-    if (cls == 0) cls = ferry__check_offset(fh, offset, &skip, call->name);
+    int cls = local_cls ? local_cls : ferry__access_check(call, fh, offset, count, type, &skip);
     if (call->collective)
         cls = call->write ? ferry__coll_write(fh, cls, skip, buf, count, type, done, call->name)
                           : ferry__coll_read(fh, cls, skip, buf, count, type, done, call->name);

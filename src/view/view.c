@@ -24,7 +24,8 @@ void ferry__view_init(ferry__view_t *view)
 {
     view->disp = 0;
     view->etype = view->filetype = view->layout = MPI_BYTE;
-    view->etype_size = view->tile_size = view->tile_extent = 1;
+    view->etype_size = view->tile_size = view->tile_extent = view->tile_end = 1;
+    view->tiles_overlap = 0;
     view->contiguous = 1;
     ferry__datarep_find("native", &view->rep);
 }
@@ -68,6 +69,22 @@ static int check_types(const ferry__typeinfo_t *e, const ferry__typeinfo_t *f, M
     return 0;
 }
 
+/* A layout whose single tile is monotone but whose tiles overlap (MPI-3.1
+ * asks monotone displacements of the filetype's typemap only): navigated
+ * through a copy resized to its span, which is the same in the first tile. */
+static int resize_to_span(ferry__view_t *view, ferry__typeinfo_t *l, const char *filename)
+{
+    MPI_Datatype spanned;
+    if (MPI_Type_create_resized(view->layout, (MPI_Aint)l->lb, (MPI_Aint)l->true_extent, &spanned) != MPI_SUCCESS)
+        return ferry__error_set(MPI_ERR_TYPE, "ferry: set_view '%s': cannot resize the filetype", filename);
+    MPI_Type_commit(&spanned);
+    release_type(&view->layout);
+    view->layout = spanned;
+    view->tiles_overlap = 1;
+    view->tile_end = l->true_lb + l->true_extent;
+    return ferry__datatype_info(view->layout, l);
+}
+
 static int describe(ferry__view_t *view, const char *filename)
 {
     ferry__typeinfo_t e, f, l;
@@ -77,10 +94,12 @@ static int describe(ferry__view_t *view, const char *filename)
     FERRY_TRY(ferry__datarep_size(view->rep, view->etype, &view->etype_size));
     view->tile_size = l.size;
     view->tile_extent = l.extent;
+    if (!l.monotone && l.monotone_element && l.size > 0 && l.extent > 0 && l.true_extent > l.extent)
+        FERRY_TRY(resize_to_span(view, &l, filename));
     FERRY_TRY(check_types(&e, &l, view->etype_size, view->tile_size, filename));
     if (l.extent <= 0)
         return ferry__error_set(MPI_ERR_TYPE, "ferry: set_view '%s': filetype extent must be positive", filename);
-    view->contiguous = ferry__datatype_stream_contiguous(&l, 2) && l.true_lb == 0;
+    view->contiguous = ferry__datatype_stream_contiguous(&l, 2) && l.true_lb == 0 && !view->tiles_overlap;
     return 0;
 }
 
@@ -124,15 +143,40 @@ static MPI_Count endless(const ferry__view_t *view)
     return (INT64_MAX / 4) / (unit > 0 ? unit : 1);
 }
 
+int ferry__view_check_access(const ferry__view_t *view, MPI_Offset skip, MPI_Count len, const char *op,
+                             const char *filename)
+{
+    if (!view->tiles_overlap || len == 0 || skip + len <= view->tile_size) return 0;
+    return ferry__error_set(MPI_ERR_UNSUPPORTED_OPERATION,
+                            "ferry: %s '%s': the view's filetype spans %lld bytes but has extent %lld, so its tiles "
+                            "overlap; ferry accesses such a view only in its first tile (stream bytes [0, %lld)), "
+                            "this call reaches byte %lld",
+                            op, filename, (long long)view->tile_end, (long long)view->tile_extent,
+                            (long long)view->tile_size, (long long)(skip + len));
+}
+
 int ferry__view_file_offset(const ferry__view_t *view, MPI_Offset r, MPI_Offset *offset)
 {
     if (view->contiguous) {
         *offset = view->disp + r;
         return 0;
     }
+    /* Overlapping tiles: tile k starts at k * extent, its inside is the layout's first tile. */
+    MPI_Offset tile = view->tiles_overlap ? r / view->tile_size : 0;
     MPI_Count within;
-    FERRY_TRY(ferry__datatype_offset(view->layout, r, &within));
-    *offset = view->disp + within;
+    FERRY_TRY(ferry__datatype_offset(view->layout, r - tile * view->tile_size, &within));
+    *offset = view->disp + tile * view->tile_extent + within;
+    return 0;
+}
+
+/* Overlapping tiles: the stream bytes before the first byte at or past
+ * `end` (relative to disp): the tiles that end below it, then part of the next. */
+static int stream_below_overlapping(const ferry__view_t *view, MPI_Offset end, MPI_Offset *bytes)
+{
+    MPI_Offset whole = end < view->tile_end ? 0 : (end - view->tile_end) / view->tile_extent + 1;
+    MPI_Count part;
+    FERRY_TRY(ferry__datatype_bytes_below(view->layout, 1, end - whole * view->tile_extent, &part));
+    *bytes = whole * view->tile_size + part;
     return 0;
 }
 
@@ -146,6 +190,7 @@ int ferry__view_stream_below(const ferry__view_t *view, MPI_Offset end, MPI_Offs
         *bytes = end - view->disp;
         return 0;
     }
+    if (view->tiles_overlap) return stream_below_overlapping(view, end - view->disp, bytes);
     MPI_Count n;
     FERRY_TRY(ferry__datatype_bytes_below(view->layout, endless(view), end - view->disp, &n));
     *bytes = n;

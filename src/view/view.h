@@ -24,6 +24,12 @@ typedef struct ferry__view {
     MPI_Count etype_size;  /* file-stream bytes per etype */
     MPI_Count tile_size;   /* file-stream bytes per filetype */
     MPI_Count tile_extent; /* bytes of file per filetype */
+    int tiles_overlap;     /* the filetype spans more file than its extent (parallel HDF5 builds such
+                            * types: resized members make the lower bound sticky above the first
+                            * byte), so its tiles overlap. layout is then the filetype resized to
+                            * its span: equal in the first tile, monotone when tiled; data access
+                            * must stay in the first tile (ferry__view_check_access) */
+    MPI_Count tile_end;    /* relative to disp: the end of the first tile's data */
     int contiguous;        /* stream byte r is file byte disp + r */
     const ferry__datarep_t *rep;
 } ferry__view_t;
@@ -40,6 +46,12 @@ void ferry__view_release(ferry__view_t *view);
  * *view owns nothing. */
 int ferry__view_build(ferry__view_t *view, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
                       const char *datarep, const char *filename);
+
+/* Data access to stream bytes [skip, skip + len) by the call `op`: 0, or
+ * MPI_ERR_UNSUPPORTED_OPERATION when the view's tiles overlap and the
+ * window leaves the first tile. */
+int ferry__view_check_access(const ferry__view_t *view, MPI_Offset skip, MPI_Count len, const char *op,
+                             const char *filename);
 
 /* File offset of stream byte r (r >= 0). */
 int ferry__view_file_offset(const ferry__view_t *view, MPI_Offset r, MPI_Offset *offset);
