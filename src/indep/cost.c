@@ -29,7 +29,7 @@ static int sieving_allowed(const ferry__transfer_t *t)
 {
     if (!t->write) return 1;
     if (!t->fh->readable) return 0; /* a write-only descriptor cannot read a window's holes back */
-    return t->fh->nprocs == 1 || t->lock_writes;
+    return !t->shared || t->lock_writes;
 }
 
 ferry__serve_t ferry__indep_choose(const ferry__transfer_t *t, const ferry__round_t *round)

@@ -22,7 +22,10 @@ typedef struct ferry__transfer {
     char *staging;    /* batch of stream bytes when !direct (owned) */
     MPI_Count batch;  /* stream bytes per batch */
     MPI_Offset file_end; /* one past the last file byte the transfer touches */
-    int lock_writes;  /* writes lock their byte range: another rank may be sieving */
+    int shared;       /* another process may write the file meanwhile: another rank, or (unless
+                       * MPI_MODE_UNIQUE_OPEN) another open, as PnetCDF's per-rank MPI_COMM_SELF
+                       * handle for independent mode beside its collective one */
+    int lock_writes;  /* writes lock their byte range: another process may be sieving */
     struct {          /* the data sieving buffer */
         char *buf;    /* borrowed from the file's scratch slot */
         MPI_Count size;
