@@ -47,6 +47,8 @@ struct ferry_file {
     int readable;      /* the open file can be read back, even when opened MPI_MODE_WRONLY (data sieving) */
     ferry__fs_layout_t layout; /* of the file system under the file, read at open */
     ferry__scratch_slot_t staging, sieve; /* indep/'s buffers, kept between calls */
+    unsigned config_epoch;     /* bumped by set_view and set_info: coll/ re-agrees its inputs */
+    struct ferry__coll_state *coll; /* coll/'s per-file state (view cache, nodes), NULL until used */
     struct {
         const char *kind;  /* the active split collective's begin call, NULL when none */
         const void *buf;   /* its buffer, which the end call must name again */

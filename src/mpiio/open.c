@@ -9,6 +9,7 @@
  */
 #include <string.h>
 
+#include "coll/coll.h"
 #include "mpiio/mpiio.h"
 
 enum {
@@ -112,6 +113,7 @@ static int init_file(ferry_File file, MPI_Comm comm, const char *filename, int a
     file->errfn = ferry__errhandler_function(file->errhandler);
     ferry__view_init(&file->view);
     ferry__hints_defaults(&file->hints);
+    ferry__hints_apply_system(&file->hints);
     ferry__hints_apply(&file->hints, info);
     file->filename = ferry__strdup(filename);
     if (!file->filename) return ferry__error_set(MPI_ERR_NO_MEM, "ferry: open '%s': out of memory", filename);
@@ -122,6 +124,7 @@ static void free_file(ferry_File file)
 {
     if (!file) return;
     ferry__handle_forget(file);
+    ferry__coll_release(file);
     ferry__view_release(&file->view);
     ferry__scratch_release(&file->staging);
     ferry__scratch_release(&file->sieve);

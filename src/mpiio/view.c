@@ -33,6 +33,7 @@ int ferry_File_set_view(ferry_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_
     ferry__view_release(&fh->view);
     fh->view = next;
     fh->position = 0;
+    fh->config_epoch++;
     ferry__hints_apply(&fh->hints, info);
     return MPI_SUCCESS;
 }
