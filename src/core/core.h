@@ -38,6 +38,8 @@ struct ferry_file {
     MPI_Errhandler errhandler;
     ferry_File_errhandler_function *errfn; /* captured at set time; NULL for predefined handlers */
     MPI_Offset position; /* individual file pointer, in etypes relative to the view */
+    MPI_Win sharedfp;    /* the shared file pointer's window (sharedfp/sharedfp.h) */
+    atomic_int sharedfp_used; /* this rank moved the shared pointer since it was last reset to 0 */
     ferry__view_t view;
     int atomicity;
     MPI_Fint fortran_handle; /* 0 until ferry_File_c2f asks for one */

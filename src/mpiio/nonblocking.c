@@ -55,10 +55,10 @@ static int start_access(const ferry__access_t *call, ferry_File fh, MPI_Offset o
     return MPI_SUCCESS;
 }
 
-static const ferry__access_t iread_at_call = {"iread_at", 0, 0, 0};
-static const ferry__access_t iwrite_at_call = {"iwrite_at", 1, 0, 0};
-static const ferry__access_t iread_call = {"iread", 0, 1, 0};
-static const ferry__access_t iwrite_call = {"iwrite", 1, 1, 0};
+static const ferry__access_t iread_at_call = {"iread_at", 0, 0, 0, 0};
+static const ferry__access_t iwrite_at_call = {"iwrite_at", 1, 0, 0, 0};
+static const ferry__access_t iread_call = {"iread", 0, 1, 0, 0};
+static const ferry__access_t iwrite_call = {"iwrite", 1, 1, 0, 0};
 
 int ferry_File_iread_at_c(ferry_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype,
                           MPI_Request *request)
