@@ -153,11 +153,18 @@ int ferry__error_agree_flag(MPI_Comm comm, int local_cls, const char *what, int 
                             failed_rank, ferry__error_class_name(failed_cls), shown, rank);
 }
 
-int ferry__error_return(ferry_File fh, int cls)
+int ferry__error_code(int cls)
 {
     if (cls == 0) return MPI_SUCCESS;
     int code = register_code(cls, error_message);
     ferry__trace_error(cls, code, error_message);
+    return code;
+}
+
+int ferry__error_return(ferry_File fh, int cls)
+{
+    if (cls == 0) return MPI_SUCCESS;
+    int code = ferry__error_code(cls);
     ferry__errhandler_invoke(fh, code);
     return code;
 }

@@ -42,6 +42,11 @@ int ferry__error_agree_flag(MPI_Comm comm, int local_cls, const char *what, int 
  * FERRY_FILE_NULL) and returns the code; returns MPI_SUCCESS for cls == 0. */
 int ferry__error_return(ferry_File fh, int cls);
 
+/* ferry__error_return without an error handler: the code carrying class
+ * cls and the recorded message (MPI_SUCCESS for 0), for errors reported
+ * through a request's status (async/). */
+int ferry__error_code(int cls);
+
 /* The error handler errors on files without their own go to (the one set on
  * FERRY_FILE_NULL); file handles copy it at open. */
 MPI_Errhandler ferry__errhandler_default(void);

@@ -1,6 +1,7 @@
 /*
  * File manipulation and queries (MPI-3.1 13.2.4-13.2.8, 13.5.1, 13.6.1, 13.6.3).
  */
+#include "async/async.h"
 #include "datatype/datatype.h"
 #include "mpiio/mpiio.h"
 
@@ -11,6 +12,7 @@ static int change_size(ferry_File fh, MPI_Offset size, size_action_t action, con
 {
     int cls = ferry__check_file(fh, op);
     if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
+    ferry__async_drain(fh); /* async.h: collectives wait for pending nonblocking requests */
     if (size < 0) cls = ferry__error_set(MPI_ERR_ARG, "ferry: %s '%s': negative size", op, fh->filename);
     if (cls == 0) cls = ferry__check_writable(fh, op);
     if (fh->develop) {
@@ -63,8 +65,8 @@ int ferry_File_set_info(ferry_File fh, MPI_Info info)
 {
     int cls = ferry__check_file(fh, "set_info");
     if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
+    ferry__async_drain(fh);
     ferry__hints_apply(&fh->hints, info);
-    fh->config_epoch++;
     int develop = fh->hints.develop || ferry__develop_from_environment();
     cls = ferry__error_agree_flag(fh->comm, 0, "set_info", &develop);
     if (cls == 0) fh->develop = develop;
@@ -78,6 +80,7 @@ int ferry_File_get_info(ferry_File fh, MPI_Info *info_used)
     if (!info_used) return ferry__error_return(fh, ferry__error_set(MPI_ERR_ARG, "ferry: get_info: NULL argument"));
     if (MPI_Info_create(info_used) != MPI_SUCCESS)
         return ferry__error_return(fh, ferry__error_set(MPI_ERR_INFO, "ferry: get_info: cannot create an info"));
+    ferry__async_fold_stats(fh);
     cls = ferry__hints_report(&fh->hints, *info_used);
     if (cls == 0) cls = ferry__stats_report_info(&fh->stats, *info_used);
     if (cls) MPI_Info_free(info_used);
@@ -88,6 +91,7 @@ int ferry_File_sync(ferry_File fh)
 {
     int cls = ferry__check_file(fh, "sync");
     if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
+    ferry__async_drain(fh);
     return ferry__error_return(fh, ferry__error_agree(fh->comm, ferry__fs_sync(fh->fs), "sync"));
 }
 
@@ -95,6 +99,7 @@ int ferry_File_set_atomicity(ferry_File fh, int flag)
 {
     int cls = ferry__check_file(fh, "set_atomicity");
     if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
+    ferry__async_drain(fh);
     if (fh->develop) {
         ferry__develop_arg_t same_flag = {"flag", (uint64_t)(flag != 0)};
         cls = ferry__develop_check(fh->comm, cls, "set_atomicity", &same_flag, 1);

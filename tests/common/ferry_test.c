@@ -12,9 +12,24 @@ uint64_t ft_seed;
 static char scratch[512];
 static const char *program = "test";
 
+static void set_up(int *argc, char ***argv);
+
 void ft_init(int *argc, char ***argv)
 {
     MPI_Init(argc, argv);
+    set_up(argc, argv);
+}
+
+int ft_init_thread(int *argc, char ***argv, int required)
+{
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Init_thread(argc, argv, required, &provided);
+    set_up(argc, argv);
+    return provided;
+}
+
+static void set_up(int *argc, char ***argv)
+{
     MPI_Comm_rank(MPI_COMM_WORLD, &ft_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ft_size);
     if (*argc > 0) {
@@ -137,22 +152,16 @@ void ft_skip(const char *fmt, ...)
     fflush(stdout);
 }
 
-const char *ft_info_string(ferry_File fh, const char *key)
+long long ft_info_number(ferry_File fh, const char *key)
 {
-    static char value[MPI_MAX_INFO_VAL + 1];
     MPI_Info info;
+    char value[MPI_MAX_INFO_VAL + 1] = "";
     int flag = 0;
-    value[0] = '\0';
     FT_OK(ferry_File_get_info(fh, &info));
     MPI_Info_get(info, key, MPI_MAX_INFO_VAL, value, &flag);
     MPI_Info_free(&info);
     if (!flag) ft_fail(__FILE__, __LINE__, "get_info lacks %s", key);
-    return value;
-}
-
-long long ft_info_number(ferry_File fh, const char *key)
-{
-    return atoll(ft_info_string(fh, key));
+    return atoll(value);
 }
 
 char ft_message[MPI_MAX_ERROR_STRING + 1];

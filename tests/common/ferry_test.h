@@ -22,6 +22,8 @@ extern uint64_t ft_seed;
 
 /* MPI_Init, seed (same on all ranks), banner. */
 void ft_init(int *argc, char ***argv);
+/* ft_init through MPI_Init_thread(required); returns the level provided. */
+int ft_init_thread(int *argc, char ***argv, int required);
 /* MPI_Finalize and a closing line; returns the exit status for main. */
 int ft_finish(void);
 
@@ -49,8 +51,6 @@ extern char ft_message[MPI_MAX_ERROR_STRING + 1];
 /* The number get_info reports for key (a ferry_stats_* counter, a size
  * hint); fails the test when the key is missing. */
 long long ft_info_number(ferry_File fh, const char *key);
-/* The value of get_info key (static storage until the next call); fails the test when absent. */
-const char *ft_info_string(ferry_File fh, const char *key);
 
 #define FT_CHECK(cond)                                                                                             \
     do {                                                                                                           \

@@ -1,0 +1,284 @@
+/*
+ * Background requests: generalized requests over jobs, the process-wide
+ * pool, and each file's background state (pending count, collective lane,
+ * communicator, counters gathered in the background).
+ */
+#include <string.h>
+
+#include "async/async_int.h"
+#include "error/error.h"
+
+struct ferry__async_file {
+    pthread_mutex_t lock;
+    pthread_cond_t idle;         /* signalled when pending drops to 0 */
+    int pending;                 /* operations queued or running */
+    ferry__stats_t stats;        /* gathered by finished operations, not yet folded */
+    MPI_Comm comm;               /* background collectives' communicator; MPI_COMM_NULL until the first */
+    ferry__async_queue_t *coll;  /* the collective lane; NULL until the first */
+};
+
+/* Guards the lazy creation of the pool and of files' background state. */
+static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
+static ferry__async_queue_t *pool;
+
+int ferry__async_background(void)
+{
+    int level = MPI_THREAD_SINGLE;
+    return MPI_Query_thread(&level) == MPI_SUCCESS && level == MPI_THREAD_MULTIPLE;
+}
+
+/* ---- requests ---------------------------------------------------------- */
+
+static void job_drop(ferry__async_job_t *job)
+{
+    if (atomic_fetch_sub(&job->refs, 1) != 1) return;
+    ferry__free(job->message);
+    ferry__free(job);
+}
+
+static int query_job(void *state, MPI_Status *status)
+{
+    ferry__async_job_t *job = state;
+    job->op.fill(status, job->bytes);
+    if (job->cls == 0) return MPI_SUCCESS;
+    ferry__error_set(job->cls, "%s", job->message ? job->message : "ferry: background request failed");
+    int code = ferry__error_code(job->cls);
+    status->MPI_ERROR = code;
+    return code;
+}
+
+static int free_job(void *state)
+{
+    job_drop(state);
+    return MPI_SUCCESS;
+}
+
+/* A started request runs to its end: cancelling has no effect (MPI-3.1 12.2
+ * lets cancel_fn ignore the request). */
+static int cancel_job(void *state, int complete)
+{
+    (void)state, (void)complete;
+    return MPI_SUCCESS;
+}
+
+static ferry__async_job_t *job_create(const ferry__async_op_t *op, int refs)
+{
+    ferry__async_job_t *job = ferry__calloc(1, sizeof *job);
+    if (!job) return NULL;
+    job->op = *op;
+    job->request = MPI_REQUEST_NULL;
+    atomic_init(&job->refs, refs);
+    return job;
+}
+
+static int request_start(ferry__async_job_t *job, MPI_Request *request)
+{
+    if (MPI_Grequest_start(query_job, free_job, cancel_job, job, request) != MPI_SUCCESS)
+        return ferry__error_set(MPI_ERR_INTERN, "ferry: cannot start a generalized request");
+    job->request = *request;
+    return 0;
+}
+
+void ferry__async_job_run(ferry__async_job_t *job)
+{
+    job->cls = job->op.run(job->op.arg, &job->bytes);
+    if (job->cls) job->message = ferry__strdup(ferry__error_message());
+    job->op.release(job->op.arg);
+    struct ferry__async_file *owner = job->owner;
+    MPI_Request request = job->request;
+    pthread_mutex_lock(&owner->lock);
+    if (--owner->pending == 0) pthread_cond_broadcast(&owner->idle);
+    pthread_mutex_unlock(&owner->lock);
+    if (request != MPI_REQUEST_NULL) MPI_Grequest_complete(request);
+    job_drop(job);
+}
+
+/* Below MPI_THREAD_MULTIPLE: the operation now, an already complete request. */
+static int run_now(const ferry__async_op_t *op, MPI_Request *request)
+{
+    MPI_Count bytes = 0;
+    int cls = op->run(op->arg, &bytes);
+    op->release(op->arg);
+    if (cls != 0 || !request) return cls;
+    ferry__async_job_t *job = job_create(op, 1);
+    if (!job) return ferry__error_set(MPI_ERR_NO_MEM, "ferry: out of memory for a request");
+    job->bytes = bytes;
+    cls = request_start(job, request);
+    if (cls != 0) {
+        job_drop(job);
+        return cls;
+    }
+    MPI_Grequest_complete(*request);
+    return 0;
+}
+
+/* ---- the pool and files' state ---------------------------------------- */
+
+static int on_finalize(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    (void)comm, (void)attr, (void)extra;
+    pthread_mutex_lock(&setup_lock);
+    ferry__async_queue_destroy(pool);
+    pool = NULL;
+    pthread_mutex_unlock(&setup_lock);
+    MPI_Comm_free_keyval(&keyval);
+    return MPI_SUCCESS;
+}
+
+/* The pool, started at the first background request and stopped by a
+ * finalize hook (MPI_COMM_SELF's attribute is deleted first in MPI_Finalize). */
+static int pool_get(ferry__async_queue_t **q)
+{
+    int cls = 0, keyval;
+    pthread_mutex_lock(&setup_lock);
+    if (!pool) {
+        if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_finalize, &keyval, NULL) != MPI_SUCCESS)
+            cls = ferry__error_set(MPI_ERR_INTERN, "ferry: cannot register the background pool's finalize hook");
+        else if ((cls = ferry__async_queue_create(FERRY_ASYNC_POOL, &pool)) != 0)
+            MPI_Comm_free_keyval(&keyval);
+        else
+            MPI_Comm_set_attr(MPI_COMM_SELF, keyval, NULL);
+    }
+    *q = pool;
+    pthread_mutex_unlock(&setup_lock);
+    return cls;
+}
+
+static int file_state(ferry_File fh, struct ferry__async_file **state)
+{
+    pthread_mutex_lock(&setup_lock);
+    struct ferry__async_file *f = fh->async;
+    if (!f && (f = ferry__calloc(1, sizeof *f))) {
+        pthread_mutex_init(&f->lock, NULL);
+        pthread_cond_init(&f->idle, NULL);
+        f->comm = MPI_COMM_NULL;
+        fh->async = f;
+    }
+    pthread_mutex_unlock(&setup_lock);
+    *state = f;
+    if (!f) return ferry__error_set(MPI_ERR_NO_MEM, "ferry: '%s': out of memory for background requests", fh->filename);
+    return 0;
+}
+
+static int lane_get(struct ferry__async_file *f, ferry__async_lane_t lane, ferry__async_queue_t **q)
+{
+    if (lane == FERRY_ASYNC_INDEPENDENT) return pool_get(q);
+    int cls = 0;
+    pthread_mutex_lock(&setup_lock);
+    if (!f->coll) cls = ferry__async_queue_create(1, &f->coll);
+    *q = f->coll;
+    pthread_mutex_unlock(&setup_lock);
+    return cls;
+}
+
+/* Queues a job for op on fh's lane; the job is the request's state. */
+static int queue_job(ferry_File fh, ferry__async_lane_t lane, const ferry__async_op_t *op, MPI_Request *request)
+{
+    struct ferry__async_file *f;
+    ferry__async_queue_t *q;
+    FERRY_TRY(file_state(fh, &f));
+    FERRY_TRY(lane_get(f, lane, &q));
+    ferry__async_job_t *job = job_create(op, request ? 2 : 1);
+    if (!job) return ferry__error_set(MPI_ERR_NO_MEM, "ferry: '%s': out of memory for a request", fh->filename);
+    int cls = request ? request_start(job, request) : 0;
+    if (cls != 0) {
+        ferry__free(job);
+        return cls;
+    }
+    job->owner = f;
+    pthread_mutex_lock(&f->lock);
+    f->pending++;
+    pthread_mutex_unlock(&f->lock);
+    ferry__async_queue_push(q, job);
+    return 0;
+}
+
+int ferry__async_start(ferry_File fh, ferry__async_lane_t lane, const ferry__async_op_t *op, MPI_Request *request)
+{
+    if (!ferry__async_background()) return run_now(op, request);
+    ferry__async_fold_stats(fh);
+    if (queue_job(fh, lane, op, request) == 0) return 0;
+    /* No thread or memory for the background: run it now, after the file's
+     * pending operations (a collective must keep its place in the order). */
+    ferry__async_drain(fh);
+    return run_now(op, request);
+}
+
+int ferry__async_comm(ferry_File fh, MPI_Comm *comm)
+{
+    struct ferry__async_file *f;
+    FERRY_TRY(file_state(fh, &f));
+    if (f->comm == MPI_COMM_NULL && MPI_Comm_dup(fh->comm, &f->comm) != MPI_SUCCESS) {
+        f->comm = MPI_COMM_NULL;
+        return ferry__error_set(MPI_ERR_INTERN, "ferry: '%s': cannot duplicate the communicator for background "
+                                "collectives", fh->filename);
+    }
+    *comm = f->comm;
+    return 0;
+}
+
+/* ---- counters ---------------------------------------------------------- */
+
+static void stats_add(ferry__stats_t *to, const ferry__stats_t *from)
+{
+    to->read_calls += from->read_calls;
+    to->read_bytes += from->read_bytes;
+    to->write_calls += from->write_calls;
+    to->write_bytes += from->write_bytes;
+    to->fs_read_calls += from->fs_read_calls;
+    to->fs_read_bytes += from->fs_read_bytes;
+    to->fs_write_calls += from->fs_write_calls;
+    to->fs_write_bytes += from->fs_write_bytes;
+    to->sieve_extra_bytes += from->sieve_extra_bytes;
+    to->prefetch_bytes += from->prefetch_bytes;
+    to->fs_seconds += from->fs_seconds;
+    to->exchange_seconds += from->exchange_seconds;
+    if (from->strategy[0]) memcpy(to->strategy, from->strategy, sizeof to->strategy);
+}
+
+void ferry__async_add_stats(ferry_File fh, const ferry__stats_t *stats)
+{
+    struct ferry__async_file *f = fh->async;
+    pthread_mutex_lock(&f->lock);
+    stats_add(&f->stats, stats);
+    pthread_mutex_unlock(&f->lock);
+}
+
+/* Called with f->lock held. */
+static void fold_locked(ferry_File fh, struct ferry__async_file *f)
+{
+    stats_add(&fh->stats, &f->stats);
+    memset(&f->stats, 0, sizeof f->stats);
+}
+
+void ferry__async_fold_stats(ferry_File fh)
+{
+    struct ferry__async_file *f = fh->async;
+    if (!f) return;
+    pthread_mutex_lock(&f->lock);
+    fold_locked(fh, f);
+    pthread_mutex_unlock(&f->lock);
+}
+
+void ferry__async_drain(ferry_File fh)
+{
+    struct ferry__async_file *f = fh->async;
+    if (!f) return;
+    pthread_mutex_lock(&f->lock);
+    while (f->pending > 0) pthread_cond_wait(&f->idle, &f->lock);
+    fold_locked(fh, f);
+    pthread_mutex_unlock(&f->lock);
+}
+
+void ferry__async_release(ferry_File fh)
+{
+    struct ferry__async_file *f = fh->async;
+    if (!f) return;
+    ferry__async_drain(fh);
+    ferry__async_queue_destroy(f->coll);
+    if (f->comm != MPI_COMM_NULL) MPI_Comm_free(&f->comm);
+    pthread_cond_destroy(&f->idle);
+    pthread_mutex_destroy(&f->lock);
+    ferry__free(f);
+    fh->async = NULL;
+}
