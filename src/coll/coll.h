@@ -1,11 +1,14 @@
 /*
  * coll: collective data transfers (the *_all family).
  *
- * Every rank of the file's communicator must call these together. The
- * For now each rank transfers its own share independently (through
- * indep/, with sieving and locks where its view is noncontiguous) and the
- * call ends in one agreement, so either every rank succeeds or every rank
- * returns an error. Two-phase aggregation is the collective-I/O issue.
+ * Every rank of the file's communicator calls these together. A call is
+ * served either by two-phase aggregation (aggregators own disjoint file
+ * domains and do all file access; the other ranks ship their data to them
+ * or receive from them, guided by a cache of every rank's view) or by each
+ * rank's own independent transfer, whichever the strategy rules in
+ * choose.c pick from inputs all ranks share (docs/coll.md). Either way the
+ * call ends in one agreement: every rank succeeds or every rank returns an
+ * error, and no error on any rank leaves another waiting.
  */
 #ifndef FERRY_COLL_H
 #define FERRY_COLL_H
@@ -20,5 +23,9 @@ int ferry__coll_write(ferry_File fh, int local_cls, MPI_Offset skip, const void 
                       MPI_Datatype type, MPI_Count *done, const char *what);
 int ferry__coll_read(ferry_File fh, int local_cls, MPI_Offset skip, void *buf, MPI_Count count,
                      MPI_Datatype type, MPI_Count *done, const char *what);
+
+void ferry__coll_release(ferry_File fh);
+/* Frees the file's collective state (view cache, buffers). Not collective. */
+void ferry__coll_release(ferry_File fh);
 
 #endif

@@ -38,6 +38,8 @@ struct ferry_file {
     MPI_Errhandler errhandler;
     ferry_File_errhandler_function *errfn; /* captured at set time; NULL for predefined handlers */
     MPI_Offset position; /* individual file pointer, in etypes relative to the view */
+    MPI_Win sharedfp;    /* the shared file pointer's window (sharedfp/sharedfp.h) */
+    atomic_int sharedfp_used; /* this rank moved the shared pointer since it was last reset to 0 */
     ferry__view_t view;
     int atomicity;
     MPI_Fint fortran_handle; /* 0 until ferry_File_c2f asks for one */
@@ -47,6 +49,7 @@ struct ferry_file {
     int readable;      /* the open file can be read back, even when opened MPI_MODE_WRONLY (data sieving) */
     ferry__fs_layout_t layout; /* of the file system under the file, read at open */
     ferry__scratch_slot_t staging, sieve; /* indep/'s buffers, kept between calls */
+    unsigned config_epoch;     /* bumped by set_view and set_info: coll/ re-agrees its inputs */
     struct ferry__coll_state *coll; /* coll/'s per-file state (view cache, nodes), NULL until used */
     struct ferry__async_file *async; /* background requests (async/), NULL until the first; owned */
     struct {

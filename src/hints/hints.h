@@ -31,6 +31,15 @@ enum {
     FERRY_ACCESS_RANDOM = 1 << 6,
 };
 
+/* ferry_cb_strategy: how collective calls split the file among aggregators (coll/). */
+typedef enum {
+    FERRY_CB_AUTO = 0,
+    FERRY_CB_EVEN = 1,
+    FERRY_CB_BLOCK_CYCLIC = 2,
+    FERRY_CB_STRIPE_GROUP = 3,
+    FERRY_CB_INDEPENDENT = 4,
+} ferry__cb_strategy_t;
+
 typedef struct ferry__hints {
     MPI_Offset pack_buffer_size; /* bytes staged per chunk for noncontiguous memory */
     MPI_Offset ind_rd_buffer_size; /* data sieving read window */
@@ -40,6 +49,17 @@ typedef struct ferry__hints {
     int ds_write;                  /* ferry__hint_switch_t */
     int access_style;              /* FERRY_ACCESS_* bits */
     int develop;                   /* ferry_develop: 1 checks collective arguments (mpiio/develop.c) */
+    /* Collective buffering (coll/): agreed over ranks, rank 0's values win. */
+    MPI_Offset cb_buffer_size;     /* bytes per aggregator: window + incoming data */
+    MPI_Offset cb_nodes;           /* aggregators; 0: coll/'s default rule */
+    int cb_per_node;               /* cb_config_list "*:N": at most N aggregators per node; 0: "*:*" */
+    int cb_strategy;               /* ferry__cb_strategy_t */
+    int cb_write, cb_read;         /* romio_cb_write / romio_cb_read: ferry__hint_switch_t */
+    MPI_Offset cb_block_size;      /* IBM_io_buffer_size: block_cyclic block; 0: 16 file-system blocks */
+    int cb_largeblock;             /* IBM_largeblock_io=true: no data shipping */
+    MPI_Offset striping_unit;      /* stripe layout for stripe_group; 0: the file system's */
+    MPI_Offset striping_factor;
+    MPI_Offset cb_group_size;      /* storage targets per aggregator in stripe_group */
     char rejected[FERRY_HINTS_REJECTED_MAX];
 } ferry__hints_t;
 
@@ -48,6 +68,11 @@ void ferry__hints_defaults(ferry__hints_t *hints);
 /* Applies the keys of info (may be MPI_INFO_NULL) on top of *hints.
  * Never fails: bad values are recorded in hints->rejected. */
 void ferry__hints_apply(ferry__hints_t *hints, MPI_Info info);
+
+/* Applies the system hints file named by the environment variable
+ * FERRY_HINTS ("key value" lines, '#' comments), if set: called before the
+ * user's hints so that those win. An unreadable file is noted in rejected. */
+void ferry__hints_apply_system(ferry__hints_t *hints);
 
 /* Writes every hint's effective value into info (a fresh MPI_Info). */
 int ferry__hints_report(const ferry__hints_t *hints, MPI_Info info);

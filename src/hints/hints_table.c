@@ -11,8 +11,9 @@
 
 /* HINT_SIZE: a byte count in an MPI_Offset field, within [min, max].
  * HINT_SWITCH: one word of `words` (its index) in an int field.
- * HINT_WORDS: a comma-separated subset of `words` (a bit set) in an int field. */
-typedef enum { HINT_SIZE, HINT_SWITCH, HINT_WORDS, HINT_READ_ONLY } hint_type_t;
+ * HINT_WORDS: a comma-separated subset of `words` (a bit set) in an int field.
+ * HINT_PER_NODE: ROMIO's cb_config_list, "*:N" or "*:*" (0), in an int field. */
+typedef enum { HINT_SIZE, HINT_SWITCH, HINT_WORDS, HINT_PER_NODE, HINT_READ_ONLY } hint_type_t;
 
 typedef struct hint_spec {
     const char *name;
@@ -26,6 +27,7 @@ typedef struct hint_spec {
 
 static const char switch_words[] = "automatic,enable,disable";
 static const char bool_words[] = "false,true";
+static const char strategy_words[] = "auto,even,block_cyclic,stripe_group,independent";
 static const char access_words[] =
     "read_once,write_once,read_mostly,write_mostly,sequential,reverse_sequential,random";
 
@@ -50,6 +52,30 @@ static const hint_spec_t hint_table[] = {
      "FERRY_DEVELOP=1 in the environment turns it on for every file, including the checks at open"},
     {"ferry_prefetch_size", HINT_SIZE, FIELD(prefetch_size), 8 << 20, 0, 1 << 30, NULL, "indep",
      "bytes of upcoming noncontiguous reads announced to the kernel ahead (0 disables prefetching)"},
+    {"cb_buffer_size", HINT_SIZE, FIELD(cb_buffer_size), 16 << 20, 8192, 1 << 30, NULL, "coll",
+     "bytes an aggregator uses per collective call: half for the file window, half for the data it exchanges"},
+    {"cb_nodes", HINT_SIZE, FIELD(cb_nodes), 0, 0, 1 << 24, NULL, "coll",
+     "aggregators of collective calls (at most the ranks allowed by cb_config_list); 0: one per node, more when a "
+     "call moves more than cb_buffer_size per aggregator (docs/coll.md)"},
+    {"cb_config_list", HINT_PER_NODE, FIELD(cb_per_node), 0, 0, 1 << 20, NULL, "coll",
+     "\"*:N\": at most N aggregators per node, \"*:*\" (default): any rank may aggregate; host lists are rejected"},
+    {"ferry_cb_strategy", HINT_SWITCH, FIELD(cb_strategy), FERRY_CB_AUTO, 0, 0, strategy_words, "coll",
+     "file domains of collective calls: auto picks by the cost model in docs/coll.md; independent skips two-phase"},
+    {"romio_cb_write", HINT_SWITCH, FIELD(cb_write), FERRY_HINT_AUTOMATIC, 0, 0, switch_words, "coll",
+     "collective buffering for collective writes: disable makes each rank write its own data"},
+    {"romio_cb_read", HINT_SWITCH, FIELD(cb_read), FERRY_HINT_AUTOMATIC, 0, 0, switch_words, "coll",
+     "collective buffering for collective reads: disable makes each rank read its own data"},
+    {"IBM_io_buffer_size", HINT_SIZE, FIELD(cb_block_size), 0, 0, 1 << 30, NULL, "coll",
+     "block_cyclic: bytes per block bound round-robin to aggregators, rounded up to file-system blocks (0: 16 "
+     "blocks); also each aggregator's window"},
+    {"IBM_largeblock_io", HINT_SWITCH, FIELD(cb_largeblock), 0, 0, 0, bool_words, "coll",
+     "true: no data shipping, every rank accesses its own data (as ferry_cb_strategy=independent)"},
+    {"striping_unit", HINT_SIZE, FIELD(striping_unit), 0, 0, (MPI_Offset)1 << 32, NULL, "coll",
+     "stripe size stripe_group assumes (0: the file system's layout)"},
+    {"striping_factor", HINT_SIZE, FIELD(striping_factor), 0, 0, 1 << 16, NULL, "coll",
+     "storage targets stripe_group assumes (0: the file system's layout)"},
+    {"ferry_cb_group_size", HINT_SIZE, FIELD(cb_group_size), 1, 1, 1 << 16, NULL, "coll",
+     "stripe_group: storage targets per aggregator (1: one-to-one, 2: one-to-two)"},
 };
 #undef FIELD
 enum { HINT_COUNT = sizeof hint_table / sizeof hint_table[0] };
@@ -69,7 +95,8 @@ void ferry__hints_defaults(ferry__hints_t *hints)
     memset(hints, 0, sizeof *hints);
     for (int i = 0; i < HINT_COUNT; i++) {
         if (hint_table[i].type == HINT_SIZE) *size_field(hints, &hint_table[i]) = hint_table[i].default_value;
-        if (hint_table[i].type == HINT_SWITCH || hint_table[i].type == HINT_WORDS)
+        if (hint_table[i].type == HINT_SWITCH || hint_table[i].type == HINT_WORDS ||
+            hint_table[i].type == HINT_PER_NODE)
             *int_field(hints, &hint_table[i]) = (int)hint_table[i].default_value;
     }
 }
@@ -158,6 +185,14 @@ static void apply_one(ferry__hints_t *hints, const hint_spec_t *spec, const char
         else *int_field(hints, spec) = bits;
         return;
     }
+    if (spec->type == HINT_PER_NODE) {
+        MPI_Offset n = 0;
+        if (strcmp(value, "*:*") == 0) *int_field(hints, spec) = 0;
+        else if (strncmp(value, "*:", 2) == 0 && parse_size(value + 2, &n) == 0 && n >= 1 && n <= spec->max_value)
+            *int_field(hints, spec) = (int)n;
+        else reject(hints, spec->name, value, "only \"*:N\" and \"*:*\" are supported");
+        return;
+    }
     MPI_Offset parsed;
     if (parse_size(value, &parsed) != 0) {
         reject(hints, spec->name, value, "not a byte count");
@@ -195,6 +230,10 @@ int ferry__hints_report(const ferry__hints_t *hints, MPI_Info info)
             format_words(spec->words, 1 << *int_field(h, spec), value, sizeof value);
         else if (spec->type == HINT_WORDS)
             format_words(spec->words, *int_field(h, spec), value, sizeof value);
+        else if (spec->type == HINT_PER_NODE && *int_field(h, spec) == 0)
+            snprintf(value, sizeof value, "*:*");
+        else if (spec->type == HINT_PER_NODE)
+            snprintf(value, sizeof value, "*:%d", *int_field(h, spec));
         else
             snprintf(value, sizeof value, "%" PRId64, (int64_t)*size_field(h, spec));
         if (spec->type == HINT_WORDS && value[0] == '\0') continue; /* no style given */
@@ -215,6 +254,8 @@ void ferry__hints_print_table(FILE *out)
         else if (s->type == HINT_SWITCH)
             fprintf(out, "| `%s` | one of | %.*s | %s | %s | %s |\n", s->name, (int)strcspn(s->words, ","), s->words,
                     s->words, s->consumer, s->meaning);
+        else if (s->type == HINT_PER_NODE)
+            fprintf(out, "| `%s` | `*:N` | `*:*` | N >= 1 | %s | %s |\n", s->name, s->consumer, s->meaning);
         else if (s->type == HINT_WORDS)
             fprintf(out, "| `%s` | list of | (none) | %s | %s | %s |\n", s->name, s->words, s->consumer, s->meaning);
         else
@@ -222,4 +263,37 @@ void ferry__hints_print_table(FILE *out)
                     (int64_t)s->default_value, (int64_t)s->min_value, (int64_t)s->max_value, s->consumer,
                     s->meaning);
     }
+}
+
+/* One "key value" line of the system hints file into info; blank lines and
+ * '#' comments are skipped. */
+static void add_system_line(MPI_Info info, char *line)
+{
+    char *key = line + strspn(line, " \t");
+    if (*key == '#' || *key == '\n' || *key == '\0') return;
+    char *end = key + strcspn(key, " \t\n");
+    if (*end == '\0' || *end == '\n') return; /* a key without a value */
+    *end = '\0';
+    char *value = end + 1 + strspn(end + 1, " \t");
+    value[strcspn(value, "\r\n")] = '\0';
+    if (*value) MPI_Info_set(info, key, value);
+}
+
+void ferry__hints_apply_system(ferry__hints_t *hints)
+{
+    const char *path = getenv("FERRY_HINTS");
+    if (!path || !*path) return;
+    FILE *file = fopen(path, "r");
+    if (!file) {
+        reject(hints, "FERRY_HINTS", path, "cannot read the file");
+        return;
+    }
+    MPI_Info info;
+    if (MPI_Info_create(&info) == MPI_SUCCESS) {
+        char line[MPI_MAX_INFO_KEY + MPI_MAX_INFO_VAL + 8];
+        while (fgets(line, sizeof line, file)) add_system_line(info, line);
+        ferry__hints_apply(hints, info);
+        MPI_Info_free(&info);
+    }
+    fclose(file);
 }

@@ -12,7 +12,16 @@ typedef struct ferry__access {
     int write;        /* 1: memory -> file */
     int individual;   /* 1: at the individual file pointer, which advances */
     int collective;   /* 1: every rank calls; ends in an agreement */
+    int shared;       /* 1: at the shared file pointer (in rank order when collective) */
 } ferry__access_t;
+
+/* shared.c: for call->shared, checks the buffer and claims its place at the
+ * shared file pointer, which advances: *offset (etypes) receives it. Not
+ * collective for independent calls; collective (one prefix sum, agreed)
+ * when call->collective, where ranks come in rank order. Returns local_cls
+ * when nonzero (the pointer untouched) or the outcome. */
+int ferry__access_shared_offset(const ferry__access_t *call, ferry_File fh, int local_cls, MPI_Count count,
+                                MPI_Datatype type, MPI_Offset *offset);
 
 /* The argument checks of a transfer (not collective): 0 or an error class;
  * *skip is the view stream byte where the data starts (at offset, or at the

@@ -67,6 +67,7 @@ int ferry_File_set_info(ferry_File fh, MPI_Info info)
     if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
     ferry__async_drain(fh);
     ferry__hints_apply(&fh->hints, info);
+    fh->config_epoch++;
     int develop = fh->hints.develop || ferry__develop_from_environment();
     cls = ferry__error_agree_flag(fh->comm, 0, "set_info", &develop);
     if (cls == 0) fh->develop = develop;

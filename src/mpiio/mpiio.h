@@ -36,6 +36,11 @@ void ferry__status_set_bytes(MPI_Status *status, MPI_Count bytes);
  * negative values and overflow. */
 int ferry__check_offset(ferry_File fh, MPI_Offset offset, MPI_Offset *stream_byte, const char *op);
 
+/* view.c: where a seek from `current` (etypes) by offset with whence
+ * (MPI_SEEK_SET/CUR/END) lands; MPI_ERR_ARG when negative or invalid. */
+int ferry__seek_target(ferry_File fh, MPI_Offset current, MPI_Offset offset, int whence, MPI_Offset *target,
+                       const char *op);
+
 /* develop.c: develop mode. */
 typedef struct ferry__develop_arg {
     const char *name;     /* as in the message: "amode" */

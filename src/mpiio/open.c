@@ -10,7 +10,9 @@
 #include <string.h>
 
 #include "async/async.h"
+#include "coll/coll.h"
 #include "mpiio/mpiio.h"
+#include "sharedfp/sharedfp.h"
 
 enum {
     ACCESS_BITS = MPI_MODE_RDONLY | MPI_MODE_WRONLY | MPI_MODE_RDWR,
@@ -69,9 +71,11 @@ static int open_here(const char *filename, int amode, int creating, ferry__fs_fi
 }
 
 /* Collective over comm (a private duplicate): opens the file on every rank
- * or on none. Rank 0 alone creates it. *develop is ORed over ranks. */
+ * or on none. Rank 0 alone creates it. *develop is ORed over ranks. The
+ * shared file pointer's window is made on every rank before the last
+ * agreement, which publishes its initial value (end of file for APPEND). */
 static int open_everywhere(MPI_Comm comm, int local_cls, const char *filename, int amode, ferry_File file,
-                           ferry__fs_file_t **fs, int *develop, int *readable)
+                           ferry__fs_file_t **fs, int *develop, int *readable, MPI_Win *shared)
 {
     int rank;
     MPI_Comm_rank(comm, &rank);
@@ -83,8 +87,13 @@ static int open_everywhere(MPI_Comm comm, int local_cls, const char *filename, i
     if (local_cls == 0 && *fs == NULL) local_cls = open_here(filename, amode, 0, fs, readable);
     /* What the file needs from the file system, checked in the same agreement. */
     if (local_cls == 0) local_cls = ferry__fs_layout(*fs, &file->layout);
-    if (local_cls == 0 && (amode & MPI_MODE_APPEND)) local_cls = ferry__fs_size(*fs, &file->position);
+    MPI_Offset end = 0;
+    if (local_cls == 0 && (amode & MPI_MODE_APPEND)) local_cls = ferry__fs_size(*fs, &end);
+    if (local_cls == 0) file->position = end;
+    int shared_cls = ferry__sharedfp_create(comm, end, shared);
+    if (local_cls == 0) local_cls = shared_cls;
     int cls = ferry__error_agree_flag(comm, local_cls, "open", develop);
+    if (cls != 0) ferry__sharedfp_free(shared);
     if (cls != 0 && *fs != NULL) {
         ferry__fs_close(*fs);
         *fs = NULL;
@@ -113,6 +122,7 @@ static int init_file(ferry_File file, MPI_Comm comm, const char *filename, int a
     file->errfn = ferry__errhandler_function(file->errhandler);
     ferry__view_init(&file->view);
     ferry__hints_defaults(&file->hints);
+    ferry__hints_apply_system(&file->hints);
     ferry__hints_apply(&file->hints, info);
     file->filename = ferry__strdup(filename);
     if (!file->filename) return ferry__error_set(MPI_ERR_NO_MEM, "ferry: open '%s': out of memory", filename);
@@ -123,6 +133,7 @@ static void free_file(ferry_File file)
 {
     if (!file) return;
     ferry__handle_forget(file);
+    ferry__coll_release(file);
     ferry__view_release(&file->view);
     ferry__scratch_release(&file->staging);
     ferry__scratch_release(&file->sieve);
@@ -154,7 +165,8 @@ int ferry_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info inf
     ferry__fs_file_t *fs = NULL;
     if (file && file->hints.develop) develop = 1;
     int readable = 0;
-    cls = open_everywhere(dup, cls, filename, amode, file, &fs, &develop, &readable);
+    MPI_Win shared = MPI_WIN_NULL;
+    cls = open_everywhere(dup, cls, filename, amode, file, &fs, &develop, &readable, &shared);
     if (cls != 0) {
         ferry__fs_close(fs);
         if (file && file->comm == dup) file->comm = MPI_COMM_NULL;
@@ -164,6 +176,8 @@ int ferry_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info inf
         return ferry__error_return(FERRY_FILE_NULL, cls);
     }
     file->fs = fs;
+    file->sharedfp = shared;
+    file->sharedfp_used = (amode & MPI_MODE_APPEND) != 0; /* the shared pointer starts at end of file */
     fs->stats = &file->stats;
     file->develop = develop;
     file->readable = readable;
@@ -178,6 +192,7 @@ int ferry_File_close(ferry_File *fh)
     ferry_File file = *fh;
     ferry__async_release(file); /* pending nonblocking requests finish first */
     ferry__stats_summarize(&file->stats, file->comm, file->filename);
+    ferry__sharedfp_free(&file->sharedfp);
     cls = ferry__error_agree(file->comm, ferry__fs_close(file->fs), "close");
     file->fs = NULL;
     if (file->amode & MPI_MODE_DELETE_ON_CLOSE) {

@@ -14,7 +14,7 @@
 static int check_access(const ferry__access_t *call, ferry_File fh, MPI_Count count, MPI_Datatype type)
 {
     FERRY_TRY(call->write ? ferry__check_writable(fh, call->name) : ferry__check_readable(fh, call->name));
-    FERRY_TRY(ferry__check_not_sequential(fh, call->name));
+    if (!call->shared) FERRY_TRY(ferry__check_not_sequential(fh, call->name));
     return ferry__check_buffer(fh, count, type, call->name);
 }
 
@@ -54,7 +54,8 @@ int ferry__access_transfer(const ferry__access_t *call, ferry_File fh, int local
      * ones first (async.h). */
     if (call->collective) ferry__async_drain(fh);
     MPI_Offset skip = 0;
-    int cls = local_cls ? local_cls : ferry__access_check(call, fh, offset, count, type, &skip);
+    int cls = call->shared ? ferry__access_shared_offset(call, fh, local_cls, count, type, &offset) : local_cls;
+    if (cls == 0) cls = ferry__access_check(call, fh, offset, count, type, &skip);
     if (call->collective)
         cls = call->write ? ferry__coll_write(fh, cls, skip, buf, count, type, done, call->name)
                           : ferry__coll_read(fh, cls, skip, buf, count, type, done, call->name);
@@ -80,7 +81,7 @@ int ferry__access(const ferry__access_t *call, ferry_File fh, MPI_Offset offset,
 }
 
 #define ACCESS(name_, write_, individual_, collective_)                                                            \
-    static const ferry__access_t name_##_call = {#name_, write_, individual_, collective_};
+    static const ferry__access_t name_##_call = {#name_, write_, individual_, collective_, 0};
 
 ACCESS(read_at, 0, 0, 0)
 ACCESS(read_at_all, 0, 0, 1)

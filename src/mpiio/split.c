@@ -1,5 +1,5 @@
 /*
- * Split collective data access (MPI-3.1 13.4.5).
+ * Split collective data access (MPI-3.1 13.4.5), ordered ones included.
  *
  * The begin call performs the whole collective transfer (every rank takes
  * part, ending in the agreement) and records its outcome; the end call
@@ -53,10 +53,12 @@ static int end(ferry_File fh, const char *begin_name, const char *end_name, cons
     return ferry__error_return(fh, cls);
 }
 
-static const ferry__access_t read_at_all_begin_call = {"read_at_all_begin", 0, 0, 1};
-static const ferry__access_t write_at_all_begin_call = {"write_at_all_begin", 1, 0, 1};
-static const ferry__access_t read_all_begin_call = {"read_all_begin", 0, 1, 1};
-static const ferry__access_t write_all_begin_call = {"write_all_begin", 1, 1, 1};
+static const ferry__access_t read_at_all_begin_call = {"read_at_all_begin", 0, 0, 1, 0};
+static const ferry__access_t write_at_all_begin_call = {"write_at_all_begin", 1, 0, 1, 0};
+static const ferry__access_t read_all_begin_call = {"read_all_begin", 0, 1, 1, 0};
+static const ferry__access_t write_all_begin_call = {"write_all_begin", 1, 1, 1, 0};
+static const ferry__access_t read_ordered_begin_call = {"read_ordered_begin", 0, 0, 1, 1};
+static const ferry__access_t write_ordered_begin_call = {"write_ordered_begin", 1, 0, 1, 1};
 
 int ferry_File_read_at_all_begin_c(ferry_File fh, MPI_Offset offset, void *buf, MPI_Count count,
                                    MPI_Datatype datatype)
@@ -108,4 +110,28 @@ int ferry_File_read_all_end(ferry_File fh, void *buf, MPI_Status *status)
 int ferry_File_write_all_end(ferry_File fh, const void *buf, MPI_Status *status)
 {
     return end(fh, "write_all_begin", "write_all_end", buf, status);
+}
+int ferry_File_read_ordered_begin_c(ferry_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+    return begin(&read_ordered_begin_call, fh, 0, buf, count, datatype);
+}
+int ferry_File_write_ordered_begin_c(ferry_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+    return begin(&write_ordered_begin_call, fh, 0, buf, count, datatype);
+}
+int ferry_File_read_ordered_begin(ferry_File fh, void *buf, int count, MPI_Datatype datatype)
+{
+    return ferry_File_read_ordered_begin_c(fh, buf, count, datatype);
+}
+int ferry_File_write_ordered_begin(ferry_File fh, const void *buf, int count, MPI_Datatype datatype)
+{
+    return ferry_File_write_ordered_begin_c(fh, buf, count, datatype);
+}
+int ferry_File_read_ordered_end(ferry_File fh, void *buf, MPI_Status *status)
+{
+    return end(fh, "read_ordered_begin", "read_ordered_end", buf, status);
+}
+int ferry_File_write_ordered_end(ferry_File fh, const void *buf, MPI_Status *status)
+{
+    return end(fh, "write_ordered_begin", "write_ordered_end", buf, status);
 }

@@ -7,6 +7,41 @@
 
 #include "async/async.h"
 #include "mpiio/mpiio.h"
+#include "sharedfp/sharedfp.h"
+
+/* MPI-3.1 13.3: MPI_DISPLACEMENT_CURRENT, and only it, goes with MPI_MODE_SEQUENTIAL. */
+static int check_displacement(ferry_File fh, MPI_Offset disp)
+{
+    int current = disp == MPI_DISPLACEMENT_CURRENT, sequential = (fh->amode & MPI_MODE_SEQUENTIAL) != 0;
+    if (current && !sequential)
+        return ferry__error_set(MPI_ERR_ARG,
+                                "ferry: set_view '%s': MPI_DISPLACEMENT_CURRENT needs a file opened MPI_MODE_SEQUENTIAL",
+                                fh->filename);
+    if (sequential && !current)
+        return ferry__error_set(MPI_ERR_ARG,
+                                "ferry: set_view '%s': a file opened MPI_MODE_SEQUENTIAL takes displacement "
+                                "MPI_DISPLACEMENT_CURRENT",
+                                fh->filename);
+    return 0;
+}
+
+/* Collective: MPI_DISPLACEMENT_CURRENT is the file offset of the shared
+ * file pointer, read by rank 0 once every rank has arrived. */
+static int current_displacement(ferry_File fh, int local_cls, MPI_Offset *disp)
+{
+    int cls = ferry__error_agree(fh->comm, local_cls, "set_view");
+    MPI_Offset found[2] = {0, 0}; /* displacement, rank 0's error class */
+    if (cls == 0 && fh->rank == 0) {
+        MPI_Offset position = 0;
+        int rc = ferry__sharedfp_get(fh, &position);
+        if (rc == 0) rc = ferry__view_file_offset(&fh->view, position * fh->view.etype_size, &found[0]);
+        found[1] = rc;
+    }
+    if (cls == 0) MPI_Bcast(found, 2, MPI_OFFSET, 0, fh->comm);
+    if (cls == 0 && found[1] != 0) cls = ferry__error_agree(fh->comm, fh->rank == 0 ? (int)found[1] : 0, "set_view");
+    *disp = found[0];
+    return cls;
+}
 
 int ferry_File_set_view(ferry_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
                         const char *datarep, MPI_Info info)
@@ -14,8 +49,11 @@ int ferry_File_set_view(ferry_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_
     int cls = ferry__check_file(fh, "set_view");
     if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
     ferry__async_drain(fh); /* pending nonblocking requests use the old view */
+    cls = check_displacement(fh, disp);
+    if (fh->amode & MPI_MODE_SEQUENTIAL) cls = current_displacement(fh, cls, &disp);
     ferry__view_t next;
-    cls = ferry__view_build(&next, disp, etype, filetype, datarep, fh->filename);
+    ferry__view_init(&next);
+    if (cls == 0) cls = ferry__view_build(&next, disp, etype, filetype, datarep, fh->filename);
     if (fh->develop) {
         /* MPI-3.1 13.3: datarep and the etype's extent must match on every rank. */
         MPI_Count etype_extent = 0;
@@ -27,7 +65,7 @@ int ferry_File_set_view(ferry_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_
         cls = ferry__develop_check(fh->comm, cls, "set_view", same, 2);
     }
     /* All or nothing: a view that fails on any rank leaves the old view on every rank. */
-    cls = ferry__error_agree(fh->comm, cls, "set_view");
+    cls = ferry__sharedfp_agree_reset(fh, cls, "set_view"); /* the standard resets the shared pointer too */
     if (cls != 0) {
         ferry__view_release(&next);
         return ferry__error_return(fh, cls);
@@ -35,6 +73,7 @@ int ferry_File_set_view(ferry_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_
     ferry__view_release(&fh->view);
     fh->view = next;
     fh->position = 0;
+    fh->config_epoch++;
     ferry__hints_apply(&fh->hints, info);
     return MPI_SUCCESS;
 }
@@ -87,20 +126,27 @@ static int end_of_file_position(ferry_File fh, MPI_Offset *position)
     return 0;
 }
 
+int ferry__seek_target(ferry_File fh, MPI_Offset current, MPI_Offset offset, int whence, MPI_Offset *target,
+                       const char *op)
+{
+    MPI_Offset base = 0;
+    if (whence == MPI_SEEK_CUR) base = current;
+    else if (whence == MPI_SEEK_END) FERRY_TRY(end_of_file_position(fh, &base));
+    else if (whence != MPI_SEEK_SET)
+        return ferry__error_set(MPI_ERR_ARG, "ferry: %s '%s': invalid whence %d", op, fh->filename, whence);
+    if (offset < -base || (offset > 0 && base > INT64_MAX - offset))
+        return ferry__error_set(MPI_ERR_ARG, "ferry: %s '%s': resulting position is negative or overflows", op,
+                                fh->filename);
+    *target = base + offset;
+    return 0;
+}
+
 int ferry_File_seek(ferry_File fh, MPI_Offset offset, int whence)
 {
     int cls = ferry__check_file(fh, "seek");
     if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
     cls = ferry__check_not_sequential(fh, "seek");
-    MPI_Offset base = 0;
-    if (cls == 0 && whence == MPI_SEEK_CUR) base = fh->position;
-    else if (cls == 0 && whence == MPI_SEEK_END) cls = end_of_file_position(fh, &base);
-    else if (cls == 0 && whence != MPI_SEEK_SET)
-        cls = ferry__error_set(MPI_ERR_ARG, "ferry: seek '%s': invalid whence %d", fh->filename, whence);
-    if (cls == 0 && (offset < -base || (offset > 0 && base > INT64_MAX - offset)))
-        cls = ferry__error_set(MPI_ERR_ARG, "ferry: seek '%s': resulting position is negative or overflows",
-                               fh->filename);
-    if (cls == 0) fh->position = base + offset;
+    if (cls == 0) cls = ferry__seek_target(fh, fh->position, offset, whence, &fh->position, "seek");
     return ferry__error_return(fh, cls);
 }
 

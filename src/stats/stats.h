@@ -26,7 +26,7 @@ typedef struct ferry__stats {
     long long prefetch_bytes;    /* announced to the kernel ahead of reads (guided prefetching) */
     double fs_seconds;           /* in file-system calls */
     double exchange_seconds;     /* moving data between ranks */
-    char strategy[48];           /* collective strategy used last, "" if none */
+    char strategy[96];           /* collective strategy used last and why, "" if none */
 } ferry__stats_t;
 
 static inline double ferry__stats_clock(void)

@@ -152,16 +152,22 @@ void ft_skip(const char *fmt, ...)
     fflush(stdout);
 }
 
-long long ft_info_number(ferry_File fh, const char *key)
+const char *ft_info_string(ferry_File fh, const char *key)
 {
+    static char value[MPI_MAX_INFO_VAL + 1];
     MPI_Info info;
-    char value[MPI_MAX_INFO_VAL + 1] = "";
     int flag = 0;
+    value[0] = '\0';
     FT_OK(ferry_File_get_info(fh, &info));
     MPI_Info_get(info, key, MPI_MAX_INFO_VAL, value, &flag);
     MPI_Info_free(&info);
     if (!flag) ft_fail(__FILE__, __LINE__, "get_info lacks %s", key);
-    return atoll(value);
+    return value;
+}
+
+long long ft_info_number(ferry_File fh, const char *key)
+{
+    return atoll(ft_info_string(fh, key));
 }
 
 char ft_message[MPI_MAX_ERROR_STRING + 1];

@@ -51,6 +51,8 @@ extern char ft_message[MPI_MAX_ERROR_STRING + 1];
 /* The number get_info reports for key (a ferry_stats_* counter, a size
  * hint); fails the test when the key is missing. */
 long long ft_info_number(ferry_File fh, const char *key);
+/* The value of get_info key (static storage until the next call); fails the test when absent. */
+const char *ft_info_string(ferry_File fh, const char *key);
 
 #define FT_CHECK(cond)                                                                                             \
     do {                                                                                                           \

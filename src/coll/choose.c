@@ -1,0 +1,124 @@
+/*
+ * The strategy of one collective call, decided from inputs every rank
+ * holds (the call's allgather and the agreed hints), so every rank takes
+ * the same path. The rules, in order (docs/coll.md):
+ *
+ *   independent  one rank; atomic mode (each rank's access is locked
+ *                whole); a converting data representation; a view that
+ *                could not be cached; romio_cb_write/read=disable;
+ *                IBM_largeblock_io=true; ferry_cb_strategy=independent;
+ *   the hint     ferry_cb_strategy = even | block_cyclic | stripe_group;
+ *   auto         the cheaper of the two estimates below; two-phase then
+ *                uses stripe_group when the file is striped over several
+ *                targets, even otherwise.
+ *
+ *   independent = max over ranks of: contiguous data: CALL + bytes * BYTE;
+ *                 otherwise data sieving over its span, twice the bytes for
+ *                 writes (read, write back), times the ranks whose ranges
+ *                 overlap it for writes (their window locks serialize)
+ *   two-phase   = total / aggregators * SHIP + extent / aggregators * BYTE
+ *                 (twice for writes with holes) + steps * STEP
+ *
+ * The choice and its reason land in fh->stats.strategy (get_info
+ * ferry_stats_strategy, FERRY_STATS).
+ */
+#include <stdio.h>
+
+#include "coll/coll_int.h"
+#include "datarep/datarep.h"
+
+static const double CALL = 3.0e-6;  /* seconds per file-system call */
+static const double BYTE = 0.1e-9;  /* seconds per byte the kernel copies */
+static const double SHIP = 0.6e-9;  /* seconds per byte packed, sent and unpacked */
+static const double STEP = 20e-6;   /* seconds per two-phase step (agreement, messages) */
+
+static void say(ferry_File fh, const char *what, const char *why)
+{
+    snprintf(fh->stats.strategy, sizeof fh->stats.strategy, "%s (%s)", what, why);
+}
+
+static double independent_cost(ferry_File fh, int write, const ferry__coll_rank_t *ranks)
+{
+    double worst = 0;
+    MPI_Offset window = write ? fh->hints.ind_wr_buffer_size : fh->hints.ind_rd_buffer_size;
+    for (int r = 0; r < fh->nprocs; r++) {
+        const ferry__coll_rank_t *me = &ranks[r];
+        if (me->bytes == 0) continue;
+        double span = (double)(me->hi - me->lo), cost;
+        if (me->bytes == me->hi - me->lo) {
+            cost = CALL + span * BYTE;
+        } else {
+            cost = (span / (double)window + 1) * CALL + span * BYTE * (write ? 2 : 1);
+            int overlapping = 0;
+            for (int q = 0; write && q < fh->nprocs; q++)
+                overlapping += ranks[q].bytes > 0 && ranks[q].lo < me->hi && me->lo < ranks[q].hi;
+            if (write) cost *= overlapping;
+        }
+        if (cost > worst) worst = cost;
+    }
+    return worst;
+}
+
+static double two_phase_cost(ferry_File fh, int write, const ferry__coll_rank_t *ranks, int kind)
+{
+    ferry__domains_t d;
+    ferry__coll_domains_plan(fh, ranks, kind, &d);
+    double total = 0, extent = (double)(d.hi - d.lo), naggs = d.naggs;
+    for (int r = 0; r < fh->nprocs; r++) total += (double)ranks[r].bytes;
+    double io = extent / naggs * BYTE * (write && total < extent ? 2 : 1);
+    return total / naggs * SHIP + io + (double)d.steps * STEP;
+}
+
+static int auto_kind(ferry_File fh)
+{
+    const ferry__coll_hints_t *h = &fh->coll->hints;
+    MPI_Offset targets = h->striping_factor > 0 ? h->striping_factor : fh->layout.stripe_count;
+    return targets > 1 ? FERRY_DOMAIN_STRIPES : FERRY_DOMAIN_EVEN;
+}
+
+/* A reason to stay independent whatever the hints say, or NULL. */
+static const char *must_be_independent(ferry_File fh, int write)
+{
+    const ferry__coll_hints_t *h = &fh->coll->hints;
+    if (fh->nprocs == 1) return "one rank";
+    if (fh->atomicity) return "atomic mode";
+    if (!ferry__datarep_is_native(fh->view.rep)) return "converting data representation";
+    if (!fh->coll->cache_ok) return "a view could not be cached";
+    if ((write ? h->cb_write : h->cb_read) == FERRY_HINT_DISABLE) return write ? "romio_cb_write" : "romio_cb_read";
+    if (h->largeblock) return "IBM_largeblock_io";
+    if (h->strategy == FERRY_CB_INDEPENDENT) return "ferry_cb_strategy";
+    return NULL;
+}
+
+void ferry__coll_choose(ferry_File fh, int write, const ferry__coll_rank_t *ranks, int *two_phase, int *kind)
+{
+    static const int hinted[] = {[FERRY_CB_EVEN] = FERRY_DOMAIN_EVEN,
+                                 [FERRY_CB_BLOCK_CYCLIC] = FERRY_DOMAIN_CYCLIC,
+                                 [FERRY_CB_STRIPE_GROUP] = FERRY_DOMAIN_STRIPES};
+    static const char *names[] = {"two-phase even", "two-phase block_cyclic", "two-phase stripe_group"};
+    const ferry__coll_hints_t *h = &fh->coll->hints;
+    const char *why = must_be_independent(fh, write);
+    *two_phase = 0;
+    if (why) {
+        say(fh, "independent", why);
+        return;
+    }
+    if (h->strategy != FERRY_CB_AUTO) {
+        *two_phase = 1;
+        *kind = hinted[h->strategy];
+        say(fh, names[*kind], "ferry_cb_strategy");
+        return;
+    }
+    *kind = auto_kind(fh);
+    if ((write ? h->cb_write : h->cb_read) == FERRY_HINT_ENABLE) {
+        *two_phase = 1;
+        say(fh, names[*kind], write ? "romio_cb_write" : "romio_cb_read");
+        return;
+    }
+    double alone = independent_cost(fh, write, ranks), shipped = two_phase_cost(fh, write, ranks, *kind);
+    *two_phase = shipped < alone;
+    char why_text[40];
+    snprintf(why_text, sizeof why_text, "cost %.2g s vs %.2g s", *two_phase ? shipped : alone,
+             *two_phase ? alone : shipped);
+    say(fh, *two_phase ? names[*kind] : "independent", why_text);
+}

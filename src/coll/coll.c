@@ -1,0 +1,90 @@
+/*
+ * Collective transfers: the call's inputs, the strategy, the agreement.
+ *
+ * Every rank brings its error class, stream start and length and file
+ * range to one allgather (5 words per rank: the only metadata a call
+ * exchanges besides one allreduce per two-phase step). A class set on any
+ * rank ends the call there with the agreed error. Otherwise the strategy
+ * (choose.c) sends the call either through each rank's independent
+ * transfer or through two-phase aggregation, and the call ends in one
+ * agreement.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "coll/coll_int.h"
+#include "error/error.h"
+#include "indep/indep.h"
+
+static int describe_me(ferry_File fh, int local_cls, MPI_Offset skip, MPI_Count count, MPI_Datatype type,
+                       ferry__coll_rank_t *me)
+{
+    memset(me, 0, sizeof *me);
+    me->cls = local_cls;
+    if (local_cls) return 0;
+    MPI_Count size = 0;
+    FERRY_TRY(ferry__datarep_size(fh->view.rep, type, &size));
+    me->skip = skip;
+    me->bytes = count * size;
+    if (me->bytes == 0) return 0;
+    FERRY_TRY(ferry__view_file_offset(&fh->view, skip, &me->lo));
+    FERRY_TRY(ferry__view_file_offset(&fh->view, skip + me->bytes - 1, &me->hi));
+    me->hi++;
+    return 0;
+}
+
+/* Collective: every rank's inputs into fh->coll->ranks; 0 or the first failing rank's class. */
+static int gather_inputs(ferry_File fh, int local_cls, MPI_Offset skip, MPI_Count count, MPI_Datatype type)
+{
+    ferry__coll_rank_t me;
+    int rc = describe_me(fh, local_cls, skip, count, type, &me);
+    if (rc) me.cls = rc;
+    MPI_Allgather(&me, FERRY_COLL_RANK_WORDS, MPI_OFFSET, fh->coll->ranks, FERRY_COLL_RANK_WORDS, MPI_OFFSET,
+                  fh->comm);
+    for (int r = 0; r < fh->nprocs; r++)
+        if (fh->coll->ranks[r].cls) return (int)fh->coll->ranks[r].cls;
+    return 0;
+}
+
+static int collective(ferry_File fh, int write, int local_cls, MPI_Offset skip, void *buf, MPI_Count count,
+                      MPI_Datatype type, MPI_Count *done, const char *what)
+{
+    *done = 0;
+    if (fh->nprocs == 1) { /* nobody to ship to or agree with */
+        snprintf(fh->stats.strategy, sizeof fh->stats.strategy, "independent (one rank)");
+        if (local_cls) return local_cls;
+        return write ? ferry__indep_write(fh, skip, buf, count, type, done)
+                     : ferry__indep_read(fh, skip, buf, count, type, done);
+    }
+    int rc = ferry__coll_state_update(fh);
+    if (rc != 0) return ferry__error_agree(fh->comm, local_cls ? local_cls : rc, what);
+    rc = gather_inputs(fh, local_cls, skip, count, type);
+    if (rc != 0) {
+        if (local_cls == 0) local_cls = (int)fh->coll->ranks[fh->rank].cls;
+        return ferry__error_agree(fh->comm, local_cls, what);
+    }
+    int two_phase = 0, kind = 0;
+    ferry__coll_choose(fh, write, fh->coll->ranks, &two_phase, &kind);
+    if (!two_phase) {
+        rc = write ? ferry__indep_write(fh, skip, buf, count, type, done)
+                   : ferry__indep_read(fh, skip, buf, count, type, done);
+        return ferry__error_agree(fh->comm, rc, what);
+    }
+    ferry__domains_t domains;
+    ferry__coll_domains_plan(fh, fh->coll->ranks, kind, &domains);
+    ferry__coll_call_t call = {fh, write, buf, count, type, fh->coll->ranks, &domains};
+    rc = ferry__coll_two_phase(&call, done);
+    return ferry__error_agree(fh->comm, rc, what);
+}
+
+int ferry__coll_write(ferry_File fh, int local_cls, MPI_Offset skip, const void *buf, MPI_Count count,
+                      MPI_Datatype type, MPI_Count *done, const char *what)
+{
+    return collective(fh, 1, local_cls, skip, (void *)buf, count, type, done, what);
+}
+
+int ferry__coll_read(ferry_File fh, int local_cls, MPI_Offset skip, void *buf, MPI_Count count,
+                     MPI_Datatype type, MPI_Count *done, const char *what)
+{
+    return collective(fh, 0, local_cls, skip, buf, count, type, done, what);
+}

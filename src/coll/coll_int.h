@@ -1,0 +1,111 @@
+/*
+ * Shared by the coll module's files only.
+ *
+ * A collective call goes through four stages, each in its own file:
+ *   state.c     per-file state every rank agrees on: the view cache (each
+ *               rank's view, rebuilt as host datatypes, exchanged once per
+ *               view), the nodes, and rank 0's collective hints;
+ *   coll.c      the call's inputs: one allgather of a few numbers per rank
+ *               (error class, stream start and length, file range);
+ *   choose.c    the strategy, from those globally known inputs only, so
+ *               every rank takes the same path;
+ *   domains.c   aggregators and their file domains, cut into windows;
+ *   twophase.c  the steps: ship data to (or from) aggregators, who access
+ *               the file one window at a time.
+ */
+#ifndef FERRY_COLL_INT_H
+#define FERRY_COLL_INT_H
+
+#include "coll/coll.h"
+#include "datatype/datatype.h"
+#include "view/view.h"
+
+/* What each rank brings to one call, known to every rank after the allgather. */
+typedef struct ferry__coll_rank {
+    MPI_Offset cls;   /* argument or set-up failure on that rank, 0 if none */
+    MPI_Offset skip;  /* first view stream byte */
+    MPI_Offset bytes; /* stream bytes it moves */
+    MPI_Offset lo;    /* file bytes [lo, hi) span its data; lo == hi when bytes == 0 */
+    MPI_Offset hi;
+} ferry__coll_rank_t;
+enum { FERRY_COLL_RANK_WORDS = 5 };
+
+/* The collective hints in force, rank 0's (agreed in state.c). */
+typedef struct ferry__coll_hints {
+    MPI_Offset buffer_size, nodes, per_node, strategy, cb_write, cb_read, block_size, largeblock, striping_unit,
+        striping_factor, group_size;
+} ferry__coll_hints_t;
+
+typedef struct ferry__coll_state ferry__coll_state_t;
+struct ferry__coll_state {
+    unsigned epoch;             /* fh->config_epoch the cache below was agreed for */
+    int cache_ok;               /* every rank's view is in views[] */
+    ferry__view_t *views;       /* nprocs entries; layout owned where owns_layout[r] */
+    char *owns_layout;
+    void *my_blob;              /* this rank's serialized view, to notice an unchanged view */
+    size_t my_blob_len;
+    ferry__coll_hints_t hints;
+    int nodes;                  /* distinct nodes */
+    int *node_of, *local_of;    /* per rank: node index, rank within the node */
+    int *spread;                /* all ranks: first of every node, then second of every node... */
+    int *aggs;                  /* room for nprocs aggregators (ferry__domains_t.aggs points here) */
+    ferry__coll_rank_t *ranks;  /* the current call's inputs, nprocs entries */
+    ferry__scratch_slot_t window, incoming, mask; /* aggregator buffers, kept between calls */
+};
+
+/* state.c: collective; brings fh->coll up to date with the view and hints
+ * (an exchange only after set_view/set_info changed something). Never
+ * fails the call: a view that cannot be cached leaves cache_ok == 0 (the
+ * call is then done independently). Returns 0 or MPI_ERR_NO_MEM agreed. */
+int ferry__coll_state_update(ferry_File fh);
+
+/* The file domains of one call. */
+typedef enum { FERRY_DOMAIN_EVEN, FERRY_DOMAIN_CYCLIC, FERRY_DOMAIN_STRIPES } ferry__domain_kind_t;
+
+typedef struct ferry__domains {
+    ferry__domain_kind_t kind;
+    int naggs;
+    const int *aggs;        /* naggs ranks, spread over nodes (borrowed from the file's state) */
+    MPI_Offset lo, hi;      /* the bytes the call touches */
+    MPI_Offset origin;      /* block b is [origin + b * block, + block) */
+    MPI_Offset block;
+    MPI_Offset window;      /* bytes per window at most */
+    MPI_Offset targets;     /* stripes: storage targets, group: targets per aggregator */
+    MPI_Offset group;
+    MPI_Offset steps;       /* windows of the busiest aggregator */
+} ferry__domains_t;
+
+/* A cursor over one aggregator's windows, in ascending file order. */
+typedef struct ferry__window_cursor {
+    MPI_Offset next;        /* first file byte not yet handed out */
+} ferry__window_cursor_t;
+
+/* domains.c: arithmetic only, never fails. */
+void ferry__coll_domains_plan(ferry_File fh, const ferry__coll_rank_t *ranks, int kind, ferry__domains_t *d);
+/* Fills s->spread from the node map (once per file). */
+void ferry__coll_spread_ranks(ferry__coll_state_t *s, int nprocs);
+/* The next window [*wlo, *whi) of aggregator index a; 0 when none is left. */
+int ferry__coll_next_window(const ferry__domains_t *d, int a, ferry__window_cursor_t *c, MPI_Offset *wlo,
+                            MPI_Offset *whi);
+
+/* choose.c: the strategy of one call from globally known inputs; *kind is
+ * a ferry__domain_kind_t when *two_phase. Sets fh->stats.strategy. */
+void ferry__coll_choose(ferry_File fh, int write, const ferry__coll_rank_t *ranks, int *two_phase, int *kind);
+
+/* twophase.c: the steps of one call (collective). *done: this rank's bytes. */
+typedef struct ferry__coll_call {
+    ferry_File fh;
+    int write;
+    void *buf;
+    MPI_Count count;
+    MPI_Datatype type;
+    const ferry__coll_rank_t *ranks;
+    const ferry__domains_t *domains;
+} ferry__coll_call_t;
+int ferry__coll_two_phase(const ferry__coll_call_t *call, MPI_Count *done);
+
+/* Stream bytes of rank r's data inside file bytes [wlo, whi): [*s0, *s1). */
+int ferry__coll_share(const ferry__view_t *view, const ferry__coll_rank_t *rank, MPI_Offset wlo, MPI_Offset whi,
+                      MPI_Offset *s0, MPI_Offset *s1);
+
+#endif

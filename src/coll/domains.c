@@ -1,0 +1,177 @@
+/*
+ * Aggregators and file domains (docs/coll.md).
+ *
+ * The bytes a call touches, [lo, hi), are cut into blocks; block b is
+ * [origin + b * block, origin + (b + 1) * block) and has one owner among
+ * the aggregators:
+ *
+ *   even     one block per aggregator: the range split in equal pieces
+ *            aligned to the file-system block;
+ *   cyclic   blocks of IBM_io_buffer_size (whole file-system blocks, 16 by
+ *            default) dealt round-robin (data shipping, seed 000);
+ *   stripes  the file's stripes (striping_unit); stripe b lives on storage
+ *            target b mod striping_factor, and aggregator a owns the
+ *            stripes of targets a*k .. a*k+k-1 (k = ferry_cb_group_size),
+ *            so each aggregator talks to k targets only (Y-Lib, seed 002).
+ *
+ * Each aggregator serves its blocks in ascending order, one window of at
+ * most `window` bytes of consecutive owned blocks per step. Everything
+ * here is arithmetic on globally agreed numbers, so every rank computes
+ * the same windows without communicating.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll_int.h"
+#include "error/error.h"
+
+static MPI_Offset round_up(MPI_Offset x, MPI_Offset unit)
+{
+    return (x + unit - 1) / unit * unit;
+}
+
+static int owner(const ferry__domains_t *d, MPI_Offset b)
+{
+    switch (d->kind) {
+    case FERRY_DOMAIN_EVEN:
+        return b < d->naggs ? (int)b : -1;
+    case FERRY_DOMAIN_CYCLIC:
+        return (int)(b % d->naggs);
+    case FERRY_DOMAIN_STRIPES:
+        return (int)((b % d->targets) / d->group % d->naggs);
+    }
+    return -1;
+}
+
+/* The first block >= b that aggregator a owns, or -1. */
+static MPI_Offset next_owned(const ferry__domains_t *d, int a, MPI_Offset b)
+{
+    switch (d->kind) {
+    case FERRY_DOMAIN_EVEN:
+        return b <= a ? a : -1;
+    case FERRY_DOMAIN_CYCLIC:
+        return b + ((a - b % d->naggs) + d->naggs) % d->naggs;
+    case FERRY_DOMAIN_STRIPES:
+        for (MPI_Offset i = 0; i < d->targets; i++)
+            if (owner(d, b + i) == a) return b + i;
+        return -1;
+    }
+    return -1;
+}
+
+int ferry__coll_next_window(const ferry__domains_t *d, int a, ferry__window_cursor_t *c, MPI_Offset *wlo,
+                            MPI_Offset *whi)
+{
+    MPI_Offset x = c->next > d->lo ? c->next : d->lo;
+    if (x >= d->hi) return 0;
+    MPI_Offset b = (x - d->origin) / d->block;
+    if (owner(d, b) != a) {
+        if ((b = next_owned(d, a, b)) < 0) return 0;
+        MPI_Offset start = d->origin + b * d->block;
+        x = start > x ? start : x;
+        if (x >= d->hi) return 0;
+    }
+    MPI_Offset end = x, limit = x + d->window < d->hi ? x + d->window : d->hi;
+    while (end < limit && owner(d, (end - d->origin) / d->block) == a) {
+        MPI_Offset block_end = d->origin + ((end - d->origin) / d->block + 1) * d->block;
+        end = block_end < limit ? block_end : limit;
+    }
+    *wlo = x;
+    *whi = c->next = end;
+    return 1;
+}
+
+/* Aggregators are spread over nodes: the first rank of every node, then
+ * the second of every node, and so on. */
+typedef struct candidate {
+    int local, node, rank;
+} candidate_t;
+
+static int by_spread(const void *a, const void *b)
+{
+    const candidate_t *x = a, *y = b;
+    if (x->local != y->local) return x->local < y->local ? -1 : 1;
+    if (x->node != y->node) return x->node < y->node ? -1 : 1;
+    return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+void ferry__coll_spread_ranks(ferry__coll_state_t *s, int nprocs)
+{
+    candidate_t *c = (candidate_t *)s->ranks; /* the call inputs' room, free at this point, is large enough */
+    for (int r = 0; r < nprocs; r++) c[r] = (candidate_t){s->local_of[r], s->node_of[r], r};
+    qsort(c, (size_t)nprocs, sizeof *c, by_spread);
+    for (int r = 0; r < nprocs; r++) s->spread[r] = c[r].rank;
+}
+
+static void pick_aggregators(ferry_File fh, MPI_Offset want, ferry__domains_t *d)
+{
+    ferry__coll_state_t *s = fh->coll;
+    int n = 0;
+    for (int i = 0; i < fh->nprocs && n < want; i++) {
+        int r = s->spread[i];
+        if (s->hints.per_node == 0 || s->local_of[r] < s->hints.per_node) s->aggs[n++] = r;
+    }
+    d->naggs = n > 0 ? n : 1;
+    if (n == 0) s->aggs[0] = s->spread[0];
+    d->aggs = s->aggs;
+}
+
+/* The default rule: one aggregator per node, more when the call moves more
+ * than cb_buffer_size per aggregator. */
+static MPI_Offset default_aggregators(const ferry__coll_state_t *s, MPI_Offset total)
+{
+    MPI_Offset by_volume = (total + s->hints.buffer_size - 1) / s->hints.buffer_size;
+    return by_volume > s->nodes ? by_volume : s->nodes;
+}
+
+static void shape(ferry_File fh, int kind, MPI_Offset total, ferry__domains_t *d, MPI_Offset *want)
+{
+    const ferry__coll_hints_t *h = &fh->coll->hints;
+    MPI_Offset fs_block = fh->layout.block_size > 0 ? fh->layout.block_size : 4096;
+    MPI_Offset half = h->buffer_size / 2 > fs_block ? h->buffer_size / 2 : fs_block;
+    *want = h->nodes > 0 ? h->nodes : default_aggregators(fh->coll, total);
+    d->kind = kind;
+    d->window = half;
+    d->targets = d->group = 1;
+    if (kind == FERRY_DOMAIN_CYCLIC) {
+        d->block = h->block_size > 0 ? round_up(h->block_size, fs_block) : 16 * fs_block;
+        d->window = d->block < half ? d->block : half;
+    } else if (kind == FERRY_DOMAIN_STRIPES) {
+        d->block = h->striping_unit > 0 ? h->striping_unit
+                                        : (fh->layout.stripe_size > 0 ? fh->layout.stripe_size : fs_block);
+        d->targets = h->striping_factor > 0 ? h->striping_factor
+                                            : (fh->layout.stripe_count > 0 ? fh->layout.stripe_count : 1);
+        d->group = h->group_size < d->targets ? h->group_size : d->targets;
+        MPI_Offset groups = (d->targets + d->group - 1) / d->group;
+        if (h->nodes <= 0 || h->nodes > groups) *want = groups;
+    }
+}
+
+void ferry__coll_domains_plan(ferry_File fh, const ferry__coll_rank_t *ranks, int kind, ferry__domains_t *d)
+{
+    memset(d, 0, sizeof *d);
+    MPI_Offset total = 0, want = 1;
+    d->lo = INT64_MAX;
+    for (int r = 0; r < fh->nprocs; r++) {
+        if (ranks[r].bytes == 0) continue;
+        total += ranks[r].bytes;
+        if (ranks[r].lo < d->lo) d->lo = ranks[r].lo;
+        if (ranks[r].hi > d->hi) d->hi = ranks[r].hi;
+    }
+    if (total == 0) d->lo = d->hi = 0;
+    shape(fh, kind, total, d, &want);
+    pick_aggregators(fh, want, d);
+    if (kind == FERRY_DOMAIN_EVEN) {
+        MPI_Offset fs_block = fh->layout.block_size > 0 ? fh->layout.block_size : 4096;
+        d->origin = d->lo / fs_block * fs_block;
+        MPI_Offset per = (d->hi - d->origin + d->naggs - 1) / d->naggs;
+        d->block = per > 0 ? round_up(per, fs_block) : fs_block;
+    }
+    for (int a = 0; a < d->naggs; a++) {
+        ferry__window_cursor_t c = {0};
+        MPI_Offset wlo, whi, n = 0;
+        while (ferry__coll_next_window(d, a, &c, &wlo, &whi)) n++;
+        if (n > d->steps) d->steps = n;
+    }
+}

@@ -1,0 +1,113 @@
+/*
+ * Data access at the shared file pointer (MPI-3.1 13.4.4): independent
+ * read_shared/write_shared, collective read_ordered/write_ordered,
+ * seek_shared and get_position_shared. The pointer itself lives in
+ * sharedfp/; the transfers are the ordinary independent and collective
+ * ones at the offsets claimed there.
+ *
+ * Independent calls claim their etypes with one atomic fetch-and-add and
+ * then transfer; ordered calls claim every rank's place with one prefix sum
+ * and then make one collective transfer. The pointer advances by what the
+ * call asked for, also when a read stops short at end of file (as ROMIO
+ * does) or the transfer fails: other ranks may already have moved past it.
+ */
+#include "datarep/datarep.h"
+#include "mpiio/access.h"
+#include "mpiio/mpiio.h"
+#include "sharedfp/sharedfp.h"
+
+/* The etypes a transfer of (count, type) covers, after its argument checks. */
+static int shared_etypes(const ferry__access_t *call, ferry_File fh, MPI_Count count, MPI_Datatype type,
+                         MPI_Offset *etypes)
+{
+    FERRY_TRY(call->write ? ferry__check_writable(fh, call->name) : ferry__check_readable(fh, call->name));
+    FERRY_TRY(ferry__check_buffer(fh, count, type, call->name));
+    MPI_Count size = 0;
+    FERRY_TRY(ferry__datarep_size(fh->view.rep, type, &size));
+    *etypes = count * size / fh->view.etype_size;
+    return 0;
+}
+
+int ferry__access_shared_offset(const ferry__access_t *call, ferry_File fh, int local_cls, MPI_Count count,
+                                MPI_Datatype type, MPI_Offset *offset)
+{
+    MPI_Offset etypes = 0;
+    int cls = local_cls ? local_cls : shared_etypes(call, fh, count, type, &etypes);
+    if (call->collective) return ferry__sharedfp_claim_ordered(fh, cls, etypes, offset, call->name);
+    return cls ? cls : ferry__sharedfp_claim(fh, etypes, offset);
+}
+
+static const ferry__access_t read_shared_call = {"read_shared", 0, 0, 0, 1};
+static const ferry__access_t write_shared_call = {"write_shared", 1, 0, 0, 1};
+static const ferry__access_t read_ordered_call = {"read_ordered", 0, 0, 1, 1};
+static const ferry__access_t write_ordered_call = {"write_ordered", 1, 0, 1, 1};
+
+int ferry_File_read_shared_c(ferry_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+    return ferry__access(&read_shared_call, fh, 0, buf, count, datatype, status);
+}
+int ferry_File_write_shared_c(ferry_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                              MPI_Status *status)
+{
+    return ferry__access(&write_shared_call, fh, 0, (void *)buf, count, datatype, status);
+}
+int ferry_File_read_ordered_c(ferry_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+{
+    return ferry__access(&read_ordered_call, fh, 0, buf, count, datatype, status);
+}
+int ferry_File_write_ordered_c(ferry_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                               MPI_Status *status)
+{
+    return ferry__access(&write_ordered_call, fh, 0, (void *)buf, count, datatype, status);
+}
+int ferry_File_read_shared(ferry_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+{
+    return ferry_File_read_shared_c(fh, buf, count, datatype, status);
+}
+int ferry_File_write_shared(ferry_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+{
+    return ferry_File_write_shared_c(fh, buf, count, datatype, status);
+}
+int ferry_File_read_ordered(ferry_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+{
+    return ferry_File_read_ordered_c(fh, buf, count, datatype, status);
+}
+int ferry_File_write_ordered(ferry_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+{
+    return ferry_File_write_ordered_c(fh, buf, count, datatype, status);
+}
+
+/* Collective. The first agreement (with develop mode's check that offset
+ * and whence match) brings every rank here, so no access to the pointer is
+ * in flight; rank 0 moves it; the second agreement spreads rank 0's outcome
+ * (a negative result fails everywhere) before anyone may use it again. */
+int ferry_File_seek_shared(ferry_File fh, MPI_Offset offset, int whence)
+{
+    int cls = ferry__check_file(fh, "seek_shared");
+    if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
+    cls = ferry__check_not_sequential(fh, "seek_shared");
+    if (fh->develop) {
+        ferry__develop_arg_t same[2] = {{"offset", (uint64_t)offset}, {"whence", (uint64_t)(unsigned)whence}};
+        cls = ferry__develop_check(fh->comm, cls, "seek_shared", same, 2);
+    } else {
+        cls = ferry__error_agree(fh->comm, cls, "seek_shared");
+    }
+    if (cls) return ferry__error_return(fh, cls);
+    int moved = 0;
+    if (fh->rank == 0) {
+        MPI_Offset current = 0, target = 0;
+        moved = ferry__sharedfp_get(fh, &current);
+        if (moved == 0) moved = ferry__seek_target(fh, current, offset, whence, &target, "seek_shared");
+        if (moved == 0) moved = ferry__sharedfp_store(fh, target);
+    }
+    return ferry__error_return(fh, ferry__error_agree(fh->comm, moved, "seek_shared"));
+}
+
+int ferry_File_get_position_shared(ferry_File fh, MPI_Offset *offset)
+{
+    int cls = ferry__check_file(fh, "get_position_shared");
+    if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
+    if (!offset) cls = ferry__error_set(MPI_ERR_ARG, "ferry: get_position_shared: NULL argument");
+    if (cls == 0) cls = ferry__sharedfp_get(fh, offset);
+    return ferry__error_return(fh, cls);
+}

@@ -1,0 +1,106 @@
+/*
+ * The shared file pointer in one-sided memory (see sharedfp.h).
+ */
+#include "error/error.h"
+#include "sharedfp/sharedfp.h"
+
+enum { POINTER_RANK = 0 }; /* the rank whose window holds the pointer */
+
+static int rma_failed(ferry_File fh, const char *what)
+{
+    return ferry__error_set(MPI_ERR_INTERN, "ferry: %s '%s': one-sided access to the shared file pointer failed", what,
+                            fh->filename);
+}
+
+int ferry__sharedfp_create(MPI_Comm comm, MPI_Offset initial, MPI_Win *win)
+{
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Offset *base = NULL;
+    MPI_Aint size = rank == POINTER_RANK ? (MPI_Aint)sizeof(MPI_Offset) : 0;
+    *win = MPI_WIN_NULL;
+    if (MPI_Win_allocate(size, (int)sizeof(MPI_Offset), MPI_INFO_NULL, comm, &base, win) != MPI_SUCCESS) {
+        *win = MPI_WIN_NULL;
+        return ferry__error_set(MPI_ERR_NO_MEM, "ferry: open: cannot create the shared file pointer's window");
+    }
+    /* The epoch lasts as long as the window: accesses need only a flush. */
+    int rc = MPI_Win_lock_all(MPI_MODE_NOCHECK, *win);
+    if (rc == MPI_SUCCESS && rank == POINTER_RANK) {
+        rc = MPI_Accumulate(&initial, 1, MPI_OFFSET, POINTER_RANK, 0, 1, MPI_OFFSET, MPI_REPLACE, *win);
+        if (rc == MPI_SUCCESS) rc = MPI_Win_flush(POINTER_RANK, *win);
+    }
+    if (rc != MPI_SUCCESS)
+        return ferry__error_set(MPI_ERR_INTERN, "ferry: open: cannot initialize the shared file pointer");
+    return 0;
+}
+
+void ferry__sharedfp_free(MPI_Win *win)
+{
+    if (*win == MPI_WIN_NULL) return;
+    MPI_Win_unlock_all(*win);
+    MPI_Win_free(win);
+    *win = MPI_WIN_NULL;
+}
+
+/* One atomic read-modify-write of the pointer, completed before returning. */
+static int fetch_and_op(ferry_File fh, MPI_Offset operand, MPI_Offset *old, MPI_Op op, const char *what)
+{
+    if (MPI_Fetch_and_op(&operand, old, MPI_OFFSET, POINTER_RANK, 0, op, fh->sharedfp) != MPI_SUCCESS ||
+        MPI_Win_flush(POINTER_RANK, fh->sharedfp) != MPI_SUCCESS)
+        return rma_failed(fh, what);
+    return 0;
+}
+
+int ferry__sharedfp_claim(ferry_File fh, MPI_Offset etypes, MPI_Offset *start)
+{
+    if (etypes != 0) fh->sharedfp_used = 1;
+    return fetch_and_op(fh, etypes, start, MPI_SUM, "shared file pointer");
+}
+
+int ferry__sharedfp_get(ferry_File fh, MPI_Offset *position)
+{
+    return fetch_and_op(fh, 0, position, MPI_NO_OP, "shared file pointer");
+}
+
+int ferry__sharedfp_store(ferry_File fh, MPI_Offset position)
+{
+    MPI_Offset old;
+    fh->sharedfp_used = 1;
+    return fetch_and_op(fh, position, &old, MPI_REPLACE, "shared file pointer");
+}
+
+int ferry__sharedfp_agree_reset(ferry_File fh, int local_cls, const char *what)
+{
+    int used = fh->sharedfp_used;
+    int cls = ferry__error_agree_flag(fh->comm, local_cls, what, &used);
+    if (cls != 0 || !used) return cls;
+    /* Every rank is here, so no access is in flight; none may start before the reset is done. */
+    int stored = fh->rank == POINTER_RANK ? ferry__sharedfp_store(fh, 0) : 0;
+    fh->sharedfp_used = 0;
+    return ferry__error_agree(fh->comm, stored, what);
+}
+
+int ferry__sharedfp_claim_ordered(ferry_File fh, int local_cls, MPI_Offset etypes, MPI_Offset *start,
+                                  const char *what)
+{
+    /* One inclusive prefix sum of (etypes, failures): the last rank learns
+     * the total and whether anyone failed, moves the pointer once and tells
+     * every rank the old value (or that the call failed). */
+    MPI_Offset mine[2] = {local_cls ? 0 : etypes, local_cls != 0}, upto[2] = {0, 0};
+    int last = fh->nprocs - 1;
+    int cls = 0;
+    if (MPI_Scan(mine, upto, 2, MPI_OFFSET, MPI_SUM, fh->comm) != MPI_SUCCESS)
+        cls = ferry__error_set(MPI_ERR_INTERN, "ferry: %s '%s': prefix sum failed", what, fh->filename);
+    MPI_Offset outcome[2] = {0, upto[1]}; /* old pointer, failures */
+    if (fh->rank == last && cls == 0 && upto[1] == 0) {
+        cls = ferry__sharedfp_claim(fh, upto[0], &outcome[0]);
+        outcome[1] = cls != 0;
+    }
+    if (MPI_Bcast(outcome, 2, MPI_OFFSET, last, fh->comm) != MPI_SUCCESS && cls == 0)
+        cls = ferry__error_set(MPI_ERR_INTERN, "ferry: %s '%s': broadcast failed", what, fh->filename);
+    if (cls == 0 && outcome[1] == 0) {
+        *start = outcome[0] + upto[0] - mine[0];
+        return 0;
+    }
+    return ferry__error_agree(fh->comm, local_cls ? local_cls : cls, what);
+}
