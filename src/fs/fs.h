@@ -53,15 +53,19 @@ struct ferry__fs_ops {
     int (*allocate)(ferry__fs_file_t *file, MPI_Offset size);
     int (*size)(ferry__fs_file_t *file, MPI_Offset *size);
     int (*layout)(ferry__fs_file_t *file, ferry__fs_layout_t *layout);
-    /* Exclusive byte-range lock of [offset, offset + len), waiting for it.
-     * MPI_ERR_UNSUPPORTED_OPERATION when the file system refuses locks. */
-    int (*lock)(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len);
+    /* Byte-range lock of [offset, offset + len), exclusive (FERRY_FS_LOCK_WRITE)
+     * or shared with other readers (FERRY_FS_LOCK_READ, needs a readable
+     * file), waiting for it. MPI_ERR_UNSUPPORTED_OPERATION when the file
+     * system refuses locks. Locks of one open file merge: unlocking a range
+     * releases it whatever lock covered it. */
+    int (*lock)(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len, int mode);
     int (*unlock)(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len);
     /* Tells the kernel what [offset, offset + len) is about to see; advisory, never fails. */
     void (*advise)(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len, int advice);
 };
 
 enum { FERRY_FS_WILLNEED = 1, FERRY_FS_DONTNEED = 2 };
+enum { FERRY_FS_LOCK_WRITE = 0, FERRY_FS_LOCK_READ = 1 };
 
 /* The driver for a path (POSIX for now). Borrowed, static. */
 const ferry__fs_ops_t *ferry__fs_driver_for(const char *path);
@@ -90,7 +94,10 @@ static inline int ferry__fs_resize(ferry__fs_file_t *f, MPI_Offset size) { retur
 static inline int ferry__fs_allocate(ferry__fs_file_t *f, MPI_Offset size) { return f->ops->allocate(f, size); }
 static inline int ferry__fs_size(ferry__fs_file_t *f, MPI_Offset *size) { return f->ops->size(f, size); }
 static inline int ferry__fs_layout(ferry__fs_file_t *f, ferry__fs_layout_t *l) { return f->ops->layout(f, l); }
-static inline int ferry__fs_lock(ferry__fs_file_t *f, MPI_Offset off, MPI_Offset len) { return f->ops->lock(f, off, len); }
+static inline int ferry__fs_lock(ferry__fs_file_t *f, MPI_Offset off, MPI_Offset len, int mode)
+{
+    return f->ops->lock(f, off, len, mode);
+}
 static inline int ferry__fs_unlock(ferry__fs_file_t *f, MPI_Offset off, MPI_Offset len)
 {
     return f->ops->unlock(f, off, len);

@@ -203,9 +203,9 @@ static int posix_range_lock(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offse
     return os_error(err, type == F_UNLCK ? "unlock" : "lock", file->path);
 }
 
-static int posix_lock(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len)
+static int posix_lock(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len, int mode)
 {
-    return posix_range_lock(file, offset, len, F_WRLCK);
+    return posix_range_lock(file, offset, len, mode == FERRY_FS_LOCK_READ ? F_RDLCK : F_WRLCK);
 }
 
 static int posix_unlock(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len)

@@ -26,6 +26,7 @@ typedef struct ferry__transfer {
                        * MPI_MODE_UNIQUE_OPEN) another open, as PnetCDF's per-rank MPI_COMM_SELF
                        * handle for independent mode beside its collective one */
     int lock_writes;  /* writes lock their byte range: another process may be sieving */
+    int atomic;       /* atomic mode: the whole range the transfer touches is locked; no inner locks */
     struct {          /* the data sieving buffer */
         char *buf;    /* borrowed from the file's scratch slot */
         MPI_Count size;

@@ -89,7 +89,7 @@ static int write_window(ferry__transfer_t *t, MPI_Offset pos, MPI_Count len, con
     size_t span = (size_t)(hi - lo);
     int locked = 0;
     FERRY_TRY(ferry__indep_lock_range(t, lo, hi - lo, &locked));
-    if (!locked && t->shared) {
+    if (!locked && t->shared && !t->atomic) {
         *refused = 1;
         return 0;
     }

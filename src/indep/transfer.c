@@ -102,13 +102,39 @@ static int run(ferry__transfer_t *t, MPI_Count *done)
     return 0;
 }
 
+/* Atomic mode (MPI-3.1 13.6.1): the transfer holds one lock over every
+ * byte from its first to its last, exclusive for writes and shared for
+ * reads, so overlapping transfers of other processes come wholly before or
+ * after it. Locks of one open file merge, so the per-window locks of
+ * sieving and vectored writes are skipped: unlocking one would release part
+ * of this one. A file system without locks cannot be atomic: an error. */
+static int lock_atomic(ferry__transfer_t *t, MPI_Offset *first)
+{
+    ferry_File fh = t->fh;
+    FERRY_TRY(ferry__view_file_offset(&fh->view, t->skip, first));
+    int rc = ferry__fs_lock(fh->fs, *first, t->file_end - *first, t->write ? FERRY_FS_LOCK_WRITE : FERRY_FS_LOCK_READ);
+    if (rc == MPI_ERR_UNSUPPORTED_OPERATION)
+        return ferry__error_set(rc, "ferry: %s '%s': atomic mode needs byte-range locks, which the file system refuses",
+                                t->write ? "write" : "read", fh->filename);
+    if (rc != 0) return rc;
+    t->atomic = 1;
+    t->lock_writes = 0;
+    return 0;
+}
+
 static int transfer(ferry_File fh, int write, MPI_Offset skip, void *buf, MPI_Count count, MPI_Datatype type,
                     MPI_Count *done)
 {
     ferry__transfer_t t;
     *done = 0;
+    MPI_Offset first = 0;
     int rc = setup(&t, fh, write, skip, buf, count, type);
+    if (rc == 0 && fh->atomicity && t.total > 0) rc = lock_atomic(&t, &first);
     if (rc == 0) rc = run(&t, done);
+    if (t.atomic) {
+        int unlock_rc = ferry__fs_unlock(fh->fs, first, t.file_end - first);
+        if (rc == 0) rc = unlock_rc;
+    }
     teardown(&t);
     return rc;
 }

@@ -46,7 +46,7 @@ int ferry__indep_lock_range(ferry__transfer_t *t, MPI_Offset offset, MPI_Offset 
 {
     *locked = 0;
     if (!t->lock_writes || len <= 0) return 0;
-    int rc = ferry__fs_lock(t->fh->fs, offset, len);
+    int rc = ferry__fs_lock(t->fh->fs, offset, len, FERRY_FS_LOCK_WRITE);
     if (rc == MPI_ERR_UNSUPPORTED_OPERATION) {
         /* No locks here: nobody may read-modify-write, so plain writes are safe. */
         t->fh->locks_refused = 1;

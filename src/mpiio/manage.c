@@ -96,6 +96,20 @@ int ferry_File_sync(ferry_File fh)
     return ferry__error_return(fh, ferry__error_agree(fh->comm, ferry__fs_sync(fh->fs), "sync"));
 }
 
+/* Atomic mode locks every transfer's byte range (indep/transfer.c): a file
+ * system that refuses locks is found here rather than at the first access. */
+static int probe_locks(ferry_File fh)
+{
+    int mode = fh->readable ? FERRY_FS_LOCK_READ : FERRY_FS_LOCK_WRITE;
+    int rc = ferry__fs_lock(fh->fs, 0, 1, mode);
+    if (rc == 0) return ferry__fs_unlock(fh->fs, 0, 1);
+    if (rc == MPI_ERR_UNSUPPORTED_OPERATION)
+        return ferry__error_set(rc, "ferry: set_atomicity '%s': atomic mode needs byte-range locks, which the file "
+                                    "system refuses",
+                                fh->filename);
+    return rc;
+}
+
 int ferry_File_set_atomicity(ferry_File fh, int flag)
 {
     int cls = ferry__check_file(fh, "set_atomicity");
@@ -105,11 +119,9 @@ int ferry_File_set_atomicity(ferry_File fh, int flag)
         ferry__develop_arg_t same_flag = {"flag", (uint64_t)(flag != 0)};
         cls = ferry__develop_check(fh->comm, cls, "set_atomicity", &same_flag, 1);
     }
-    if (cls == 0 && flag)
-        cls = ferry__error_set(MPI_ERR_UNSUPPORTED_OPERATION,
-                               "ferry: set_atomicity '%s': atomic mode is not implemented yet", fh->filename);
+    if (cls == 0 && flag) cls = probe_locks(fh);
     cls = ferry__error_agree(fh->comm, cls, "set_atomicity");
-    if (cls == 0) fh->atomicity = 0;
+    if (cls == 0) fh->atomicity = flag != 0;
     return ferry__error_return(fh, cls);
 }
 

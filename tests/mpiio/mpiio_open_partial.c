@@ -111,8 +111,9 @@ int main(int argc, char **argv)
     ft_expect_fail(__FILE__, __LINE__, "preallocate", rc, MPI_ERR_ARG, ft_rank == 1 ? "negative" : "rank 1");
     FT_OK(ferry_File_get_size(fh, &size_after));
     FT_EQ(size_after, size_before); /* a failed collective resize changed nothing */
-    rc = ferry_File_set_atomicity(fh, ft_rank == 1);
-    ft_expect_fail(__FILE__, __LINE__, "set_atomicity", rc, MPI_ERR_UNSUPPORTED_OPERATION, NULL);
+    /* seek_shared: the negative result is found on rank 0 alone. */
+    rc = ferry_File_seek_shared(fh, -1, MPI_SEEK_SET);
+    ft_expect_fail(__FILE__, __LINE__, "seek_shared", rc, MPI_ERR_ARG, ft_rank == 0 ? "negative" : "rank 0");
 
     for (int r = 0; r < ft_size; r++) {
         FT_OK(ferry_File_read_at(fh, r * 4, &value, 1, MPI_INT, MPI_STATUS_IGNORE));
