@@ -239,6 +239,10 @@ static void stats_add(ferry__stats_t *to, const ferry__stats_t *from)
 void ferry__async_add_stats(ferry_File fh, const ferry__stats_t *stats)
 {
     struct ferry__async_file *f = fh->async;
+    if (!f) { /* run at initiation, on the application thread */
+        stats_add(&fh->stats, stats);
+        return;
+    }
     pthread_mutex_lock(&f->lock);
     stats_add(&f->stats, stats);
     pthread_mutex_unlock(&f->lock);

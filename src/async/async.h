@@ -81,8 +81,9 @@ int ferry__async_start(ferry_File fh, ferry__async_lane_t lane, const ferry__asy
  * which every rank makes in the same order); then local. */
 int ferry__async_comm(ferry_File fh, MPI_Comm *comm);
 
-/* Worker side: adds a finished operation's counters for fh, folded into
- * fh->stats later on the application thread. */
+/* Adds a finished operation's counters for fh: from a worker, folded into
+ * fh->stats later on the application thread; at initiation (fh has no
+ * background state), into fh->stats at once. */
 void ferry__async_add_stats(ferry_File fh, const ferry__stats_t *stats);
 
 /* Application thread: folds counters gathered in the background into fh->stats. */

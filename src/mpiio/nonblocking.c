@@ -1,7 +1,7 @@
 /*
- * Nonblocking data access (MPI-3.1 13.4.2, 13.4.3, 13.4.5): iread, iwrite,
- * iread_at, iwrite_at and the nonblocking collectives iread_all,
- * iwrite_all, iread_at_all, iwrite_at_all.
+ * Nonblocking data access (MPI-3.1 13.4.2-13.4.5): iread, iwrite,
+ * iread_at, iwrite_at, iread_shared, iwrite_shared and the nonblocking
+ * collectives iread_all, iwrite_all, iread_at_all, iwrite_at_all.
  *
  * Each call becomes an explicit-offset transfer run by async/: in the
  * background at MPI_THREAD_MULTIPLE, at initiation below it (async.h). The
@@ -9,7 +9,10 @@
  * size for writes and, for reads, by what lies before the end of file at
  * initiation (what a blocking read would move it by, unless another
  * request changes the file's size meanwhile); argument errors of an
- * independent call are returned at once and leave the pointer alone. A collective call whose arguments fail on
+ * independent call are returned at once and leave the pointer alone.
+ * iread_shared/iwrite_shared claim their place at the shared file pointer
+ * at initiation (one atomic, sharedfp/; by the full size, as the blocking
+ * forms do) and then run as an explicit-offset request at that place. A collective call whose arguments fail on
  * one rank returns the error at once on that rank, which still takes part
  * (in the background, without a request) so that the other ranks' requests
  * complete with the agreed error instead of waiting.
@@ -135,14 +138,19 @@ static int prepare(background_t *b, const ferry__access_t *call, MPI_Offset offs
 {
     ferry_File fh = b->file;
     MPI_Offset skip = 0;
-    int cls = ferry__access_check(call, fh, offset, b->count, b->type, &skip);
+    int cls = call->shared ? ferry__access_shared_offset(call, fh, 0, b->count, b->type, &offset)
+                           : ferry__access_check(call, fh, offset, b->count, b->type, &skip);
     if (cls == 0) cls = keep_type(b, b->type);
     if (cls == 0 && call->individual) cls = claim_individual(call, fh, skip, b->count, b->type, &offset);
     b->offset = offset;
+    if (comm == MPI_COMM_NULL && call->shared) comm = fh->comm;
     if (comm != MPI_COMM_NULL) {
         shadow_init(&b->shadow, fh, comm);
         b->target = &b->shadow;
     }
+    /* The claimed offset is an explicit one, which a MPI_MODE_SEQUENTIAL
+     * file would refuse; the checks that apply were made above. */
+    if (call->shared) b->shadow.amode &= ~MPI_MODE_SEQUENTIAL;
     if (cls != 0 && call->collective) {
         b->local_cls = cls;
         b->message = ferry__strdup(ferry__error_message());
@@ -170,6 +178,7 @@ static int start(const ferry__access_t *call, ferry_File fh, MPI_Offset offset, 
 {
     ferry__access_t explicit_call = *call;
     explicit_call.individual = 0;
+    explicit_call.shared = 0;
     MPI_Comm comm = MPI_COMM_NULL;
     if (ferry__async_background()) {
         if (!call->collective) comm = fh->comm;
@@ -217,6 +226,8 @@ NONBLOCKING(iread_at_all, 0, 0, 1)
 NONBLOCKING(iwrite_at_all, 1, 0, 1)
 NONBLOCKING(iread_all, 0, 1, 1)
 NONBLOCKING(iwrite_all, 1, 1, 1)
+static const ferry__access_t iread_shared_call = {.name = "iread_shared", .write = 0, .shared = 1};
+static const ferry__access_t iwrite_shared_call = {.name = "iwrite_shared", .write = 1, .shared = 1};
 
 int ferry_File_iread_at_c(ferry_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype,
                           MPI_Request *request)
@@ -256,6 +267,15 @@ int ferry_File_iwrite_all_c(ferry_File fh, const void *buf, MPI_Count count, MPI
 {
     return initiate(&iwrite_all_call, fh, 0, (void *)buf, count, datatype, request);
 }
+int ferry_File_iread_shared_c(ferry_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+{
+    return initiate(&iread_shared_call, fh, 0, buf, count, datatype, request);
+}
+int ferry_File_iwrite_shared_c(ferry_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                               MPI_Request *request)
+{
+    return initiate(&iwrite_shared_call, fh, 0, (void *)buf, count, datatype, request);
+}
 
 /* The int-count forms are the large-count forms with a smaller count. */
 int ferry_File_iread_at(ferry_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
@@ -293,4 +313,12 @@ int ferry_File_iread_all(ferry_File fh, void *buf, int count, MPI_Datatype datat
 int ferry_File_iwrite_all(ferry_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
     return ferry_File_iwrite_all_c(fh, buf, count, datatype, request);
+}
+int ferry_File_iread_shared(ferry_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+{
+    return ferry_File_iread_shared_c(fh, buf, count, datatype, request);
+}
+int ferry_File_iwrite_shared(ferry_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+{
+    return ferry_File_iwrite_shared_c(fh, buf, count, datatype, request);
 }

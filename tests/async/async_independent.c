@@ -6,7 +6,8 @@
  * and MPI_Testany; the individual pointer advancing at initiation; a derived
  * datatype freed while its request is pending; a request freed while
  * pending; argument errors at initiation; an injected write error reaching
- * MPI_Wait with its class and a message naming the file. Bytes checked.
+ * MPI_Wait with its class and a message naming the file; iwrite_shared and
+ * iread_shared. Bytes checked.
  */
 #include <stdlib.h>
 
@@ -175,6 +176,41 @@ static void errors(ferry_File fh, const char *path, unsigned char *data)
     ferry__fs_fault_disarm();
 }
 
+/* iwrite_shared/iread_shared: places claimed at initiation, in any order
+ * between ranks; every block lands whole exactly once. */
+static void shared(const char *path)
+{
+    enum { INTS = 100, PER_RANK = 3 };
+    ferry_File fh;
+    FT_OK(ferry_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    int blocks[PER_RANK][INTS];
+    MPI_Request req[PER_RANK];
+    MPI_Status statuses[PER_RANK];
+    for (int k = 0; k < PER_RANK; k++) {
+        for (int i = 0; i < INTS; i++) blocks[k][i] = (ft_rank * PER_RANK + k) * 1000 + i;
+        FT_OK(ferry_File_iwrite_shared(fh, blocks[k], INTS, MPI_INT, &req[k]));
+    }
+    FT_OK(MPI_Waitall(PER_RANK, req, statuses));
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Offset end = -1;
+    FT_OK(ferry_File_get_position_shared(fh, &end));
+    FT_EQ(end, (MPI_Offset)ft_size * PER_RANK * INTS * 4);
+    FT_OK(ferry_File_seek_shared(fh, 0, MPI_SEEK_SET));
+    int back[PER_RANK][INTS];
+    for (int k = 0; k < PER_RANK; k++) FT_OK(ferry_File_iread_shared(fh, back[k], INTS, MPI_INT, &req[k]));
+    for (int k = PER_RANK - 1; k >= 0; k--) FT_OK(MPI_Wait(&req[k], &statuses[k]));
+    long long ids = 0, all = 0;
+    for (int k = 0; k < PER_RANK; k++) {
+        int id = back[k][0] / 1000;
+        FT_CHECK(id >= 0 && id < ft_size * PER_RANK);
+        for (int i = 0; i < INTS; i++) FT_EQ(back[k][i], id * 1000 + i);
+        ids += 1ll << id;
+    }
+    MPI_Allreduce(&ids, &all, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    FT_EQ(all, (1ll << (ft_size * PER_RANK)) - 1); /* each block read once */
+    FT_OK(ferry_File_close(&fh));
+}
+
 int main(int argc, char **argv)
 {
     int background;
@@ -198,6 +234,7 @@ int main(int argc, char **argv)
     FT_EQ_MEM(back, data, BLOCK);
     FT_FAILS(MPI_ERR_READ_ONLY, ferry_File_iwrite_at(fh, 0, data, 1, MPI_BYTE, &req));
     FT_OK(ferry_File_close(&fh));
+    shared(ft_path("shared"));
     free(data);
     free(back);
     return ft_finish();
