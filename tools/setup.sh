@@ -7,7 +7,9 @@
 set -euo pipefail
 
 root_dir=$(cd "$(dirname "$0")/.." && pwd)
-packages=(build-essential cmake ninja-build pkg-config python3 openmpi-bin libopenmpi-dev mpich libmpich-dev)
+# The last four are the unmodified MPI-IO software the drop-in is tested with (tests/software/).
+packages=(build-essential cmake ninja-build pkg-config python3 openmpi-bin libopenmpi-dev mpich libmpich-dev
+          libhdf5-openmpi-dev libhdf5-mpich-dev libpnetcdf-dev python3-mpi4py)
 
 install_missing_packages() {
   local missing=()

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "async/async.h"
+#include "coll/coll.h"
 #include "mpiio/mpiio.h"
 #include "sharedfp/sharedfp.h"
 
@@ -74,7 +75,9 @@ int ferry_File_set_view(ferry_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_
     fh->view = next;
     fh->position = 0;
     fh->config_epoch++;
+    fh->config_epoch++;
     ferry__hints_apply(&fh->hints, info);
+    ferry__coll_config_changed(fh, info != MPI_INFO_NULL);
     return MPI_SUCCESS;
 }
 
