@@ -77,13 +77,15 @@ static int auto_kind(ferry_File fh)
 }
 
 /* A reason to stay independent whatever the hints say, or NULL. */
-static const char *must_be_independent(ferry_File fh, int write)
+static const char *must_be_independent(ferry_File fh, int write, const ferry__coll_rank_t *ranks)
 {
+    int cached = 1;
+    for (int r = 0; r < fh->nprocs; r++) cached &= ranks[r].cached != 0;
     const ferry__coll_hints_t *h = &fh->coll->hints;
     if (fh->nprocs == 1) return "one rank";
     if (fh->atomicity) return "atomic mode";
     if (!ferry__datarep_is_native(fh->view.rep)) return "converting data representation";
-    if (!fh->coll->cache_ok) return "a view could not be cached";
+    if (!cached) return "a view could not be cached";
     if ((write ? h->cb_write : h->cb_read) == FERRY_HINT_DISABLE) return write ? "romio_cb_write" : "romio_cb_read";
     if (h->largeblock) return "IBM_largeblock_io";
     if (h->strategy == FERRY_CB_INDEPENDENT) return "ferry_cb_strategy";
@@ -97,7 +99,7 @@ void ferry__coll_choose(ferry_File fh, int write, const ferry__coll_rank_t *rank
                                  [FERRY_CB_STRIPE_GROUP] = FERRY_DOMAIN_STRIPES};
     static const char *names[] = {"two-phase even", "two-phase block_cyclic", "two-phase stripe_group"};
     const ferry__coll_hints_t *h = &fh->coll->hints;
-    const char *why = must_be_independent(fh, write);
+    const char *why = must_be_independent(fh, write, ranks);
     *two_phase = 0;
     if (why) {
         say(fh, "independent", why);

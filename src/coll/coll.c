@@ -21,6 +21,7 @@ static int describe_me(ferry_File fh, int local_cls, MPI_Offset skip, MPI_Count 
 {
     memset(me, 0, sizeof *me);
     me->cls = local_cls;
+    me->cached = fh->coll->cache_ok;
     if (local_cls) return 0;
     MPI_Count size = 0;
     FERRY_TRY(ferry__datarep_size(fh->view.rep, type, &size));
@@ -56,9 +57,8 @@ static int collective(ferry_File fh, int write, int local_cls, MPI_Offset skip, 
         return write ? ferry__indep_write(fh, skip, buf, count, type, done)
                      : ferry__indep_read(fh, skip, buf, count, type, done);
     }
-    int rc = ferry__coll_state_update(fh);
-    if (rc != 0) return ferry__error_agree(fh->comm, local_cls ? local_cls : rc, what);
-    rc = gather_inputs(fh, local_cls, skip, count, type);
+    if (fh->coll->epoch != fh->config_epoch) ferry__coll_state_update(fh, 0); /* the default view's first call */
+    int rc = gather_inputs(fh, local_cls, skip, count, type);
     if (rc != 0) {
         if (local_cls == 0) local_cls = (int)fh->coll->ranks[fh->rank].cls;
         return ferry__error_agree(fh->comm, local_cls, what);

@@ -25,7 +25,15 @@ int ferry__coll_read(ferry_File fh, int local_cls, MPI_Offset skip, void *buf, M
                      MPI_Datatype type, MPI_Count *done, const char *what);
 
 void ferry__coll_release(ferry_File fh);
-/* Frees the file's collective state (view cache, buffers). Not collective. */
+/* Creates the file's collective state at open (not collective; 0 or
+ * MPI_ERR_NO_MEM), and frees it (view cache, buffers) at close. */
+int ferry__coll_open(ferry_File fh);
 void ferry__coll_release(ferry_File fh);
+
+/* Collective, after set_view or set_info succeeded on every rank: caches
+ * every rank's new view and agrees on the collective hints (rank 0's win).
+ * hints_changed: this rank was given hints. Never fails: a view that
+ * cannot be cached makes collective calls independent. */
+void ferry__coll_config_changed(ferry_File fh, int hints_changed);
 
 #endif

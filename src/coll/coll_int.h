@@ -27,8 +27,9 @@ typedef struct ferry__coll_rank {
     MPI_Offset bytes; /* stream bytes it moves */
     MPI_Offset lo;    /* file bytes [lo, hi) span its data; lo == hi when bytes == 0 */
     MPI_Offset hi;
+    MPI_Offset cached; /* that rank holds every rank's view (the view cache is usable) */
 } ferry__coll_rank_t;
-enum { FERRY_COLL_RANK_WORDS = 5 };
+enum { FERRY_COLL_RANK_WORDS = 6 };
 
 /* The collective hints in force, rank 0's (agreed in state.c). */
 typedef struct ferry__coll_hints {
@@ -39,7 +40,8 @@ typedef struct ferry__coll_hints {
 typedef struct ferry__coll_state ferry__coll_state_t;
 struct ferry__coll_state {
     unsigned epoch;             /* fh->config_epoch the cache below was agreed for */
-    int cache_ok;               /* every rank's view is in views[] */
+    int cache_ok;               /* this rank holds every rank's view in views[] */
+    int nodes_known, hints_known;
     ferry__view_t *views;       /* nprocs entries; layout owned where owns_layout[r] */
     char *owns_layout;
     void *my_blob;              /* this rank's serialized view, to notice an unchanged view */
@@ -54,10 +56,8 @@ struct ferry__coll_state {
 };
 
 /* state.c: collective; brings fh->coll up to date with the view and hints
- * (an exchange only after set_view/set_info changed something). Never
- * fails the call: a view that cannot be cached leaves cache_ok == 0 (the
- * call is then done independently). Returns 0 or MPI_ERR_NO_MEM agreed. */
-int ferry__coll_state_update(ferry_File fh);
+ * when set_view or set_info changed them since (fh->config_epoch). */
+void ferry__coll_state_update(ferry_File fh, int hints_changed);
 
 /* The file domains of one call. */
 typedef enum { FERRY_DOMAIN_EVEN, FERRY_DOMAIN_CYCLIC, FERRY_DOMAIN_STRIPES } ferry__domain_kind_t;

@@ -15,6 +15,8 @@
  * Hints: rank 0's collective hints are broadcast with the same epoch, so
  * ranks given different hints still take the same collective path.
  */
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "coll/coll_int.h"
@@ -52,42 +54,65 @@ void ferry__coll_release(ferry_File fh)
     fh->coll = NULL;
 }
 
-/* Collective: node index and rank within the node of every rank. */
-static int discover_nodes(ferry_File fh, ferry__coll_state_t *s)
+int ferry__coll_open(ferry_File fh)
 {
-    MPI_Comm node;
-    int local = 0, leader = fh->rank;
-    if (MPI_Comm_split_type(fh->comm, MPI_COMM_TYPE_SHARED, fh->rank, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
-        MPI_Comm_rank(node, &local);
-        MPI_Bcast(&leader, 1, MPI_INT, 0, node);
-        MPI_Comm_free(&node);
-    }
-    int mine[2] = {leader, local};
-    int *all = ferry__malloc(2 * (size_t)fh->nprocs * sizeof *all);
     size_t p = (size_t)fh->nprocs;
-    s->node_of = ferry__malloc(p * sizeof *s->node_of);
-    s->local_of = ferry__malloc(p * sizeof *s->local_of);
-    s->spread = ferry__malloc(p * sizeof *s->spread);
-    s->aggs = ferry__malloc(p * sizeof *s->aggs);
-    s->ranks = ferry__malloc(p * sizeof *s->ranks);
-    int ok = all && s->node_of && s->local_of && s->spread && s->aggs && s->ranks, all_ok = 0;
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, fh->comm);
-    if (!all_ok) {
-        ferry__free(all);
-        return ferry__error_set(MPI_ERR_NO_MEM, "ferry: collective '%s': out of memory for the node map", fh->filename);
+    ferry__coll_state_t *s = fh->coll = ferry__calloc(1, sizeof *fh->coll);
+    if (s) {
+        s->node_of = ferry__malloc(p * sizeof *s->node_of);
+        s->local_of = ferry__malloc(p * sizeof *s->local_of);
+        s->spread = ferry__malloc(p * sizeof *s->spread);
+        s->aggs = ferry__malloc(p * sizeof *s->aggs);
+        s->ranks = ferry__malloc(p * sizeof *s->ranks);
     }
-    MPI_Allgather(mine, 2, MPI_INT, all, 2, MPI_INT, fh->comm);
-    /* Leaders are the lowest rank of their node; nodes are numbered in leader order. */
-    int *index_of_leader = s->node_of; /* reused: filled in rank order before it is read */
-    s->nodes = 0;
-    for (int r = 0; r < fh->nprocs; r++) {
-        if (all[2 * r] == r) index_of_leader[r] = s->nodes++;
-        s->local_of[r] = all[2 * r + 1];
+    if (!s || !s->node_of || !s->local_of || !s->spread || !s->aggs || !s->ranks) {
+        ferry__coll_release(fh);
+        return ferry__error_set(MPI_ERR_NO_MEM, "ferry: open '%s': out of memory", fh->filename);
     }
-    for (int r = 0; r < fh->nprocs; r++) s->node_of[r] = index_of_leader[all[2 * r]];
-    ferry__free(all);
-    ferry__coll_spread_ranks(s, fh->nprocs);
+    s->epoch = fh->config_epoch - 1; /* the first collective call agrees */
     return 0;
+}
+
+/* A node is a host name: FNV-1a of MPI_Get_processor_name. */
+static MPI_Offset host_hash(void)
+{
+    char name[MPI_MAX_PROCESSOR_NAME + 1] = "";
+    int len = 0;
+    MPI_Get_processor_name(name, &len);
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < len; i++) h = (h ^ (unsigned char)name[i]) * 1099511628211ull;
+    return (MPI_Offset)(h >> 1);
+}
+
+typedef struct host_of {
+    MPI_Offset hash;
+    MPI_Offset rank;
+} host_of_t;
+
+static int by_host(const void *a, const void *b)
+{
+    const host_of_t *x = a, *y = b;
+    if (x->hash != y->hash) return x->hash < y->hash ? -1 : 1;
+    return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+/* From every rank's host hash (in the scratch pairs): node index (in the
+ * order of each node's lowest rank) and rank within the node. */
+static void map_nodes(ferry__coll_state_t *s, host_of_t *pairs, int nprocs)
+{
+    qsort(pairs, (size_t)nprocs, sizeof *pairs, by_host);
+    int *leader = s->spread; /* per rank: its node's lowest rank; spread is refilled below */
+    for (int i = 0; i < nprocs; i++) {
+        int first = i > 0 && pairs[i].hash == pairs[i - 1].hash ? leader[pairs[i - 1].rank] : (int)pairs[i].rank;
+        leader[pairs[i].rank] = first;
+        s->local_of[pairs[i].rank] = i > 0 && pairs[i].hash == pairs[i - 1].hash ? s->local_of[pairs[i - 1].rank] + 1 : 0;
+    }
+    s->nodes = 0;
+    for (int r = 0; r < nprocs; r++)
+        if (leader[r] == r) s->node_of[r] = s->nodes++;
+    for (int r = 0; r < nprocs; r++) s->node_of[r] = s->node_of[leader[r]];
+    ferry__coll_spread_ranks(s, nprocs);
+    s->nodes_known = 1;
 }
 
 static void agree_hints(ferry_File fh, ferry__coll_state_t *s)
@@ -164,73 +189,70 @@ static int rebuild_all(ferry_File fh, ferry__coll_state_t *s, const char *blobs,
     return 0;
 }
 
-/* Collective: sets s->cache_ok to whether every rank holds every view. */
-static void exchange_views(ferry_File fh, ferry__coll_state_t *s)
+/* What each rank tells the others when the configuration changed. */
+enum { SAY_LEN, SAY_CHANGED, SAY_HOST, SAY_HINTS, SAY_WORDS };
+
+/* Collective: every rank's blob into every rank's cache (cache_ok: here). */
+static void share_blobs(ferry_File fh, ferry__coll_state_t *s, const void *blob, size_t len, const MPI_Offset *said)
 {
+    int *lens = ferry__malloc((size_t)fh->nprocs * sizeof *lens);
+    int *offs = ferry__malloc((size_t)fh->nprocs * sizeof *offs);
+    long long total = 0;
+    for (int r = 0; lens && offs && r < fh->nprocs; r++) {
+        offs[r] = (int)total;
+        lens[r] = (int)said[r * SAY_WORDS + SAY_LEN];
+        total += lens[r];
+    }
+    char *blobs = lens && offs && total <= (1LL << 30) ? ferry__malloc((size_t)total) : NULL;
+    int ok = blobs != NULL, all_ok = 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, fh->comm);
+    if (all_ok) {
+        MPI_Allgatherv(blob, (int)len, MPI_BYTE, blobs, lens, offs, MPI_BYTE, fh->comm);
+        s->cache_ok = rebuild_all(fh, s, blobs, lens, offs) == 0;
+    }
+    if (!s->cache_ok) release_views(s, fh->nprocs);
+    ferry__free(blobs);
+    ferry__free(lens);
+    ferry__free(offs);
+}
+
+void ferry__coll_state_update(ferry_File fh, int hints_changed)
+{
+    ferry__coll_state_t *s = fh->coll;
     void *blob = NULL;
     size_t len = 0;
     int local = serialize_view(&fh->view, &blob, &len) == 0 && len <= (1u << 30);
     int changed = !s->cache_ok || !s->my_blob || len != s->my_blob_len || memcmp(blob, s->my_blob, len) != 0;
-    int mine[2] = {local ? (int)len : -1, changed}, any[2] = {0, 0};
-    int *lens = ferry__malloc(2 * (size_t)fh->nprocs * sizeof *lens);
-    int *offs = ferry__malloc((size_t)fh->nprocs * sizeof *offs);
-    int have = lens && offs, everyone_has = 0;
-    MPI_Allreduce(&have, &everyone_has, 1, MPI_INT, MPI_MIN, fh->comm);
-    if (everyone_has) MPI_Allgather(mine, 2, MPI_INT, lens, 2, MPI_INT, fh->comm);
-    long long total = 0;
-    for (int r = 0; everyone_has && r < fh->nprocs; r++) {
-        any[0] |= lens[2 * r] < 0;
-        any[1] |= lens[2 * r + 1];
-        offs[r] = (int)total;
-        lens[r] = lens[2 * r]; /* compacted in place: entry r is read before it is overwritten */
-        total += lens[r] > 0 ? lens[r] : 0;
+    MPI_Offset mine[SAY_WORDS] = {local ? (MPI_Offset)len : -1, changed, host_hash(), hints_changed || !s->hints_known};
+    /* The call inputs' room holds nprocs * 6 words: enough for 4 words each. */
+    MPI_Offset *said = (MPI_Offset *)s->ranks;
+    MPI_Allgather(mine, SAY_WORDS, MPI_OFFSET, said, SAY_WORDS, MPI_OFFSET, fh->comm);
+    MPI_Offset any[SAY_WORDS] = {0, 0, 0, 0};
+    for (int r = 0; r < fh->nprocs; r++) {
+        any[SAY_LEN] |= said[r * SAY_WORDS + SAY_LEN] < 0;
+        any[SAY_CHANGED] |= said[r * SAY_WORDS + SAY_CHANGED];
+        any[SAY_HINTS] |= said[r * SAY_WORDS + SAY_HINTS];
     }
-    if (!everyone_has || any[0] || total > (1LL << 30)) {
+    if (any[SAY_HINTS]) agree_hints(fh, s);
+    s->hints_known = 1;
+    if (any[SAY_LEN]) release_views(s, fh->nprocs);
+    else if (any[SAY_CHANGED]) {
         release_views(s, fh->nprocs);
-    } else if (any[1]) {
-        release_views(s, fh->nprocs);
-        char *blobs = ferry__malloc((size_t)total);
-        int ok = blobs != NULL, all_ok = 0;
-        MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, fh->comm);
-        if (all_ok) {
-            MPI_Allgatherv(blob, (int)len, MPI_BYTE, blobs, lens, offs, MPI_BYTE, fh->comm);
-            ok = rebuild_all(fh, s, blobs, lens, offs) == 0;
-            MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, fh->comm);
-        }
-        if (all_ok) s->cache_ok = 1;
-        else release_views(s, fh->nprocs);
-        ferry__free(blobs);
+        share_blobs(fh, s, blob, len, said);
+    }
+    if (!s->nodes_known) {
+        host_of_t *pairs = (host_of_t *)s->ranks; /* 2 words each, after the words read above */
+        for (int r = 0; r < fh->nprocs; r++) pairs[r] = (host_of_t){said[r * SAY_WORDS + SAY_HOST], r};
+        map_nodes(s, pairs, fh->nprocs);
     }
     ferry__free(s->my_blob);
     s->my_blob = local ? blob : NULL;
     s->my_blob_len = local ? len : 0;
     if (!local) ferry__free(blob);
-    ferry__free(lens);
-    ferry__free(offs);
+    s->epoch = fh->config_epoch;
 }
 
-int ferry__coll_state_update(ferry_File fh)
+void ferry__coll_config_changed(ferry_File fh, int hints_changed)
 {
-    int fresh = fh->coll == NULL;
-    if (fresh) fh->coll = ferry__calloc(1, sizeof *fh->coll);
-    int ok = fh->coll != NULL, all_ok = 0;
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, fh->comm);
-    if (!all_ok) {
-        ferry__coll_release(fh);
-        return ferry__error_set(MPI_ERR_NO_MEM, "ferry: collective '%s': out of memory", fh->filename);
-    }
-    ferry__coll_state_t *s = fh->coll;
-    if (fresh) {
-        int rc = discover_nodes(fh, s);
-        if (rc != 0) {
-            ferry__coll_release(fh);
-            return rc;
-        }
-        s->epoch = fh->config_epoch - 1; /* anything but the current epoch */
-    }
-    if (s->epoch == fh->config_epoch) return 0;
-    agree_hints(fh, s);
-    exchange_views(fh, s);
-    s->epoch = fh->config_epoch;
-    return 0;
+    if (fh->nprocs > 1) ferry__coll_state_update(fh, hints_changed);
 }

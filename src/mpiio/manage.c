@@ -3,6 +3,7 @@
  */
 #include "async/async.h"
 #include "datatype/datatype.h"
+#include "coll/coll.h"
 #include "mpiio/mpiio.h"
 
 /* Collective size changes: rank 0 acts, every rank agrees. */
@@ -71,6 +72,7 @@ int ferry_File_set_info(ferry_File fh, MPI_Info info)
     int develop = fh->hints.develop || ferry__develop_from_environment();
     cls = ferry__error_agree_flag(fh->comm, 0, "set_info", &develop);
     if (cls == 0) fh->develop = develop;
+    ferry__coll_config_changed(fh, 1);
     return ferry__error_return(fh, cls);
 }
 
