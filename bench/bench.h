@@ -13,6 +13,7 @@
 /* A workload: main() has initialized MPI; argv[0] is the workload name. */
 typedef int (*bench_workload_fn)(int argc, char **argv);
 
+int ferry_bench_btio(int argc, char **argv);
 int ferry_bench_contig(int argc, char **argv);
 int ferry_bench_hints(int argc, char **argv);
 int ferry_bench_noncontig(int argc, char **argv);
