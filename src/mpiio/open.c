@@ -180,7 +180,7 @@ int ferry_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info inf
     }
     file->fs = fs;
     file->sharedfp = shared;
-    file->sharedfp_used = (amode & MPI_MODE_APPEND) != 0; /* the shared pointer starts at end of file */
+    file->sharedfp_used = shared != MPI_WIN_NULL && (amode & MPI_MODE_APPEND); /* it starts at end of file */
     fs->stats = &file->stats;
     file->develop = develop;
     file->readable = readable;

@@ -12,6 +12,18 @@ static int rma_failed(ferry_File fh, const char *what)
                             fh->filename);
 }
 
+/* MPI_Win_allocate with errors returned, not raised on comm's handler. */
+static int allocate(MPI_Comm comm, MPI_Aint size, MPI_Offset **base, MPI_Win *win)
+{
+    MPI_Errhandler saved;
+    MPI_Comm_get_errhandler(comm, &saved);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    int rc = MPI_Win_allocate(size, (int)sizeof(MPI_Offset), MPI_INFO_NULL, comm, base, win);
+    MPI_Comm_set_errhandler(comm, saved);
+    MPI_Errhandler_free(&saved);
+    return rc;
+}
+
 int ferry__sharedfp_create(MPI_Comm comm, MPI_Offset initial, MPI_Win *win)
 {
     int rank;
@@ -19,10 +31,14 @@ int ferry__sharedfp_create(MPI_Comm comm, MPI_Offset initial, MPI_Win *win)
     MPI_Offset *base = NULL;
     MPI_Aint size = rank == POINTER_RANK ? (MPI_Aint)sizeof(MPI_Offset) : 0;
     *win = MPI_WIN_NULL;
-    if (MPI_Win_allocate(size, (int)sizeof(MPI_Offset), MPI_INFO_NULL, comm, &base, win) != MPI_SUCCESS) {
+    if (allocate(comm, size, &base, win) != MPI_SUCCESS) {
+        /* No one-sided support here (Open MPI 4.1's osc/pt2pt refuses
+         * MPI_THREAD_MULTIPLE, as between nodes without RDMA): the file
+         * opens, its shared-pointer calls fail (no_window). */
         *win = MPI_WIN_NULL;
-        return ferry__error_set(MPI_ERR_NO_MEM, "ferry: open: cannot create the shared file pointer's window");
+        return 0;
     }
+    MPI_Win_set_errhandler(*win, MPI_ERRORS_RETURN);
     /* The epoch lasts as long as the window: accesses need only a flush. */
     int rc = MPI_Win_lock_all(MPI_MODE_NOCHECK, *win);
     if (rc == MPI_SUCCESS && rank == POINTER_RANK) {
@@ -45,6 +61,11 @@ void ferry__sharedfp_free(MPI_Win *win)
 /* One atomic read-modify-write of the pointer, completed before returning. */
 static int fetch_and_op(ferry_File fh, MPI_Offset operand, MPI_Offset *old, MPI_Op op, const char *what)
 {
+    if (fh->sharedfp == MPI_WIN_NULL)
+        return ferry__error_set(MPI_ERR_UNSUPPORTED_OPERATION,
+                                "ferry: %s '%s': the host MPI could not create a one-sided window on this file's "
+                                "communicator at open (MPI_Win_allocate failed), which shared file pointers need",
+                                what, fh->filename);
     if (MPI_Fetch_and_op(&operand, old, MPI_OFFSET, POINTER_RANK, 0, op, fh->sharedfp) != MPI_SUCCESS ||
         MPI_Win_flush(POINTER_RANK, fh->sharedfp) != MPI_SUCCESS)
         return rma_failed(fh, what);
@@ -53,7 +74,7 @@ static int fetch_and_op(ferry_File fh, MPI_Offset operand, MPI_Offset *old, MPI_
 
 int ferry__sharedfp_claim(ferry_File fh, MPI_Offset etypes, MPI_Offset *start)
 {
-    if (etypes != 0) fh->sharedfp_used = 1;
+    if (etypes != 0 && fh->sharedfp != MPI_WIN_NULL) fh->sharedfp_used = 1;
     return fetch_and_op(fh, etypes, start, MPI_SUM, "shared file pointer");
 }
 
@@ -65,7 +86,7 @@ int ferry__sharedfp_get(ferry_File fh, MPI_Offset *position)
 int ferry__sharedfp_store(ferry_File fh, MPI_Offset position)
 {
     MPI_Offset old;
-    fh->sharedfp_used = 1;
+    if (fh->sharedfp != MPI_WIN_NULL) fh->sharedfp_used = 1;
     return fetch_and_op(fh, position, &old, MPI_REPLACE, "shared file pointer");
 }
 

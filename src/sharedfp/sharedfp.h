@@ -25,8 +25,10 @@
 
 /* Collective over comm: creates the pointer's window with the pointer set
  * to `initial` (rank 0's value counts), visible to every rank once the
- * caller has synchronized the ranks (open's agreement). *win is
- * MPI_WIN_NULL on failure. Returns 0 or an error class. */
+ * caller has synchronized the ranks (open's agreement). Where the host
+ * cannot make a window (assumed to be so on every rank alike), *win is
+ * MPI_WIN_NULL, the call still succeeds, and the functions below fail with
+ * MPI_ERR_UNSUPPORTED_OPERATION saying why. Returns 0 or an error class. */
 int ferry__sharedfp_create(MPI_Comm comm, MPI_Offset initial, MPI_Win *win);
 
 /* Collective: frees a window made by ferry__sharedfp_create (no-op for
