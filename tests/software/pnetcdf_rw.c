@@ -5,15 +5,17 @@
  *
  * usage: pnetcdf_rw [twophase] <file> <ferry|host>
  *
- * Defines three int variables over dimensions z (3), y (4 per rank), x (5):
+ * Defines int variables over dimensions z (3), y (4 per rank), x (5):
  * "coll" written collectively (ncmpi_put_vara_int_all), "indep" in
- * independent data mode (ncmpi_put_vara_int), and the record variable "rec"
- * (time unlimited, y, x; 2 records, interleaved with "rec2" in the file)
- * collectively. Each rank owns the y slab [4r, 4r + 4), so its part is a
+ * independent data mode (ncmpi_put_vara_int), the record variables "rec"
+ * and "rec2" (time unlimited, y, x; 2 records, interleaved in the file)
+ * collectively, and "nb1" and "nb2" through the nonblocking API
+ * (ncmpi_iput_vara_int, one ncmpi_wait_all). Each rank owns the y slab [4r, 4r + 4), so its part is a
  * strided file region. Then reopens the file read-only and reads every
  * variable back: the whole variable collectively, the own slab
  * independently, and every other x of a shifted box collectively
- * (ncmpi_get_vars_int_all); every value is checked. Also checks that ferry
+ * (ncmpi_get_vars_int_all), and the nonblocking ones with ncmpi_iget_vara_int
+ * as well; every value is checked. Also checks that ferry
  * serves the file (ncmpi_inq_file_info holds "ferry_version") exactly when
  * the last argument says so. With "twophase", the hints romio_cb_write/
  * romio_cb_read=enable and cb_nodes=2 make collective calls aggregate.
@@ -24,10 +26,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { NZ = 3, YR = 4, NX = 5, NREC = 2, NVARS = 4 };
+enum { NZ = 3, YR = 4, NX = 5, NREC = 2, NVARS = 6, NB = 4 };
 
 static int rank;
-static const char *const names[NVARS] = {"coll", "indep", "rec", "rec2"};
+static const char *const names[NVARS] = {"coll", "indep", "rec", "rec2", "nb1", "nb2"};
+
+static int is_record(int v)
+{
+    return v == 2 || v == 3;
+}
 
 static void must(int err, const char *what)
 {
@@ -72,7 +79,8 @@ static void write_file(const char *path, int nprocs, int expect_ferry, MPI_Info 
     must(ncmpi_def_dim(ncid, "y", (MPI_Offset)YR * nprocs, &dims[2]), "def_dim y");
     must(ncmpi_def_dim(ncid, "x", NX, &dims[3]), "def_dim x");
     for (int v = 0; v < NVARS; v++)
-        must(ncmpi_def_var(ncid, names[v], NC_INT, 3, v < 2 ? &dims[1] : (int[]){dims[0], dims[2], dims[3]}, &var[v]),
+        must(ncmpi_def_var(ncid, names[v], NC_INT, 3, is_record(v) ? (int[]){dims[0], dims[2], dims[3]} : &dims[1],
+                           &var[v]),
              "def_var");
     must(ncmpi_put_att_text(ncid, NC_GLOBAL, "title", 5, "ferry"), "put_att");
     must(ncmpi_enddef(ncid), "enddef");
@@ -86,10 +94,18 @@ static void write_file(const char *path, int nprocs, int expect_ferry, MPI_Info 
     must(ncmpi_put_vara_int(ncid, var[1], start, count, buf), "put_vara_int indep");
     must(ncmpi_end_indep_data(ncid), "end_indep_data");
     MPI_Offset rstart[3] = {0, (MPI_Offset)YR * rank, 0}, rcount[3] = {NREC, YR, NX};
-    for (int v = 2; v < NVARS; v++) {
+    for (int v = 2; v < NB; v++) {
         fill(v, rstart, rcount, buf);
         must(ncmpi_put_vara_int_all(ncid, var[v], rstart, rcount, buf), "put_vara_int_all rec");
     }
+    /* PnetCDF's nonblocking API: both puts become one collective MPI-IO write in wait_all. */
+    int nbuf[2][NZ * YR * NX], req[2], st[2];
+    for (int v = NB; v < NVARS; v++) {
+        fill(v, start, count, nbuf[v - NB]);
+        must(ncmpi_iput_vara_int(ncid, var[v], start, count, nbuf[v - NB], &req[v - NB]), "iput_vara_int");
+    }
+    must(ncmpi_wait_all(ncid, 2, req, st), "wait_all puts");
+    must(st[0] != NC_NOERR ? st[0] : st[1], "iput status");
     must(ncmpi_close(ncid), "close after writing");
 }
 
@@ -129,7 +145,7 @@ static void read_file(const char *path, int nprocs, int expect_ferry, MPI_Info i
     if (nrec != NREC) must(NC_EINVALCOORDS, "record count");
     MPI_Offset unit[3] = {1, 1, 1}, every_other_x[3] = {1, 1, 2};
     for (int v = 0; v < NVARS; v++) {
-        MPI_Offset first = v < 2 ? NZ : NREC;
+        MPI_Offset first = is_record(v) ? NREC : NZ;
         MPI_Offset all_start[3] = {0, 0, 0}, all_count[3] = {first, (MPI_Offset)YR * nprocs, NX};
         read_check(ncid, v, 1, all_start, all_count, unit);
         MPI_Offset shifted_start[3] = {1, (MPI_Offset)rank, 1}, shifted_count[3] = {first - 1, YR + 1, NX / 2};
@@ -138,6 +154,17 @@ static void read_file(const char *path, int nprocs, int expect_ferry, MPI_Info i
         MPI_Offset own_start[3] = {0, (MPI_Offset)YR * rank, 0}, own_count[3] = {first, YR, NX};
         read_check(ncid, v, 0, own_start, own_count, unit);
         must(ncmpi_end_indep_data(ncid), "end_indep_data");
+    }
+    /* Both nonblocking variables in one wait_all, each rank the slab above its own. */
+    MPI_Offset start[3] = {0, (MPI_Offset)YR * ((rank + 1) % nprocs), 0}, count[3] = {NZ, YR, NX};
+    int got[2][NZ * YR * NX], want[NZ * YR * NX], req[2], st[2];
+    for (int v = NB; v < NVARS; v++)
+        must(ncmpi_iget_vara_int(ncid, v, start, count, got[v - NB], &req[v - NB]), "iget_vara_int");
+    must(ncmpi_wait_all(ncid, 2, req, st), "wait_all gets");
+    must(st[0] != NC_NOERR ? st[0] : st[1], "iget status");
+    for (int v = NB; v < NVARS; v++) {
+        fill(v, start, count, want);
+        if (memcmp(got[v - NB], want, sizeof want) != 0) must(NC_EINVAL, "iget_vara_int data");
     }
     must(ncmpi_close(ncid), "close after reading");
 }
@@ -163,8 +190,8 @@ int main(int argc, char **argv)
     read_file(path, nprocs, expect_ferry, info);
     MPI_Info_free(&info);
     if (rank == 0)
-        printf("pnetcdf_rw: %d ranks%s, 4 variables written and read back (%s)\n", nprocs,
-               twophase ? ", two-phase hints" : "", mode);
+        printf("pnetcdf_rw: %d ranks%s, %d variables written and read back (%s)\n", nprocs,
+               twophase ? ", two-phase hints" : "", NVARS, mode);
     MPI_Finalize();
     return 0;
 }
