@@ -8,7 +8,8 @@
  * (collectively and independently, bytes checked through a plain view), an
  * access that leaves the first tile fails with MPI_ERR_UNSUPPORTED_OPERATION
  * on every rank and changes nothing, get_view returns the caller's
- * filetype, and get_byte_offset places tile k at k * extent.
+ * filetype, get_byte_offset places tile k at k * extent, and seek to the
+ * end counts the stream bytes before the first one at or past the end.
  */
 #include <string.h>
 
@@ -111,6 +112,12 @@ int main(int argc, char **argv)
     FT_EQ(byte, disp + 16);
     FT_OK(ferry_File_get_byte_offset(fh, 2 * 6 + 4, &byte)); /* tile 2, its fifth int: int 6 */
     FT_EQ(byte, disp + 2 * 16 + 6 * 4);
+    /* Tiles 16 bytes apart, data in [0, 32) of each: tiles 0..k-1 lie below the end, then 4 ints of tile k. */
+    MPI_Offset end = (MPI_Offset)REGION * (2 * ft_size + 1) - disp, position = -1;
+    FT_OK(ferry_File_seek(fh, 0, MPI_SEEK_END));
+    FT_OK(ferry_File_get_position(fh, &position));
+    FT_EQ(end % 16, 8); /* so tile k holds ints 0-2 and 5 below the end: 16 bytes */
+    FT_EQ(position, ((end - 32) / 16 + 1) * 6 + 4);
     MPI_Offset got_disp;
     MPI_Datatype etype, ftype;
     char rep[MPI_MAX_DATAREP_STRING];
