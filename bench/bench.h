@@ -49,6 +49,7 @@ typedef struct bench_outcome {
     double call_seconds;     /* the write or read call alone, the slowest rank */
     long long fs_calls;      /* ferry only: file-system reads + writes, summed over ranks */
     long long sieve_extra;   /* ferry only: bytes sieving moved beyond the data, summed over ranks */
+    long long meta_bytes;    /* ferry only: collective metadata besides data (coll_meta_bytes), summed over ranks */
     int failed;              /* on any rank (errors were printed) */
 } bench_outcome_t;
 

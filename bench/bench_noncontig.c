@@ -99,6 +99,7 @@ static int file_stats(bench_file_t *f, bench_outcome_t *out)
     if (rc != MPI_SUCCESS) return rc;
     out->fs_calls = info_number(info, "ferry_stats_fs_read_calls") + info_number(info, "ferry_stats_fs_write_calls");
     out->sieve_extra = info_number(info, "ferry_stats_sieve_extra_bytes");
+    out->meta_bytes = info_number(info, "ferry_stats_coll_meta_bytes");
     MPI_Info_free(&info);
     return MPI_SUCCESS;
 }
@@ -144,11 +145,12 @@ void bench_access_run(const bench_access_t *a, int ferry, int write, bench_outco
     MPI_Allreduce(times, slowest, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     out->seconds = slowest[0];
     out->call_seconds = slowest[1];
-    long long mine_v[3] = {mine.fs_calls, mine.sieve_extra, mine.failed}, sum[3];
-    MPI_Allreduce(mine_v, sum, 3, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    long long mine_v[4] = {mine.fs_calls, mine.sieve_extra, mine.failed, mine.meta_bytes}, sum[4];
+    MPI_Allreduce(mine_v, sum, 4, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     out->fs_calls = sum[0];
     out->sieve_extra = sum[1];
     out->failed = sum[2] != 0;
+    out->meta_bytes = sum[3];
 }
 
 MPI_Info bench_info_from(const char *hints)
@@ -307,7 +309,7 @@ static int layout_check_file(const nc_layout_t *l)
 
 typedef struct nc_result {
     double seconds[2][2][MAX_REPS]; /* [call, whole][write, read][rep] */
-    long long fs_calls[2], sieve_extra[2]; /* [write, read], last repetition */
+    long long fs_calls[2], sieve_extra[2], meta_bytes[2]; /* [write, read], last repetition */
     long long elements;                    /* per rank */
     int failed;
 } nc_result_t;
@@ -347,6 +349,8 @@ static void run_once(const nc_config_t *cfg, int c, int ferry, long long element
     res->fs_calls[1] = r.fs_calls;
     res->sieve_extra[0] = w.sieve_extra;
     res->sieve_extra[1] = r.sieve_extra;
+    res->meta_bytes[0] = w.meta_bytes;
+    res->meta_bytes[1] = r.meta_bytes;
     if (cfg->rank == 0) unlink(path);
     MPI_Barrier(MPI_COMM_WORLD);
 }
@@ -383,9 +387,9 @@ static void print_case(const nc_config_t *cfg, int c, nc_result_t res[2])
         double fw = mib_per_s(cfg, res[1].elements, res[1].seconds[1][dir]);
         double hw = mib_per_s(cfg, res[0].elements, res[0].seconds[1][dir]);
         double host_mib = (double)res[0].elements * (double)sizeof(int) / (1 << 20);
-        printf("%-6s %-5s %11.1f %11.1f %7.2f %7.2f %9.3f%s %9lld %9.2f\n", cases[c].name, dir ? "read" : "write", f,
-               h, f / h, fw / hw, host_mib, res[0].elements < res[1].elements ? "*" : " ", res[1].fs_calls[dir],
-               (double)res[1].sieve_extra[dir] / (1 << 20));
+        printf("%-6s %-5s %11.1f %11.1f %7.2f %7.2f %9.3f%s %9lld %9.2f %7lld\n", cases[c].name, dir ? "read" : "write",
+               f, h, f / h, fw / hw, host_mib, res[0].elements < res[1].elements ? "*" : " ", res[1].fs_calls[dir],
+               (double)res[1].sieve_extra[dir] / (1 << 20), res[1].meta_bytes[dir]);
     }
 }
 
@@ -397,8 +401,8 @@ static void print_header(const nc_config_t *cfg)
            cfg->nprocs, cfg->collective ? "collective" : "independent", bytes, cfg->blocklen,
            (double)cfg->elements * (double)sizeof(int) / (1 << 20), cfg->base, cfg->reps,
            cfg->hints ? ", ferry hints " : "", cfg->hints ? cfg->hints : "");
-    printf("%-6s %-5s %11s %11s %7s %7s %10s %9s %9s\n", "case", "dir", "ferry MiB/s", "host MiB/s", "f/h",
-           "f/h all", "host MiB/rk", "fs ops", "sieve MiB");
+    printf("%-6s %-5s %11s %11s %7s %7s %10s %9s %9s %7s\n", "case", "dir", "ferry MiB/s", "host MiB/s", "f/h",
+           "f/h all", "host MiB/rk", "fs ops", "sieve MiB", "meta B");
 }
 
 /* One sub-run: every case, both contenders, reps repetitions. */
@@ -429,7 +433,8 @@ static int run_blocklen(const nc_config_t *cfg)
     if (cfg->rank == 0)
         printf("MiB/s: the write or read call alone (slowest rank), all ranks' data; f/h all: ferry/host from open "
                "to close (set_view, sync); fs ops, sieve MiB: ferry's file-system calls and bytes sieved beyond the "
-               "data, summed over ranks\n");
+               "data, summed over ranks; meta B: bytes of metadata the ranks contributed to the collective call "
+               "besides the data (inputs, step and final agreements; the view cache moves at set_view)\n");
     if (cfg->rank == 0 && shrunk)
         printf("* the host ran on a smaller volume: at the full volume a write was estimated to take more than %.1f s\n",
                cfg->host_budget);

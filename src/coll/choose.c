@@ -12,10 +12,11 @@
  *                uses stripe_group when the file is striped over several
  *                targets, even otherwise.
  *
- *   independent = max over ranks of: contiguous data: CALL + bytes * BYTE;
- *                 otherwise data sieving over its span, twice the bytes for
- *                 writes (read, write back), times the ranks whose ranges
- *                 overlap it for writes (their window locks serialize)
+ *   independent = the slowest node, whose ranks share its cores (rank 0's
+ *                 count), each rank costing: contiguous data: CALL + bytes
+ *                 * BYTE; otherwise data sieving over its span, twice the
+ *                 bytes for writes (read, write back), times the ranks whose
+ *                 ranges overlap it for writes (their window locks serialize)
  *   two-phase   = total / aggregators * SHIP + extent / aggregators * BYTE
  *                 (twice for writes with holes) + steps * STEP
  *
@@ -37,24 +38,39 @@ static void say(ferry_File fh, const char *what, const char *why)
     snprintf(fh->stats.strategy, sizeof fh->stats.strategy, "%s (%s)", what, why);
 }
 
+/* One rank's independent access. */
+static double rank_cost(ferry_File fh, int write, const ferry__coll_rank_t *ranks, int r)
+{
+    const ferry__coll_rank_t *me = &ranks[r];
+    MPI_Offset window = write ? fh->hints.ind_wr_buffer_size : fh->hints.ind_rd_buffer_size;
+    double span = (double)(me->hi - me->lo);
+    if (me->bytes == me->hi - me->lo) return CALL + span * BYTE;
+    double cost = (span / (double)window + 1) * CALL + span * BYTE * (write ? 2 : 1);
+    int overlapping = 0;
+    for (int q = 0; write && q < fh->nprocs; q++)
+        overlapping += ranks[q].bytes > 0 && ranks[q].lo < me->hi && me->lo < ranks[q].hi;
+    return write ? cost * overlapping : cost;
+}
+
+/* The slowest node: its ranks' costs shared among its cores. */
 static double independent_cost(ferry_File fh, int write, const ferry__coll_rank_t *ranks)
 {
+    const ferry__coll_state_t *s = fh->coll;
     double worst = 0;
-    MPI_Offset window = write ? fh->hints.ind_wr_buffer_size : fh->hints.ind_rd_buffer_size;
-    for (int r = 0; r < fh->nprocs; r++) {
-        const ferry__coll_rank_t *me = &ranks[r];
-        if (me->bytes == 0) continue;
-        double span = (double)(me->hi - me->lo), cost;
-        if (me->bytes == me->hi - me->lo) {
-            cost = CALL + span * BYTE;
-        } else {
-            cost = (span / (double)window + 1) * CALL + span * BYTE * (write ? 2 : 1);
-            int overlapping = 0;
-            for (int q = 0; write && q < fh->nprocs; q++)
-                overlapping += ranks[q].bytes > 0 && ranks[q].lo < me->hi && me->lo < ranks[q].hi;
-            if (write) cost *= overlapping;
+    for (int node = 0; node < s->nodes; node++) {
+        double sum = 0, longest = 0;
+        int ranks_here = 0;
+        for (int r = 0; r < fh->nprocs; r++) {
+            if (s->node_of[r] != node || ranks[r].bytes == 0) continue;
+            double c = rank_cost(fh, write, ranks, r);
+            sum += c;
+            longest = c > longest ? c : longest;
+            ranks_here++;
         }
-        if (cost > worst) worst = cost;
+        double cores = s->hints.cores > 0 && s->hints.cores < ranks_here ? (double)s->hints.cores : ranks_here;
+        double t = ranks_here ? sum / cores : 0;
+        t = t > longest ? t : longest;
+        worst = t > worst ? t : worst;
     }
     return worst;
 }

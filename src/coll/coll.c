@@ -16,6 +16,8 @@
 #include "error/error.h"
 #include "indep/indep.h"
 
+enum { AGREEMENT_BYTES = 16 }; /* ferry__error_agree's two words */
+
 static int describe_me(ferry_File fh, int local_cls, MPI_Offset skip, MPI_Count count, MPI_Datatype type,
                        ferry__coll_rank_t *me)
 {
@@ -58,6 +60,8 @@ static int collective(ferry_File fh, int write, int local_cls, MPI_Offset skip, 
                      : ferry__indep_read(fh, skip, buf, count, type, done);
     }
     if (fh->coll->epoch != fh->config_epoch) ferry__coll_state_update(fh, 0); /* the default view's first call */
+    fh->stats.coll_calls++;
+    fh->stats.coll_meta_bytes += (long long)sizeof(ferry__coll_rank_t) + AGREEMENT_BYTES;
     int rc = gather_inputs(fh, local_cls, skip, count, type);
     if (rc != 0) {
         if (local_cls == 0) local_cls = (int)fh->coll->ranks[fh->rank].cls;

@@ -31,10 +31,11 @@ typedef struct ferry__coll_rank {
 } ferry__coll_rank_t;
 enum { FERRY_COLL_RANK_WORDS = 6 };
 
-/* The collective hints in force, rank 0's (agreed in state.c). */
+/* The collective hints in force, rank 0's (agreed in state.c), and rank
+ * 0's core count, so that every rank's cost model sees the same machine. */
 typedef struct ferry__coll_hints {
     MPI_Offset buffer_size, nodes, per_node, strategy, cb_write, cb_read, block_size, largeblock, striping_unit,
-        striping_factor, group_size;
+        striping_factor, group_size, cores;
 } ferry__coll_hints_t;
 
 typedef struct ferry__coll_state ferry__coll_state_t;
@@ -52,7 +53,10 @@ struct ferry__coll_state {
     int *spread;                /* all ranks: first of every node, then second of every node... */
     int *aggs;                  /* room for nprocs aggregators (ferry__domains_t.aggs points here) */
     ferry__coll_rank_t *ranks;  /* the current call's inputs, nprocs entries */
-    ferry__scratch_slot_t window, incoming, mask; /* aggregator buffers, kept between calls */
+    /* Buffers kept between calls: an aggregator's window and coverage mask,
+     * two steps' incoming bytes, a sender's second step of staged bytes
+     * (the first is fh->staging). */
+    ferry__scratch_slot_t window, mask, incoming[2], staging2;
 };
 
 /* state.c: collective; brings fh->coll up to date with the view and hints

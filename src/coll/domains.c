@@ -129,14 +129,15 @@ static void shape(ferry_File fh, int kind, MPI_Offset total, ferry__domains_t *d
 {
     const ferry__coll_hints_t *h = &fh->coll->hints;
     MPI_Offset fs_block = fh->layout.block_size > 0 ? fh->layout.block_size : 4096;
-    MPI_Offset half = h->buffer_size / 2 > fs_block ? h->buffer_size / 2 : fs_block;
+    /* cb_buffer_size holds a window and two steps of incoming data (twophase.c). */
+    MPI_Offset third = h->buffer_size / 3 > fs_block ? h->buffer_size / 3 : fs_block;
     *want = h->nodes > 0 ? h->nodes : default_aggregators(fh->coll, total);
     d->kind = kind;
-    d->window = half;
+    d->window = third;
     d->targets = d->group = 1;
     if (kind == FERRY_DOMAIN_CYCLIC) {
         d->block = h->block_size > 0 ? round_up(h->block_size, fs_block) : 16 * fs_block;
-        d->window = d->block < half ? d->block : half;
+        d->window = d->block < third ? d->block : third;
     } else if (kind == FERRY_DOMAIN_STRIPES) {
         d->block = h->striping_unit > 0 ? h->striping_unit
                                         : (fh->layout.stripe_size > 0 ? fh->layout.stripe_size : fs_block);

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "coll/coll_int.h"
 #include "datarep/datarep.h"
@@ -48,7 +49,9 @@ void ferry__coll_release(ferry_File fh)
     ferry__free(s->aggs);
     ferry__free(s->ranks);
     ferry__scratch_release(&s->window);
-    ferry__scratch_release(&s->incoming);
+    ferry__scratch_release(&s->incoming[0]);
+    ferry__scratch_release(&s->incoming[1]);
+    ferry__scratch_release(&s->staging2);
     ferry__scratch_release(&s->mask);
     ferry__free(s);
     fh->coll = NULL;
@@ -120,7 +123,8 @@ static void agree_hints(ferry_File fh, ferry__coll_state_t *s)
     const ferry__hints_t *h = &fh->hints;
     s->hints = (ferry__coll_hints_t){h->cb_buffer_size, h->cb_nodes,       h->cb_per_node,   h->cb_strategy,
                                      h->cb_write,       h->cb_read,        h->cb_block_size, h->cb_largeblock,
-                                     h->striping_unit,  h->striping_factor, h->cb_group_size};
+                                     h->striping_unit,  h->striping_factor, h->cb_group_size,
+                                     sysconf(_SC_NPROCESSORS_ONLN)};
     MPI_Bcast(&s->hints, (int)(sizeof s->hints / sizeof(MPI_Offset)), MPI_OFFSET, 0, fh->comm);
 }
 

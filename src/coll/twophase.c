@@ -19,12 +19,18 @@
  *          unpack. Bytes past end of file are not sent; a rank's received
  *          bytes are then the prefix of its stream below end of file.
  *
- * Errors never hang: every step begins with one allreduce of "did anything
- * fail on any rank", so all ranks leave the loop at the same step; the
- * caller's final agreement reports the failing rank's error. Memory: an
- * aggregator holds a window (at most half of cb_buffer_size) and the step's
- * incoming bytes (the other half unless views overlap); senders with
- * noncontiguous memory stage one step's outgoing bytes.
+ * Pipelining: two steps are in flight. A write posts step t+1's messages
+ * before the aggregator writes window t; a read packs and posts step t+1
+ * before the ranks unpack step t. So each step has its own message
+ * buffers (two slots, used alternately).
+ *
+ * Errors never hang: every step's messages are posted only after one
+ * allreduce of "did anything fail on any rank", so all ranks stop at the
+ * same step; the caller's final agreement reports the failing rank's
+ * error. Memory: an aggregator holds one window (a third of
+ * cb_buffer_size) and two steps' incoming bytes (a third each unless views
+ * overlap); senders with noncontiguous memory stage two steps' outgoing
+ * bytes; senders with contiguous memory send from it.
  */
 #include <string.h>
 
@@ -39,23 +45,32 @@ typedef struct share {
     MPI_Offset at;     /* offset of its bytes in the step's staging */
 } share_t;
 
+/* One step's plan and messages. */
+typedef struct step {
+    share_t *out;            /* per aggregator: my bytes in its window */
+    share_t *in;             /* per rank: its bytes in my window (aggregators) */
+    MPI_Offset wlo, whi;     /* my window, when I aggregate */
+    char *staging, *incoming; /* my outgoing bytes (noncontiguous memory), my window's incoming ones */
+    MPI_Offset staging_size, incoming_size;
+    ferry__scratch_slot_t *staging_slot, *incoming_slot;
+    MPI_Request *reqs;
+    MPI_Status *statuses;
+    int nreqs, first_mine;   /* requests posted; where my receives from aggregators start (reads) */
+} step_t;
+
 typedef struct exchange {
     const ferry__coll_call_t *call;
     ferry_File fh;
     ferry__coll_state_t *s;
     const ferry__domains_t *d;
-    int me_agg;                  /* my aggregator index, -1 if none */
-    char *direct;                /* memory as one run of stream bytes, or NULL */
+    int me_agg;              /* my aggregator index, -1 if none */
+    char *direct;            /* memory as one run of stream bytes, or NULL */
     ferry__window_cursor_t *cursors;
-    MPI_Offset *wlo, *whi;       /* per aggregator: this step's window (wlo == whi: none) */
-    share_t *out;                /* per aggregator: my bytes in its window */
-    share_t *in;                 /* per rank: its bytes in my window */
-    MPI_Request *reqs;
-    char *staging, *window, *incoming, *mask;
-    MPI_Offset staging_size, incoming_size;
-    MPI_Offset eof;              /* file size when the call began (aggregators), -1 unknown */
+    step_t steps[2];
+    char *window, *mask;
+    MPI_Offset eof;          /* file size when the call began (aggregators), -1 unknown */
     MPI_Count done;
-    int failed;                  /* sticky error class of this rank */
+    int failed;              /* sticky error class of this rank */
 } exchange_t;
 
 int ferry__coll_share(const ferry__view_t *view, const ferry__coll_rank_t *rank, MPI_Offset wlo, MPI_Offset whi,
@@ -91,13 +106,14 @@ static int place(const ferry__view_t *view, char *window, MPI_Offset first, MPI_
 }
 
 /* File bytes [*first, *last) spanned by the shares in my window. */
-static int share_span(exchange_t *x, MPI_Offset *first, MPI_Offset *last, MPI_Offset *total, int *contributors)
+static int share_span(exchange_t *x, const step_t *st, MPI_Offset *first, MPI_Offset *last, MPI_Offset *total,
+                      int *contributors)
 {
     *first = INT64_MAX;
     *last = *total = 0;
     *contributors = 0;
     for (int r = 0; r < x->fh->nprocs; r++) {
-        const share_t *sh = &x->in[r];
+        const share_t *sh = &st->in[r];
         if (sh->s1 == sh->s0) continue;
         MPI_Offset lo, hi;
         FERRY_TRY(ferry__view_file_offset(&x->s->views[r], sh->s0, &lo));
@@ -112,7 +128,7 @@ static int share_span(exchange_t *x, MPI_Offset *first, MPI_Offset *last, MPI_Of
 
 /* Whether the shares cover every byte of [first, last): marks them in a
  * mask through the same views (the bytes, not lists of pieces). */
-static int covered_by_mask(exchange_t *x, MPI_Offset first, MPI_Offset last, int *covered)
+static int covered_by_mask(exchange_t *x, const step_t *st, MPI_Offset first, MPI_Offset last, int *covered)
 {
     char ones[4096];
     memset(ones, 1, sizeof ones);
@@ -121,30 +137,25 @@ static int covered_by_mask(exchange_t *x, MPI_Offset first, MPI_Offset last, int
         return ferry__error_set(MPI_ERR_NO_MEM, "ferry: collective write '%s': out of memory", x->fh->filename);
     memset(x->mask, 0, span);
     for (int r = 0; r < x->fh->nprocs; r++)
-        for (MPI_Offset p = x->in[r].s0; p < x->in[r].s1; p += (MPI_Offset)sizeof ones) {
-            MPI_Count n = x->in[r].s1 - p < (MPI_Offset)sizeof ones ? x->in[r].s1 - p : (MPI_Count)sizeof ones;
-            FERRY_TRY(place(&x->s->views[r], x->mask, first, p, n, (char *)ones, 1));
+        for (MPI_Offset p = st->in[r].s0; p < st->in[r].s1; p += (MPI_Offset)sizeof ones) {
+            MPI_Count n = st->in[r].s1 - p < (MPI_Offset)sizeof ones ? st->in[r].s1 - p : (MPI_Count)sizeof ones;
+            FERRY_TRY(place(&x->s->views[r], x->mask, first, p, n, ones, 1));
         }
     *covered = memchr(x->mask, 0, span) == NULL;
     return 0;
 }
 
-static int file_size_at_start(exchange_t *x)
-{
-    if (x->eof < 0) FERRY_TRY(ferry__fs_size(x->fh->fs, &x->eof));
-    return 0;
-}
-
 /* Fills the window with what the file holds where the shares leave holes. */
-static int fill_holes(exchange_t *x, MPI_Offset first, MPI_Offset last, MPI_Offset total, int contributors)
+static int fill_holes(exchange_t *x, const step_t *st, MPI_Offset first, MPI_Offset last, MPI_Offset total,
+                      int contributors)
 {
     MPI_Offset span = last - first;
     if (total == span && contributors == 1) return 0; /* one monotone view: no byte twice, no hole */
-    FERRY_TRY(file_size_at_start(x));
+    if (x->eof < 0) FERRY_TRY(ferry__fs_size(x->fh->fs, &x->eof));
     size_t have = 0;
     if (first < x->eof) {
         int covered = 0;
-        if (total >= span) FERRY_TRY(covered_by_mask(x, first, last, &covered));
+        if (total >= span) FERRY_TRY(covered_by_mask(x, st, first, last, &covered));
         if (covered) return 0;
         FERRY_TRY(ferry__fs_pread(x->fh->fs, x->window, (size_t)span, first, &have));
         x->fh->stats.sieve_extra_bytes += (long long)have;
@@ -153,34 +164,35 @@ static int fill_holes(exchange_t *x, MPI_Offset first, MPI_Offset last, MPI_Offs
     return 0;
 }
 
-static int write_window(exchange_t *x)
+/* Writes: builds my window of step st; *span is its file range (empty: no write). */
+static int assemble_window(exchange_t *x, const step_t *st, MPI_Offset *first, MPI_Offset *last)
 {
-    MPI_Offset first, last, total;
+    MPI_Offset total;
     int contributors;
-    FERRY_TRY(share_span(x, &first, &last, &total, &contributors));
+    FERRY_TRY(share_span(x, st, first, last, &total, &contributors));
     if (contributors == 0) return 0;
-    FERRY_TRY(fill_holes(x, first, last, total, contributors));
+    FERRY_TRY(fill_holes(x, st, *first, *last, total, contributors));
     for (int r = 0; r < x->fh->nprocs; r++) {
-        const share_t *sh = &x->in[r];
+        const share_t *sh = &st->in[r];
         if (sh->s1 > sh->s0)
-            FERRY_TRY(place(&x->s->views[r], x->window, first, sh->s0, sh->s1 - sh->s0, x->incoming + sh->at, 1));
+            FERRY_TRY(place(&x->s->views[r], x->window, *first, sh->s0, sh->s1 - sh->s0, st->incoming + sh->at, 1));
     }
-    return ferry__fs_pwrite(x->fh->fs, x->window, (size_t)(last - first), first);
+    return 0;
 }
 
-/* Reads the span of my window's shares and packs each rank's bytes below
- * end of file into incoming; shrinks shares that reach past the end. */
-static int read_window(exchange_t *x)
+/* Reads: reads the span of my window's shares and packs each rank's bytes
+ * below end of file into incoming; shrinks shares that reach past the end. */
+static int read_window(exchange_t *x, step_t *st)
 {
     MPI_Offset first, last, total;
     int contributors;
-    FERRY_TRY(share_span(x, &first, &last, &total, &contributors));
+    FERRY_TRY(share_span(x, st, &first, &last, &total, &contributors));
     if (contributors == 0) return 0;
     size_t have = 0;
     FERRY_TRY(ferry__fs_pread(x->fh->fs, x->window, (size_t)(last - first), first, &have));
     x->fh->stats.sieve_extra_bytes += (long long)have > total ? (long long)have - total : 0;
     for (int r = 0; r < x->fh->nprocs; r++) {
-        share_t *sh = &x->in[r];
+        share_t *sh = &st->in[r];
         if (sh->s1 == sh->s0) continue;
         if ((MPI_Offset)have < last - first) {
             MPI_Offset below;
@@ -188,7 +200,7 @@ static int read_window(exchange_t *x)
             if (below < sh->s1) sh->s1 = below > sh->s0 ? below : sh->s0;
         }
         if (sh->s1 > sh->s0)
-            FERRY_TRY(place(&x->s->views[r], x->window, first, sh->s0, sh->s1 - sh->s0, x->incoming + sh->at, 0));
+            FERRY_TRY(place(&x->s->views[r], x->window, first, sh->s0, sh->s1 - sh->s0, st->incoming + sh->at, 0));
     }
     return 0;
 }
@@ -207,83 +219,101 @@ static int ensure(ferry__scratch_slot_t *slot, char **buf, MPI_Offset *have, MPI
     return 0;
 }
 
-static int plan_step(exchange_t *x)
+/* The next step's windows and shares (every rank computes every
+ * aggregator's window; the cursors advance once per step). */
+static int plan_step(exchange_t *x, step_t *st)
 {
     const ferry__domains_t *d = x->d;
     int me = x->fh->rank;
     MPI_Offset out_total = 0, in_total = 0;
+    st->wlo = st->whi = 0;
     for (int a = 0; a < d->naggs; a++) {
-        if (!ferry__coll_next_window(d, a, &x->cursors[a], &x->wlo[a], &x->whi[a])) x->wlo[a] = x->whi[a] = 0;
-        share_t *sh = &x->out[a];
-        FERRY_TRY(ferry__coll_share(&x->s->views[me], &x->call->ranks[me], x->wlo[a], x->whi[a], &sh->s0, &sh->s1));
+        MPI_Offset wlo = 0, whi = 0;
+        if (!ferry__coll_next_window(d, a, &x->cursors[a], &wlo, &whi)) wlo = whi = 0;
+        if (a == x->me_agg) st->wlo = wlo, st->whi = whi;
+        share_t *sh = &st->out[a];
+        FERRY_TRY(ferry__coll_share(&x->s->views[me], &x->call->ranks[me], wlo, whi, &sh->s0, &sh->s1));
         sh->at = out_total;
         sh->want = sh->s1 - sh->s0;
-        if (!x->direct) out_total += sh->s1 - sh->s0;
+        if (!x->direct) out_total += sh->want;
     }
-    if (x->me_agg >= 0) {
-        MPI_Offset wlo = x->wlo[x->me_agg], whi = x->whi[x->me_agg];
-        for (int r = 0; r < x->fh->nprocs; r++) {
-            share_t *sh = &x->in[r];
-            FERRY_TRY(ferry__coll_share(&x->s->views[r], &x->call->ranks[r], wlo, whi, &sh->s0, &sh->s1));
-            sh->at = in_total;
-            sh->want = sh->s1 - sh->s0;
-            in_total += sh->s1 - sh->s0;
-        }
-        FERRY_TRY(ensure(&x->s->incoming, &x->incoming, &x->incoming_size, in_total, x->fh->filename));
+    for (int r = 0; x->me_agg >= 0 && r < x->fh->nprocs; r++) {
+        share_t *sh = &st->in[r];
+        FERRY_TRY(ferry__coll_share(&x->s->views[r], &x->call->ranks[r], st->wlo, st->whi, &sh->s0, &sh->s1));
+        sh->at = in_total;
+        sh->want = sh->s1 - sh->s0;
+        in_total += sh->want;
     }
-    return ensure(&x->fh->staging, &x->staging, &x->staging_size, out_total, x->fh->filename);
+    if (x->me_agg >= 0)
+        FERRY_TRY(ensure(st->incoming_slot, &st->incoming, &st->incoming_size, in_total, x->fh->filename));
+    return ensure(st->staging_slot, &st->staging, &st->staging_size, out_total, x->fh->filename);
 }
 
 /* --- moving one step's data ---------------------------------------------- */
 
 /* My bytes for aggregator a: in place in contiguous memory, or staged. */
-static char *my_bytes(exchange_t *x, int a)
+static char *my_bytes(const exchange_t *x, const step_t *st, int a)
 {
-    const share_t *sh = &x->out[a];
-    return x->direct ? x->direct + (sh->s0 - x->call->ranks[x->fh->rank].skip) : x->staging + sh->at;
+    const share_t *sh = &st->out[a];
+    return x->direct ? x->direct + (sh->s0 - x->call->ranks[x->fh->rank].skip) : st->staging + sh->at;
 }
 
-static int post_to_aggregators(exchange_t *x, int *n)
+static int message_failed(const exchange_t *x, int peer)
+{
+    return ferry__error_set(MPI_ERR_OTHER, "ferry: collective '%s': message to rank %d failed", x->fh->filename, peer);
+}
+
+/* Writes: pack and send my shares; reads: receive them. */
+static int post_to_aggregators(exchange_t *x, step_t *st)
 {
     const ferry__coll_call_t *c = x->call;
     MPI_Offset skip = c->ranks[x->fh->rank].skip;
     int failed = 0;
+    st->first_mine = st->nreqs;
     for (int a = 0; a < x->d->naggs; a++) {
-        const share_t *sh = &x->out[a];
-        MPI_Count len = sh->s1 - sh->s0;
-        if (len == 0) continue;
-        char *bytes = my_bytes(x, a);
+        const share_t *sh = &st->out[a];
+        if (sh->want == 0) continue;
+        char *bytes = my_bytes(x, st, a);
         /* A failed pack still sends: the aggregator is waiting for the message. */
         if (c->write && !x->direct && !failed)
-            failed = ferry__datatype_pack(c->buf, c->count, c->type, sh->s0 - skip, bytes, len);
-        int rc = c->write ? MPI_Isend(bytes, (int)len, MPI_BYTE, x->d->aggs[a], TAG, x->fh->comm, &x->reqs[(*n)++])
-                          : MPI_Irecv(bytes, (int)len, MPI_BYTE, x->d->aggs[a], TAG, x->fh->comm, &x->reqs[(*n)++]);
-        if (rc != MPI_SUCCESS)
-            return ferry__error_set(MPI_ERR_OTHER, "ferry: collective '%s': message to rank %d failed", x->fh->filename,
-                                    x->d->aggs[a]);
+            failed = ferry__datatype_pack(c->buf, c->count, c->type, sh->s0 - skip, bytes, sh->want);
+        int peer = x->d->aggs[a], rc = c->write
+            ? MPI_Isend(bytes, (int)sh->want, MPI_BYTE, peer, TAG, x->fh->comm, &st->reqs[st->nreqs++])
+            : MPI_Irecv(bytes, (int)sh->want, MPI_BYTE, peer, TAG, x->fh->comm, &st->reqs[st->nreqs++]);
+        if (rc != MPI_SUCCESS) return message_failed(x, peer);
     }
     return failed;
 }
 
-static int post_to_ranks(exchange_t *x, int *n)
+/* Aggregators: receive the shares of my window (writes), or send them (reads). */
+static int post_to_ranks(exchange_t *x, step_t *st)
 {
-    for (int r = 0; r < x->fh->nprocs; r++) {
-        const share_t *sh = &x->in[r];
+    for (int r = 0; x->me_agg >= 0 && r < x->fh->nprocs; r++) {
+        const share_t *sh = &st->in[r];
         /* Reads: a rank expecting bytes gets a message, empty when they all lie past end of file. */
         if (sh->want == 0) continue;
         int len = (int)(sh->s1 - sh->s0);
-        int rc = x->call->write ? MPI_Irecv(x->incoming + sh->at, len, MPI_BYTE, r, TAG, x->fh->comm, &x->reqs[(*n)++])
-                                : MPI_Isend(x->incoming + sh->at, len, MPI_BYTE, r, TAG, x->fh->comm, &x->reqs[(*n)++]);
-        if (rc != MPI_SUCCESS)
-            return ferry__error_set(MPI_ERR_OTHER, "ferry: collective '%s': message to rank %d failed", x->fh->filename, r);
+        int rc = x->call->write
+                     ? MPI_Irecv(st->incoming + sh->at, len, MPI_BYTE, r, TAG, x->fh->comm, &st->reqs[st->nreqs++])
+                     : MPI_Isend(st->incoming + sh->at, len, MPI_BYTE, r, TAG, x->fh->comm, &st->reqs[st->nreqs++]);
+        if (rc != MPI_SUCCESS) return message_failed(x, r);
     }
     return 0;
 }
 
-static int wait_all(exchange_t *x, int n, MPI_Status *statuses)
+/* Posts a planned step: receives before sends, so a rank's own messages match. */
+static int post_step(exchange_t *x, step_t *st)
+{
+    st->nreqs = 0;
+    int rc = post_to_ranks(x, st);
+    int sent = post_to_aggregators(x, st);
+    return rc ? rc : sent;
+}
+
+static int wait_step(exchange_t *x, step_t *st)
 {
     double start = ferry__stats_clock();
-    int rc = MPI_Waitall(n, x->reqs, statuses);
+    int rc = MPI_Waitall(st->nreqs, st->reqs, st->statuses);
     x->fh->stats.exchange_seconds += ferry__stats_clock() - start;
     return rc == MPI_SUCCESS ? 0
                              : ferry__error_set(MPI_ERR_OTHER, "ferry: collective '%s': data exchange failed",
@@ -291,53 +321,48 @@ static int wait_all(exchange_t *x, int n, MPI_Status *statuses)
 }
 
 /* Reads: count what arrived (the prefix below end of file) and unpack staged bytes. */
-static int take_delivery(exchange_t *x, const MPI_Status *statuses, int first_status)
+static int take_delivery(exchange_t *x, const step_t *st)
 {
     const ferry__coll_call_t *c = x->call;
     MPI_Offset skip = c->ranks[x->fh->rank].skip;
-    int k = first_status;
+    int k = st->first_mine;
     for (int a = 0; a < x->d->naggs; a++) {
-        const share_t *sh = &x->out[a];
+        const share_t *sh = &st->out[a];
         if (sh->want == 0) continue;
         int got = 0;
-        MPI_Get_count(&statuses[k++], MPI_BYTE, &got);
+        MPI_Get_count(&st->statuses[k++], MPI_BYTE, &got);
         if (got > 0 && !x->direct)
-            FERRY_TRY(ferry__datatype_unpack(my_bytes(x, a), got, c->buf, c->count, c->type, sh->s0 - skip));
+            FERRY_TRY(ferry__datatype_unpack(my_bytes(x, st, a), got, c->buf, c->count, c->type, sh->s0 - skip));
         x->done += got;
     }
     return 0;
 }
 
-static int write_step(exchange_t *x)
-{
-    int n = 0;
-    if (x->me_agg >= 0) FERRY_TRY(post_to_ranks(x, &n));
-    int rc = post_to_aggregators(x, &n);
-    int waited = wait_all(x, n, MPI_STATUSES_IGNORE);
-    FERRY_TRY(rc);
-    FERRY_TRY(waited);
-    for (int a = 0; a < x->d->naggs; a++) x->done += x->out[a].s1 - x->out[a].s0;
-    return x->me_agg >= 0 ? write_window(x) : 0;
-}
-
-static int read_step(exchange_t *x, MPI_Status *statuses)
-{
-    int n = 0, mine = 0;
-    /* An aggregator whose read failed still sends (stale bytes) so nobody waits; the call fails anyway. */
-    int rc = x->me_agg >= 0 ? read_window(x) : 0;
-    if (x->me_agg >= 0) {
-        int posted = post_to_ranks(x, &n);
-        if (rc == 0) rc = posted;
-    }
-    mine = n;
-    int posted = post_to_aggregators(x, &n);
-    if (rc == 0) rc = posted;
-    int waited = wait_all(x, n, statuses);
-    if (rc == 0) rc = waited;
-    return rc == 0 ? take_delivery(x, statuses, mine) : rc;
-}
-
 /* --- the call ------------------------------------------------------------- */
+
+static int setup_step(exchange_t *x, step_t *st, ferry__scratch_slot_t *staging, ferry__scratch_slot_t *incoming)
+{
+    int p = x->fh->nprocs, n = x->d->naggs;
+    st->out = ferry__calloc((size_t)n, sizeof *st->out);
+    st->in = ferry__calloc((size_t)p, sizeof *st->in);
+    st->reqs = ferry__calloc((size_t)(n + p), sizeof *st->reqs);
+    st->statuses = ferry__calloc((size_t)(n + p), sizeof *st->statuses);
+    st->staging_slot = staging;
+    st->incoming_slot = incoming;
+    if (!st->out || !st->in || !st->reqs || !st->statuses)
+        return ferry__error_set(MPI_ERR_NO_MEM, "ferry: collective '%s': out of memory", x->fh->filename);
+    return 0;
+}
+
+static void teardown_step(step_t *st)
+{
+    if (st->staging_slot) ferry__scratch_give(st->staging_slot, st->staging);
+    if (st->incoming_slot) ferry__scratch_give(st->incoming_slot, st->incoming);
+    ferry__free(st->out);
+    ferry__free(st->in);
+    ferry__free(st->reqs);
+    ferry__free(st->statuses);
+}
 
 static int setup(exchange_t *x, const ferry__coll_call_t *call)
 {
@@ -350,14 +375,9 @@ static int setup(exchange_t *x, const ferry__coll_call_t *call)
     x->me_agg = -1;
     for (int a = 0; a < x->d->naggs; a++)
         if (x->d->aggs[a] == x->fh->rank) x->me_agg = a;
-    int p = x->fh->nprocs, n = x->d->naggs;
-    x->cursors = ferry__calloc((size_t)n, sizeof *x->cursors);
-    x->wlo = ferry__calloc((size_t)n, sizeof *x->wlo);
-    x->whi = ferry__calloc((size_t)n, sizeof *x->whi);
-    x->out = ferry__calloc((size_t)n, sizeof *x->out);
-    x->in = ferry__calloc((size_t)p, sizeof *x->in);
-    x->reqs = ferry__calloc((size_t)(n + p), sizeof *x->reqs);
-    if (!x->cursors || !x->wlo || !x->whi || !x->out || !x->in || !x->reqs)
+    FERRY_TRY(setup_step(x, &x->steps[0], &x->fh->staging, &x->s->incoming[0]));
+    FERRY_TRY(setup_step(x, &x->steps[1], &x->s->staging2, &x->s->incoming[1]));
+    if (!(x->cursors = ferry__calloc((size_t)x->d->naggs, sizeof *x->cursors)))
         return ferry__error_set(MPI_ERR_NO_MEM, "ferry: collective '%s': out of memory", x->fh->filename);
     ferry__typeinfo_t info;
     FERRY_TRY(ferry__datatype_info(call->type, &info));
@@ -371,38 +391,67 @@ static int setup(exchange_t *x, const ferry__coll_call_t *call)
 
 static void teardown(exchange_t *x)
 {
-    ferry__scratch_give(&x->fh->staging, x->staging);
-    ferry__scratch_give(&x->s->incoming, x->incoming);
+    teardown_step(&x->steps[0]);
+    teardown_step(&x->steps[1]);
     ferry__scratch_give(&x->s->window, x->window);
     ferry__scratch_give(&x->s->mask, x->mask);
     ferry__free(x->cursors);
-    ferry__free(x->wlo);
-    ferry__free(x->whi);
-    ferry__free(x->out);
-    ferry__free(x->in);
-    ferry__free(x->reqs);
 }
 
-/* Collective: 1 on every rank when any rank has failed. */
-static int anyone_failed(exchange_t *x)
+/* Collective: plans step st, and posts it unless any rank has failed;
+ * returns 1 when the call must stop (every rank returns 1 together). */
+static int begin_step(exchange_t *x, step_t *st)
 {
+    if (!x->failed) x->failed = plan_step(x, st);
     int mine = x->failed != 0, any = 1;
     MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, x->fh->comm);
-    return any;
+    x->fh->stats.coll_meta_bytes += (long long)sizeof mine;
+    if (any) return 1;
+    if (!x->call->write && x->me_agg >= 0) {
+        /* An aggregator whose read failed still sends (stale bytes) so nobody waits; the call fails anyway. */
+        int rc = read_window(x, st);
+        if (!x->failed) x->failed = rc;
+    }
+    int rc = post_step(x, st);
+    if (!x->failed) x->failed = rc;
+    return 0;
+}
+
+static void write_steps(exchange_t *x)
+{
+    if (x->d->steps == 0 || begin_step(x, &x->steps[0])) return;
+    for (MPI_Offset t = 0; t < x->d->steps; t++) {
+        step_t *cur = &x->steps[t % 2], *next = &x->steps[(t + 1) % 2];
+        int rc = wait_step(x, cur);
+        if (!x->failed) x->failed = rc;
+        for (int a = 0; a < x->d->naggs; a++) x->done += cur->out[a].want;
+        MPI_Offset first = 0, last = 0;
+        if (!x->failed && x->me_agg >= 0) x->failed = assemble_window(x, cur, &first, &last);
+        /* The next step's data travel while this window goes to the file. */
+        if (t + 1 < x->d->steps && begin_step(x, next)) return;
+        if (!x->failed && last > first) x->failed = ferry__fs_pwrite(x->fh->fs, x->window, (size_t)(last - first), first);
+    }
+}
+
+static void read_steps(exchange_t *x)
+{
+    if (x->d->steps == 0 || begin_step(x, &x->steps[0])) return;
+    for (MPI_Offset t = 0; t < x->d->steps; t++) {
+        step_t *cur = &x->steps[t % 2], *next = &x->steps[(t + 1) % 2];
+        /* The next window is read and sent while this step's data arrive. */
+        int stop = t + 1 < x->d->steps && begin_step(x, next);
+        int rc = wait_step(x, cur);
+        if (!x->failed) x->failed = rc ? rc : take_delivery(x, cur);
+        if (stop) return;
+    }
 }
 
 int ferry__coll_two_phase(const ferry__coll_call_t *call, MPI_Count *done)
 {
     exchange_t x;
     x.failed = setup(&x, call);
-    MPI_Status *statuses = ferry__calloc((size_t)(x.d->naggs + x.fh->nprocs), sizeof *statuses);
-    if (!statuses && !x.failed) x.failed = ferry__error_set(MPI_ERR_NO_MEM, "ferry: collective: out of memory");
-    for (MPI_Offset t = 0; t < x.d->steps; t++) {
-        if (!x.failed) x.failed = plan_step(&x);
-        if (anyone_failed(&x)) break;
-        x.failed = call->write ? write_step(&x) : read_step(&x, statuses);
-    }
-    ferry__free(statuses);
+    if (call->write) write_steps(&x);
+    else read_steps(&x);
     *done = x.done;
     teardown(&x);
     return x.failed;

@@ -53,7 +53,8 @@ static const hint_spec_t hint_table[] = {
     {"ferry_prefetch_size", HINT_SIZE, FIELD(prefetch_size), 8 << 20, 0, 1 << 30, NULL, "indep",
      "bytes of upcoming noncontiguous reads announced to the kernel ahead (0 disables prefetching)"},
     {"cb_buffer_size", HINT_SIZE, FIELD(cb_buffer_size), 16 << 20, 8192, 1 << 30, NULL, "coll",
-     "bytes an aggregator uses per collective call: half for the file window, half for the data it exchanges"},
+     "bytes an aggregator uses per collective call: a third for the file window, a third for each of the two "
+     "steps in flight (the data it receives or sends)"},
     {"cb_nodes", HINT_SIZE, FIELD(cb_nodes), 0, 0, 1 << 24, NULL, "coll",
      "aggregators of collective calls (at most the ranks allowed by cb_config_list); 0: one per node, more when a "
      "call moves more than cb_buffer_size per aggregator (docs/coll.md)"},
