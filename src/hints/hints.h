@@ -11,6 +11,7 @@
 #ifndef FERRY_HINTS_H
 #define FERRY_HINTS_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include <mpi.h>
@@ -73,6 +74,11 @@ void ferry__hints_apply(ferry__hints_t *hints, MPI_Info info);
  * FERRY_HINTS ("key value" lines, '#' comments), if set: called before the
  * user's hints so that those win. An unreadable file is noted in rejected. */
 void ferry__hints_apply_system(ferry__hints_t *hints);
+
+/* A fingerprint of the hints that change the collective path (cb_*,
+ * romio_cb_*, IBM_*, striping_*, ferry_cb_*): develop mode compares it
+ * across ranks. */
+uint64_t ferry__hints_collective_fingerprint(const ferry__hints_t *hints);
 
 /* Writes every hint's effective value into info (a fresh MPI_Info). */
 int ferry__hints_report(const ferry__hints_t *hints, MPI_Info info);

@@ -298,3 +298,15 @@ void ferry__hints_apply_system(ferry__hints_t *hints)
     }
     fclose(file);
 }
+
+uint64_t ferry__hints_collective_fingerprint(const ferry__hints_t *hints)
+{
+    const MPI_Offset fields[] = {hints->cb_buffer_size, hints->cb_nodes,        hints->cb_per_node,
+                                 hints->cb_strategy,    hints->cb_write,        hints->cb_read,
+                                 hints->cb_block_size,  hints->cb_largeblock,   hints->striping_unit,
+                                 hints->striping_factor, hints->cb_group_size};
+    uint64_t h = 1469598103934665603ull; /* FNV-1a over the values */
+    const unsigned char *p = (const unsigned char *)fields;
+    for (size_t i = 0; i < sizeof fields; i++) h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}

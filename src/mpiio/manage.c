@@ -72,6 +72,10 @@ int ferry_File_set_info(ferry_File fh, MPI_Info info)
     int develop = fh->hints.develop || ferry__develop_from_environment();
     cls = ferry__error_agree_flag(fh->comm, 0, "set_info", &develop);
     if (cls == 0) fh->develop = develop;
+    if (cls == 0 && develop) {
+        ferry__develop_arg_t same = {"collective hints", ferry__hints_collective_fingerprint(&fh->hints)};
+        cls = ferry__develop_check(fh->comm, 0, "set_info", &same, 1);
+    }
     ferry__coll_config_changed(fh, 1);
     return ferry__error_return(fh, cls);
 }

@@ -59,11 +59,14 @@ int ferry_File_set_view(ferry_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_
         /* MPI-3.1 13.3: datarep and the etype's extent must match on every rank. */
         MPI_Count etype_extent = 0;
         if (cls == 0) ferry__datarep_extent(next.rep, etype, &etype_extent);
-        ferry__develop_arg_t same[2] = {
+        ferry__hints_t would_be = fh->hints; /* info keys that change the collective path must match too */
+        ferry__hints_apply(&would_be, info);
+        ferry__develop_arg_t same[3] = {
             {"datarep", datarep ? ferry__develop_hash(datarep, strlen(datarep)) : 0},
             {"etype extent", (uint64_t)etype_extent},
+            {"collective hints", ferry__hints_collective_fingerprint(&would_be)},
         };
-        cls = ferry__develop_check(fh->comm, cls, "set_view", same, 2);
+        cls = ferry__develop_check(fh->comm, cls, "set_view", same, 3);
     }
     /* All or nothing: a view that fails on any rank leaves the old view on every rank. */
     cls = ferry__sharedfp_agree_reset(fh, cls, "set_view"); /* the standard resets the shared pointer too */

@@ -58,6 +58,15 @@ int main(int argc, char **argv)
         FT_EQ(disp, 8);
         /* Displacements may differ: that is not a mismatch. */
         FT_OK(ferry_File_set_view(fh, 4 * ft_rank, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+        /* Hints that change the collective path must match, at set_view and at set_info. */
+        MPI_Info cb;
+        MPI_Info_create(&cb);
+        MPI_Info_set(cb, "cb_nodes", ft_rank ? "2" : "1");
+        expect_not_same(ft_capture(ferry_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", cb)), "collective hints");
+        expect_not_same(ft_capture(ferry_File_set_info(fh, cb)), "collective hints");
+        MPI_Info_set(cb, "cb_nodes", "1");
+        FT_OK(ferry_File_set_info(fh, cb));
+        MPI_Info_free(&cb);
     }
     /* Turning develop mode off everywhere stops the checks. */
     MPI_Info_set(info, "ferry_develop", "false");
