@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <linux/magic.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -168,6 +169,31 @@ static int posix_size(ferry__fs_file_t *file, MPI_Offset *size)
     return 0;
 }
 
+/* Lustre's layout, read with its LL_IOC_LOV_GETSTRIPE ioctl without its
+ * headers (the lov_user_md_v1 prefix is a stable ABI); 0 when not Lustre
+ * or the ioctl fails, and then the caller's layout stays. */
+enum { LUSTRE_MAGIC = 0x0BD00BD0 };
+struct lustre_layout_prefix {
+    uint32_t magic, pattern;
+    uint64_t object_id, object_seq;
+    uint32_t stripe_size;
+    uint16_t stripe_count, stripe_offset;
+    char objects[64 * 24]; /* room for the per-target entries the ioctl appends */
+};
+#define FERRY_LL_IOC_LOV_GETSTRIPE _IOW('f', 155, long)
+
+static void lustre_layout(int fd, const struct statfs *fs, ferry__fs_layout_t *layout)
+{
+    if ((uint32_t)fs->f_type != LUSTRE_MAGIC) return;
+    struct lustre_layout_prefix lum;
+    memset(&lum, 0, sizeof lum);
+    lum.magic = 0x0BD10BD0; /* LOV_USER_MAGIC_V1 */
+    lum.stripe_count = 64;
+    if (ioctl(fd, FERRY_LL_IOC_LOV_GETSTRIPE, &lum) != 0 || lum.stripe_size == 0 || lum.stripe_count == 0) return;
+    layout->stripe_size = lum.stripe_size;
+    layout->stripe_count = lum.stripe_count;
+}
+
 static int posix_layout(ferry__fs_file_t *file, ferry__fs_layout_t *layout)
 {
     struct stat st;
@@ -176,7 +202,9 @@ static int posix_layout(ferry__fs_file_t *file, ferry__fs_layout_t *layout)
     layout->stripe_size = layout->block_size;
     layout->stripe_count = 1;
     struct statfs fs;
-    layout->memory_backed = fstatfs(fd_of(file), &fs) == 0 && (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC);
+    if (fstatfs(fd_of(file), &fs) != 0) return 0;
+    layout->memory_backed = fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC;
+    lustre_layout(fd_of(file), &fs, layout);
     return 0;
 }
 
