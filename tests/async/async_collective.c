@@ -5,7 +5,8 @@
  * order; the individual pointer through a strided view; an argument error on
  * one rank (that rank fails at once, the others' requests fail with the
  * agreed class); an injected write error on rank 0 reaching every rank's
- * MPI_Wait; a pending iwrite_all followed by close. Bytes checked.
+ * MPI_Wait; many collectives outstanding, completed in reverse and random
+ * order; a pending iwrite_all followed by close. Bytes checked.
  */
 #include <stdlib.h>
 
@@ -83,6 +84,31 @@ static void individual(ferry_File fh, unsigned char *data, unsigned char *back)
     FT_EQ_MEM(back, data + 2 * BLOCK, BLOCK);
 }
 
+/* Many collectives outstanding at once, completed in reverse order, then in
+ * random order by MPI_Test loops, each rank's order its own. */
+static void many(ferry_File fh, unsigned char *data, unsigned char *back)
+{
+    enum { N = 16, PIECE = 512 };
+    MPI_Offset base = 16 * (MPI_Offset)ft_size * BLOCK;
+    MPI_Request req[N];
+    for (int i = 0; i < N; i++)
+        FT_OK(ferry_File_iwrite_at_all(fh, base + ((MPI_Offset)i * ft_size + ft_rank) * PIECE, data + i * PIECE,
+                                       PIECE, MPI_BYTE, &req[i]));
+    for (int i = N - 1; i >= 0; i--) FT_OK(MPI_Wait(&req[i], MPI_STATUS_IGNORE));
+    memset(back, 0, N * PIECE);
+    for (int i = 0; i < N; i++)
+        FT_OK(ferry_File_iread_at_all(fh, base + ((MPI_Offset)i * ft_size + ft_rank) * PIECE, back + i * PIECE,
+                                      PIECE, MPI_BYTE, &req[i]));
+    uint64_t state = ft_seed + 7 * (uint64_t)ft_rank;
+    for (int left = N; left > 0;) {
+        int i = (int)(ft_rand(&state) % N), flag = 0;
+        if (req[i] == MPI_REQUEST_NULL) continue;
+        FT_OK(MPI_Test(&req[i], &flag, MPI_STATUS_IGNORE));
+        if (flag) left--;
+    }
+    FT_EQ_MEM(back, data, N * PIECE);
+}
+
 static void errors(ferry_File fh, const char *path, unsigned char *data)
 {
     /* Rank 1's offset is wrong: it fails at once, the others at completion. */
@@ -115,6 +141,7 @@ int main(int argc, char **argv)
     FT_OK(ferry_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
     interleaved(fh, data, back);
     individual(fh, data, back);
+    many(fh, data, back);
     errors(fh, path, data);
     /* A pending iwrite_all, then close: close waits for it. */
     MPI_Request req;

@@ -53,6 +53,12 @@ static void many_explicit(ferry_File fh, unsigned char *data, unsigned char *bac
         check_count(&status, BLOCK - i);
         FT_CHECK(req[i] == MPI_REQUEST_NULL);
     }
+    /* What the background counted reaches the file's statistics. */
+    long long bytes = 0;
+    for (int i = 0; i < NREQ; i++) bytes += BLOCK - i;
+    FT_EQ(ft_info_number(fh, "ferry_stats_write_calls"), NREQ);
+    FT_EQ(ft_info_number(fh, "ferry_stats_write_bytes"), bytes);
+    FT_EQ(ft_info_number(fh, "ferry_stats_fs_write_bytes"), bytes);
     memset(back, 0, (size_t)NREQ * BLOCK);
     for (int i = 0; i < NREQ; i++)
         FT_OK(ferry_File_iread_at(fh, block_offset(i), back + (size_t)i * BLOCK, BLOCK - i, MPI_BYTE, &req[i]));
