@@ -73,7 +73,7 @@ static ferry__async_job_t *job_create(const ferry__async_op_t *op, int refs)
 
 static int request_start(ferry__async_job_t *job, MPI_Request *request)
 {
-    if (MPI_Grequest_start(query_job, free_job, cancel_job, job, request) != MPI_SUCCESS)
+    if (ferry__async_grequest_start(query_job, free_job, cancel_job, job, request) != MPI_SUCCESS)
         return ferry__error_set(MPI_ERR_INTERN, "ferry: cannot start a generalized request");
     job->request = *request;
     return 0;

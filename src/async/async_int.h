@@ -44,6 +44,10 @@ void ferry__async_queue_push(ferry__async_queue_t *q, ferry__async_job_t *job);
 /* Lets the threads finish the jobs queued, joins them and frees q. */
 void ferry__async_queue_destroy(ferry__async_queue_t *q);
 
+/* MPI_Grequest_start, or what the host needs instead (host.c). */
+int ferry__async_grequest_start(MPI_Grequest_query_function *query, MPI_Grequest_free_function *free_fn,
+                                MPI_Grequest_cancel_function *cancel, void *state, MPI_Request *request);
+
 /* Runs a job on the calling worker and completes its request (async.c). */
 void ferry__async_job_run(ferry__async_job_t *job);
 

@@ -137,6 +137,51 @@ static void individual(ferry_File fh, unsigned char *data, unsigned char *back)
     FT_OK(ferry_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
 }
 
+/* Ranks' pieces interleave in the file (8 bytes each, round robin): every
+ * write is read-patch-written back in windows under byte-range locks (data
+ * sieving) while the other ranks do the same, each rank with several
+ * requests outstanding and a blocking write among them. No piece may be
+ * lost. */
+static void interleaved(ferry_File fh)
+{
+    enum { WAYS = 4, PIECE = 8, PIECES = 1024 };
+    MPI_Datatype piece, tile;
+    MPI_Type_contiguous(PIECE, MPI_BYTE, &piece);
+    MPI_Type_create_resized(piece, 0, (MPI_Aint)ft_size * PIECE, &tile);
+    MPI_Type_commit(&tile);
+    MPI_Offset base = 2 * (MPI_Offset)ft_size * NREQ * BLOCK;
+    size_t mine_len = (size_t)WAYS * PIECES * PIECE, all_len = mine_len * (size_t)ft_size;
+    unsigned char *mine = malloc(mine_len), *all = malloc(all_len);
+    FT_OK(ferry_File_set_view(fh, base + ft_rank * PIECE, MPI_BYTE, tile, "native", MPI_INFO_NULL));
+    for (int round = 0; round < 3; round++) {
+        ft_fill(mine, mine_len, ft_seed + 99 + (uint64_t)(round * ft_size + ft_rank));
+        MPI_Request req[WAYS];
+        MPI_Status statuses[WAYS];
+        size_t part = mine_len / WAYS;
+        for (int k = 0; k < WAYS; k++) {
+            req[k] = MPI_REQUEST_NULL;
+            if (k == 2) FT_OK(ferry_File_write_at(fh, k * (MPI_Offset)part, mine + k * part, (int)part, MPI_BYTE, MPI_STATUS_IGNORE));
+            else FT_OK(ferry_File_iwrite_at(fh, k * (MPI_Offset)part, mine + k * part, (int)part, MPI_BYTE, &req[k]));
+        }
+        FT_OK(MPI_Waitall(WAYS, req, statuses));
+        FT_OK(ferry_File_sync(fh));
+        MPI_Barrier(MPI_COMM_WORLD);
+        FT_OK(ferry_File_sync(fh));
+        FT_OK(ferry_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+        FT_OK(ferry_File_read_at(fh, base, all, (int)all_len, MPI_BYTE, MPI_STATUS_IGNORE));
+        for (size_t p = 0; p < (size_t)WAYS * PIECES; p++)
+            FT_EQ_MEM(all + (p * (size_t)ft_size + (size_t)ft_rank) * PIECE, mine + p * PIECE, PIECE);
+        MPI_Barrier(MPI_COMM_WORLD);
+        FT_OK(ferry_File_set_view(fh, base + ft_rank * PIECE, MPI_BYTE, tile, "native", MPI_INFO_NULL));
+    }
+    FT_OK(ferry_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    if (ft_size > 1) FT_CHECK(ft_info_number(fh, "ferry_stats_sieve_extra_bytes") > 0); /* it did sieve */
+    MPI_Type_free(&tile);
+    MPI_Type_free(&piece);
+    free(mine);
+    free(all);
+}
+
 /* A derived type freed, and a request freed, while pending. */
 static void freed_while_pending(ferry_File fh, unsigned char *data, unsigned char *back)
 {
@@ -229,6 +274,7 @@ int main(int argc, char **argv)
     many_explicit(fh, data, back);
     individual(fh, data, back);
     freed_while_pending(fh, data, back);
+    interleaved(fh);
     errors(fh, path, data);
     /* Pending requests at close: close waits for them. */
     MPI_Request req;
