@@ -36,7 +36,18 @@
  * MPI_ERRORS_RETURN there), not the file's. cancel_fn does nothing: a started
  * request cannot be cancelled (MPI_Test_cancelled answers false), which the
  * standard allows. free_fn and the worker share the request's state by
- * reference count, so MPI_Request_free on a pending request is safe.
+ * reference count, so MPI_Request_free on a pending request is safe. On
+ * MPICH the request is an extended one (host.c: MPICH 4.0.2's MPI_Waitall
+ * needs a wait function).
+ *
+ * Concurrency within a process. Two pool threads may run two independent
+ * requests of the same file at once, beside the application's own calls.
+ * Their data never overlap in a correct program, and data sieving windows
+ * and locks cover exactly the bytes between a transfer's first and last
+ * piece, so they do not meet either; but byte-range locks belong to the
+ * open file, not the thread, so atomic mode orders a request against other
+ * processes' accesses, not against the same process's other pending
+ * requests (whose order MPI leaves undefined anyway).
  *
  * Files. A file's pending background operations are counted; the
  * application-thread calls that change or end what they read (close,
