@@ -9,10 +9,13 @@ ranks' blocks (Set_view, Write_at_all, Write_all at the individual pointer,
 Iwrite_at), reads it back (Read_at_all, Read_all after Seek, Iread_at),
 checks sizes, positions, amode, atomicity, Fortran handles (py2f/f2py)
 and that a closed handle equals MPI.FILE_NULL, that opening a missing file raises MPI.Exception, that
-File.Delete removes a file; then Write_ordered into <file>.ordered, unless
-ferry's shared file pointers are not there yet (MPI_ERR_UNSUPPORTED_OPERATION:
-skipped, said on stdout, and no <file>.ordered is left behind). Get_info
-must hold "ferry_version" exactly when the last argument is "ferry". With
+File.Delete removes a file; then writes <file>.shared through the shared
+file pointer (Write_ordered, with a rank writing nothing, Write_ordered_begin/
+end, Write_shared, Iwrite_shared), in atomic mode (Set_atomicity), with a
+nonblocking collective (Iwrite_at_all) and a split collective
+(Write_at_all_begin/end), and reads it back (Iread_at_all, Read_ordered
+after Seek_shared). Get_info must hold "ferry_version" exactly when the last
+argument is "ferry". With
 "twophase", the hints romio_cb_write/romio_cb_read=enable and cb_nodes=2
 make collective calls aggregate.
 """
@@ -46,8 +49,9 @@ def served_by_ferry(fh):
     return found
 
 
-def values(tag, n):
-    return array("i", [tag * 100000 + rank * 1000 + i for i in range(n)])
+def values(tag, n, r=None):
+    r = rank if r is None else r
+    return array("i", [tag * 100000 + r * 1000 + i for i in range(n)])
 
 
 def set_interleaved_view(fh):
@@ -112,26 +116,62 @@ def errors_and_delete():
     comm.Barrier()
 
 
-def ordered_file():
-    fh = MPI.File.Open(comm, path + ".ordered", MPI.MODE_CREATE | MPI.MODE_WRONLY)
-    data = values(4, rank + 2)  # ranks write different amounts
-    try:
-        fh.Write_ordered([data, MPI.INT])
-    except MPI.Exception as e:
-        fh.Close()
-        check(mode == "ferry" and e.Get_error_class() == MPI.ERR_UNSUPPORTED_OPERATION,
-              "Write_ordered: %s" % e.Get_error_string())
+def ordered_count(r):
+    return (2, 0, 3, 1)[r % 4]  # rank 1 writes nothing
+
+
+def shared_file():
+    """Shared pointer, ordered, atomic, nonblocking collective and split collective
+    calls on <file>.shared; shared-pointer writes other than ordered ones go one
+    rank at a time so the file is deterministic."""
+    fh = MPI.File.Open(comm, path + ".shared", MPI.MODE_CREATE | MPI.MODE_RDWR, hints)
+    fh.Set_size(0)
+    fh.Write_ordered([values(4, ordered_count(rank)), MPI.INT])
+    split = values(5, ordered_count(rank))  # alive until the end call
+    fh.Write_ordered_begin([split, MPI.INT])
+    fh.Write_ordered_end([split, MPI.INT])
+    for turn in range(size):
+        if rank == turn:
+            fh.Write_shared([values(6, 2), MPI.INT])
+            fh.Iwrite_shared([values(7, 1), MPI.INT]).Wait()
         comm.Barrier()
-        if rank == 0:
-            os.remove(path + ".ordered")
-            print("mpi4py_file: Write_ordered skipped: ferry answers MPI_ERR_UNSUPPORTED_OPERATION")
-        return
+    expected = array("i")
+    for tag in (4, 5):
+        for r in range(size):
+            expected += values(tag, ordered_count(r), r)
+    for r in range(size):
+        expected += values(6, 2, r) + values(7, 1, r)
+    end = fh.Get_position_shared()
+    check(end == 4 * len(expected), "Get_position_shared %d, want %d" % (end, 4 * len(expected)))
+
+    fh.Set_atomicity(True)
+    check(fh.Get_atomicity(), "Get_atomicity after Set_atomicity(True)")
+    fh.Write_at_all(end + 8 * rank, [values(8, 2), MPI.INT])
+    fh.Set_atomicity(False)
+    fh.Iwrite_at_all(end + 8 * (size + rank), [values(9, 2), MPI.INT]).Wait()
+    split = values(10, 2)
+    fh.Write_at_all_begin(end + 8 * (2 * size + rank), [split, MPI.INT])
+    fh.Write_at_all_end([split, MPI.INT])
+    for tag in (8, 9, 10):
+        for r in range(size):
+            expected += values(tag, 2, r)
+    fh.Sync()
+    comm.Barrier()
+    fh.Sync()
+
+    whole = array("i", [-1] * len(expected))
+    fh.Iread_at_all(0, [whole, MPI.INT]).Wait()
+    check(whole == expected, "Iread_at_all of the shared-pointer file")
+    fh.Seek_shared(0)
+    mine = array("i", [-1] * ordered_count(rank))
+    fh.Read_ordered([mine, MPI.INT])
+    check(mine == values(4, ordered_count(rank)), "Read_ordered")
     fh.Close()
 
 
 main_file()
 errors_and_delete()
-ordered_file()
+shared_file()
 if rank == 0:
     print("mpi4py_file: %d ranks%s, MPI.File written and read back (%s)" % (size, ", two-phase hints" if len(sys.argv) > 3 else "", mode))
 hints.Free()
