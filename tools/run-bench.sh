@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# The main job: ferry-bench's contiguous workload, 4 ranks, ferry side by
-# side with the host MPI's own MPI-IO and plain POSIX, on /dev/shm (software
-# cost) and on disk. Installs missing Debian packages first (as root).
+# The main job: a ferry-bench workload (default: contig), 4 ranks, ferry
+# side by side with the host MPI's own MPI-IO (and plain POSIX for contig),
+# on /dev/shm (software cost) and on disk. Installs missing Debian packages
+# first (as root).
 #
-# usage: tools/run-bench.sh [extra ferry-bench contig options]
+# usage: tools/run-bench.sh [workload] [extra ferry-bench options]
+#   e.g. tools/run-bench.sh noncontig --mode collective --blocklen 2
+#        FERRY_BENCH_RANKS=9 tools/run-bench.sh btio --class C
 # environment: FERRY_MPI=openmpi|mpich (default openmpi),
 #              FERRY_BENCH_DISK_DIR (default /var/tmp), FERRY_BENCH_RANKS (default 4)
 set -euo pipefail
@@ -11,6 +14,12 @@ set -euo pipefail
 root_dir=$(cd "$(dirname "$0")/.." && pwd)
 mpi=${FERRY_MPI:-openmpi}
 ranks=${FERRY_BENCH_RANKS:-4}
+workload=contig
+case "${1:-}" in
+  contig|noncontig|discontig|btio|types|overlap) workload=$1; shift ;;
+esac
+reps=()
+[ "$workload" = contig ] && reps=(--reps 5)
 "$root_dir/tools/setup.sh" "release-$mpi"
 bench="$root_dir/build/release-$mpi/bench/ferry-bench"
 
@@ -21,6 +30,6 @@ else
   launch=(mpiexec.mpich -launcher fork -n "$ranks")
 fi
 for dir in /dev/shm "${FERRY_BENCH_DISK_DIR:-/var/tmp}"; do
-  "${launch[@]}" "$bench" contig --dir "$dir" --reps 5 "$@"
+  "${launch[@]}" "$bench" "$workload" --dir "$dir" "${reps[@]}" "$@"
   echo
 done
