@@ -56,8 +56,8 @@ static const hint_spec_t hint_table[] = {
      "bytes an aggregator uses per collective call: a third for the file window, a third for each of the two "
      "steps in flight (the data it receives or sends)"},
     {"cb_nodes", HINT_SIZE, FIELD(cb_nodes), 0, 0, 1 << 24, NULL, "coll",
-     "aggregators of collective calls (at most the ranks allowed by cb_config_list); 0: one per node, more when a "
-     "call moves more than cb_buffer_size per aggregator (docs/coll.md)"},
+     "aggregators of collective calls (at most the ranks allowed by cb_config_list); 0: per node, one per third of "
+     "cb_buffer_size of the call's data, at most the node's cores (docs/coll.md)"},
     {"cb_config_list", HINT_PER_NODE, FIELD(cb_per_node), 0, 0, 1 << 20, NULL, "coll",
      "\"*:N\": at most N aggregators per node, \"*:*\" (default): any rank may aggregate; host lists are rejected"},
     {"ferry_cb_strategy", HINT_SWITCH, FIELD(cb_strategy), FERRY_CB_AUTO, 0, 0, strategy_words, "coll",
