@@ -11,7 +11,6 @@
 
 #include "async/async.h"
 #include "coll/coll.h"
-#include "coll/coll.h"
 #include "mpiio/mpiio.h"
 #include "sharedfp/sharedfp.h"
 
@@ -124,7 +123,6 @@ static int init_file(ferry_File file, MPI_Comm comm, const char *filename, int a
     ferry__view_init(&file->view);
     ferry__hints_defaults(&file->hints);
     ferry__hints_apply_system(&file->hints);
-    ferry__hints_apply_system(&file->hints);
     ferry__hints_apply(&file->hints, info);
     file->filename = ferry__strdup(filename);
     if (!file->filename) return ferry__error_set(MPI_ERR_NO_MEM, "ferry: open '%s': out of memory", filename);
@@ -135,7 +133,6 @@ static void free_file(ferry_File file)
 {
     if (!file) return;
     ferry__handle_forget(file);
-    ferry__coll_release(file);
     ferry__coll_release(file);
     ferry__view_release(&file->view);
     ferry__scratch_release(&file->staging);

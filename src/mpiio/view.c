@@ -78,7 +78,6 @@ int ferry_File_set_view(ferry_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_
     fh->view = next;
     fh->position = 0;
     fh->config_epoch++;
-    fh->config_epoch++;
     ferry__hints_apply(&fh->hints, info);
     ferry__coll_config_changed(fh, info != MPI_INFO_NULL);
     return MPI_SUCCESS;
