@@ -89,6 +89,19 @@ int ferry__coll_share(const ferry__view_t *view, const ferry__coll_rank_t *rank,
 
 /* --- bytes between a window buffer and a view's stream ------------------ */
 
+/* My bytes for aggregator a: in place in contiguous memory, or staged. */
+static char *my_bytes(const exchange_t *x, const step_t *st, int a)
+{
+    const share_t *sh = &st->out[a];
+    return x->direct ? x->direct + (sh->s0 - x->call->ranks[x->fh->rank].skip) : st->staging + sh->at;
+}
+
+/* Where rank r's bytes of my window are: my own never travel. */
+static char *share_bytes(const exchange_t *x, const step_t *st, int r)
+{
+    return r == x->fh->rank ? my_bytes(x, st, x->me_agg) : st->incoming + st->in[r].at;
+}
+
 /* Copies stream bytes [s0, s0 + len) of view between data and the window
  * buffer that holds file bytes from `first` on. */
 static int place(const ferry__view_t *view, char *window, MPI_Offset first, MPI_Offset s0, MPI_Count len,
@@ -175,7 +188,7 @@ static int assemble_window(exchange_t *x, const step_t *st, MPI_Offset *first, M
     for (int r = 0; r < x->fh->nprocs; r++) {
         const share_t *sh = &st->in[r];
         if (sh->s1 > sh->s0)
-            FERRY_TRY(place(&x->s->views[r], x->window, *first, sh->s0, sh->s1 - sh->s0, st->incoming + sh->at, 1));
+            FERRY_TRY(place(&x->s->views[r], x->window, *first, sh->s0, sh->s1 - sh->s0, share_bytes(x, st, r), 1));
     }
     return 0;
 }
@@ -200,7 +213,7 @@ static int read_window(exchange_t *x, step_t *st)
             if (below < sh->s1) sh->s1 = below > sh->s0 ? below : sh->s0;
         }
         if (sh->s1 > sh->s0)
-            FERRY_TRY(place(&x->s->views[r], x->window, first, sh->s0, sh->s1 - sh->s0, st->incoming + sh->at, 0));
+            FERRY_TRY(place(&x->s->views[r], x->window, first, sh->s0, sh->s1 - sh->s0, share_bytes(x, st, r), 0));
     }
     return 0;
 }
@@ -242,7 +255,7 @@ static int plan_step(exchange_t *x, step_t *st)
         FERRY_TRY(ferry__coll_share(&x->s->views[r], &x->call->ranks[r], st->wlo, st->whi, &sh->s0, &sh->s1));
         sh->at = in_total;
         sh->want = sh->s1 - sh->s0;
-        in_total += sh->want;
+        if (r != me) in_total += sh->want;
     }
     if (x->me_agg >= 0)
         FERRY_TRY(ensure(st->incoming_slot, &st->incoming, &st->incoming_size, in_total, x->fh->filename));
@@ -250,13 +263,6 @@ static int plan_step(exchange_t *x, step_t *st)
 }
 
 /* --- moving one step's data ---------------------------------------------- */
-
-/* My bytes for aggregator a: in place in contiguous memory, or staged. */
-static char *my_bytes(const exchange_t *x, const step_t *st, int a)
-{
-    const share_t *sh = &st->out[a];
-    return x->direct ? x->direct + (sh->s0 - x->call->ranks[x->fh->rank].skip) : st->staging + sh->at;
-}
 
 static int message_failed(const exchange_t *x, int peer)
 {
@@ -274,6 +280,11 @@ static int post_to_aggregators(exchange_t *x, step_t *st)
         const share_t *sh = &st->out[a];
         if (sh->want == 0) continue;
         char *bytes = my_bytes(x, st, a);
+        if (a == x->me_agg) { /* my own window: no message (writes still stage noncontiguous memory) */
+            if (c->write && !x->direct && !failed)
+                failed = ferry__datatype_pack(c->buf, c->count, c->type, sh->s0 - skip, bytes, sh->want);
+            continue;
+        }
         /* A failed pack still sends: the aggregator is waiting for the message. */
         if (c->write && !x->direct && !failed)
             failed = ferry__datatype_pack(c->buf, c->count, c->type, sh->s0 - skip, bytes, sh->want);
@@ -291,7 +302,7 @@ static int post_to_ranks(exchange_t *x, step_t *st)
     for (int r = 0; x->me_agg >= 0 && r < x->fh->nprocs; r++) {
         const share_t *sh = &st->in[r];
         /* Reads: a rank expecting bytes gets a message, empty when they all lie past end of file. */
-        if (sh->want == 0) continue;
+        if (sh->want == 0 || r == x->fh->rank) continue;
         int len = (int)(sh->s1 - sh->s0);
         int rc = x->call->write
                      ? MPI_Irecv(st->incoming + sh->at, len, MPI_BYTE, r, TAG, x->fh->comm, &st->reqs[st->nreqs++])
@@ -330,7 +341,8 @@ static int take_delivery(exchange_t *x, const step_t *st)
         const share_t *sh = &st->out[a];
         if (sh->want == 0) continue;
         int got = 0;
-        MPI_Get_count(&st->statuses[k++], MPI_BYTE, &got);
+        if (a == x->me_agg) got = (int)(st->in[x->fh->rank].s1 - st->in[x->fh->rank].s0); /* read in place */
+        else MPI_Get_count(&st->statuses[k++], MPI_BYTE, &got);
         if (got > 0 && !x->direct)
             FERRY_TRY(ferry__datatype_unpack(my_bytes(x, st, a), got, c->buf, c->count, c->type, sh->s0 - skip));
         x->done += got;
