@@ -2,7 +2,9 @@
  * ferry-bench contig: each rank writes, then reads, its own contiguous
  * block of the file (the foundation issue's workload).
  *
- * Contenders: plain POSIX pwrite/pread, the host's MPI-IO, ferry. Each
+ * Contenders: plain POSIX pwrite/pread, the host's MPI-IO, ferry's
+ * collective calls, and ferry's independent ones (write_at/read_at: the
+ * collective path must be no slower than that). Each
  * repetition runs every contender on a fresh file, in rotating order; a
  * timed write covers open, write, sync and close; a timed read covers open,
  * read and close, after the written pages were dropped from the page cache
@@ -17,7 +19,7 @@
 
 #include "bench.h"
 
-enum { CONTENDERS = 3, MAX_REPS = 64 };
+enum { CONTENDERS = 4, MAX_REPS = 64 };
 
 typedef struct contig_run {
     const char *path;
@@ -107,28 +109,36 @@ static void host_read(contig_run_t *run)
     if (rc != MPI_SUCCESS) report_failure(run, "host", "read", rc);
 }
 
-static void ferry_write(contig_run_t *run)
+typedef int (*ferry_write_fn)(ferry_File, MPI_Offset, const void *, MPI_Count, MPI_Datatype, MPI_Status *);
+typedef int (*ferry_read_fn)(ferry_File, MPI_Offset, void *, MPI_Count, MPI_Datatype, MPI_Status *);
+
+static void ferry_write_with(contig_run_t *run, ferry_write_fn write_at)
 {
     ferry_File fh;
     int rc = ferry_File_open(MPI_COMM_WORLD, run->path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
     call_begins(run);
-    if (rc == MPI_SUCCESS) rc = ferry_File_write_at_all_c(fh, run->offset, run->buf, (MPI_Count)run->len, MPI_BYTE, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS) rc = write_at(fh, run->offset, run->buf, (MPI_Count)run->len, MPI_BYTE, MPI_STATUS_IGNORE);
     if (rc == MPI_SUCCESS) rc = ferry_File_sync(fh);
     call_ends(run);
     if (rc == MPI_SUCCESS) rc = ferry_File_close(&fh);
     if (rc != MPI_SUCCESS) report_failure(run, "ferry", "write", rc);
 }
 
-static void ferry_read(contig_run_t *run)
+static void ferry_read_with(contig_run_t *run, ferry_read_fn read_at)
 {
     ferry_File fh;
     int rc = ferry_File_open(MPI_COMM_WORLD, run->path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
     call_begins(run);
-    if (rc == MPI_SUCCESS) rc = ferry_File_read_at_all_c(fh, run->offset, run->buf, (MPI_Count)run->len, MPI_BYTE, MPI_STATUS_IGNORE);
+    if (rc == MPI_SUCCESS) rc = read_at(fh, run->offset, run->buf, (MPI_Count)run->len, MPI_BYTE, MPI_STATUS_IGNORE);
     call_ends(run);
     if (rc == MPI_SUCCESS) rc = ferry_File_close(&fh);
     if (rc != MPI_SUCCESS) report_failure(run, "ferry", "read", rc);
 }
+
+static void ferry_write(contig_run_t *run) { ferry_write_with(run, ferry_File_write_at_all_c); }
+static void ferry_read(contig_run_t *run) { ferry_read_with(run, ferry_File_read_at_all_c); }
+static void ferry_indep_write(contig_run_t *run) { ferry_write_with(run, ferry_File_write_at_c); }
+static void ferry_indep_read(contig_run_t *run) { ferry_read_with(run, ferry_File_read_at_c); }
 
 static const struct {
     const char *name;
@@ -138,6 +148,7 @@ static const struct {
     {"posix", posix_write, posix_read},
     {"host-mpiio", host_write, host_read},
     {"ferry", ferry_write, ferry_read},
+    {"ferry-indep", ferry_indep_write, ferry_indep_read},
 };
 
 /* Runs a phase; *whole: open to close, *call: the data call (and sync). */
@@ -165,6 +176,7 @@ static void print_table(const char *title, double mib, double w_s[CONTENDERS][MA
     }
     printf("%-12s %12.3f %12.3f\n", "ferry/posix", w[2] / w[0], r[2] / r[0]);
     printf("%-12s %12.3f %12.3f\n", "ferry/host", w[2] / w[1], r[2] / r[1]);
+    printf("%-12s %12.3f %12.3f\n", "coll/indep", w[2] / w[3], r[2] / r[3]);
 }
 
 static void drop_cached_pages(contig_run_t *run)
