@@ -96,6 +96,15 @@ int ferry__datatype_segments(ferry__datatype_cursor_t *cursor, ferry__datatype_s
 int ferry__datatype_serialize(MPI_Datatype type, void **blob, size_t *len);
 int ferry__datatype_deserialize(const void *blob, size_t len, MPI_Datatype *type);
 
+/* Copies stream bytes [src_skip, src_skip + len) of (src, any count,
+ * src_type) to stream bytes [dst_skip, ...) of (dst, any count, dst_type),
+ * piece by piece without staging (copy.c): one cursor step per piece. */
+int ferry__datatype_copy(const void *src, MPI_Datatype src_type, MPI_Count src_skip, void *dst,
+                         MPI_Datatype dst_type, MPI_Count dst_skip, MPI_Count len);
+/* Mean length of the contiguous pieces among the first `probe` stream
+ * bytes of type (at most 256 pieces looked at). */
+int ferry__datatype_mean_run(MPI_Datatype type, MPI_Count probe, MPI_Count *mean);
+
 /* Prints type's decoded tree (tests and debugging). */
 int ferry__datatype_dump(MPI_Datatype type, FILE *out);
 

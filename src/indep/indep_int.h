@@ -27,6 +27,9 @@ typedef struct ferry__transfer {
                        * handle for independent mode beside its collective one */
     int lock_writes;  /* writes lock their byte range: another process may be sieving */
     int atomic;       /* atomic mode: the whole range the transfer touches is locked; no inner locks */
+    int typed_copy;   /* reads into noncontiguous memory of long pieces: sieving copies from the
+                       * window straight into memory (one copy, not pack + unpack); vectored rounds
+                       * unpack their own bytes at once */
     struct {          /* the data sieving buffer */
         char *buf;    /* borrowed from the file's scratch slot */
         MPI_Count size;

@@ -72,7 +72,9 @@ static int read_window(ferry__transfer_t *t, MPI_Offset pos, MPI_Count len, char
         FERRY_TRY(ferry__view_stream_below(view, lo + (MPI_Offset)have, &below));
         n = below > pos ? below - pos : 0;
     }
-    if (n > 0)
+    if (n > 0 && t->typed_copy) /* straight into the caller's memory */
+        FERRY_TRY(ferry__datatype_copy(layout_origin(t, lo), view->layout, pos, t->buf, t->type, pos - t->skip, n));
+    else if (n > 0)
         FERRY_TRY(ferry__datatype_pack(layout_origin(t, lo), tiles_below(view, pos + n), view->layout, pos, data, n));
     t->fh->stats.sieve_extra_bytes += (MPI_Count)have - n;
     *got = n;

@@ -11,6 +11,10 @@
 /* Memory used in place needs no staging; its batches only bound prefetching. */
 enum { DIRECT_BATCH = 64 << 20 };
 
+/* Memory pieces at least this long make a typed-to-typed copy (one cursor
+ * step per piece) cheaper than packing then unpacking every byte. */
+enum { TYPED_COPY_MIN_RUN = 256, TYPED_COPY_PROBE = 64 << 10 };
+
 static int setup(ferry__transfer_t *t, ferry_File fh, int write, MPI_Offset skip, void *buf, MPI_Count count,
                  MPI_Datatype type)
 {
@@ -29,6 +33,11 @@ static int setup(ferry__transfer_t *t, ferry_File fh, int write, MPI_Offset skip
     t->total = count * file_size;
     if (ferry__datarep_is_native(fh->view.rep) && ferry__datatype_stream_contiguous(&info, count))
         t->direct = ferry__datatype_at(buf, info.true_lb);
+    if (!write && !t->direct && ferry__datarep_is_native(fh->view.rep) && t->total > 0) {
+        MPI_Count mean = 0;
+        FERRY_TRY(ferry__datatype_mean_run(type, t->total < TYPED_COPY_PROBE ? t->total : TYPED_COPY_PROBE, &mean));
+        t->typed_copy = mean >= TYPED_COPY_MIN_RUN;
+    }
     MPI_Count batch = t->direct ? DIRECT_BATCH : fh->hints.pack_buffer_size;
     t->batch = t->total < batch ? t->total : batch;
     t->shared = fh->nprocs > 1 || !(fh->amode & MPI_MODE_UNIQUE_OPEN);
@@ -73,6 +82,8 @@ static int move_batch(ferry__transfer_t *t, MPI_Offset start, MPI_Count len, cha
             continue;
         }
         int rc = ferry__indep_vectored(t, &round, &got);
+        if (rc == 0 && t->typed_copy && got > 0)
+            rc = ferry__datatype_unpack(round.data, got, t->buf, t->count, t->type, start + *moved);
         *moved += got;
         if (rc != 0) return rc;
         if (got < round.bytes) break; /* end of file */
@@ -92,7 +103,7 @@ static int run(ferry__transfer_t *t, MPI_Count *done)
         if (!t->write) ferry__indep_prefetch(t, t->skip + *done + len, t->total - *done - len);
         MPI_Count moved = 0;
         int rc = move_batch(t, *done, len, data, &moved);
-        if (!t->write && !t->direct && moved > 0 && rc == 0)
+        if (!t->write && !t->direct && !t->typed_copy && moved > 0 && rc == 0)
             rc = ferry__datarep_unpack(rep, data, moved, t->buf, t->count, t->type, *done);
         if (!t->write) ferry__indep_release(t, t->skip + *done, moved);
         *done += moved;
