@@ -48,7 +48,7 @@ int ferry__datatype_copy(const void *src, MPI_Datatype src_type, MPI_Count src_s
     ferry__datatype_cursor_init(&from.cursor, src_type, src_skip, len);
     ferry__datatype_cursor_init(&to.cursor, dst_type, dst_skip, len);
     for (MPI_Count done = 0; done < len;) {
-        MPI_Count src_at, src_left, dst_at, dst_left;
+        MPI_Count src_at = 0, src_left = 0, dst_at = 0, dst_left = 0;
         FERRY_TRY(piece(&from, &src_at, &src_left));
         FERRY_TRY(piece(&to, &dst_at, &dst_left));
         MPI_Count n = src_left < dst_left ? src_left : dst_left;
