@@ -52,12 +52,12 @@ static const hint_spec_t hint_table[] = {
      "FERRY_DEVELOP=1 in the environment turns it on for every file, including the checks at open"},
     {"ferry_prefetch_size", HINT_SIZE, FIELD(prefetch_size), 8 << 20, 0, 1 << 30, NULL, "indep",
      "bytes of upcoming noncontiguous reads announced to the kernel ahead (0 disables prefetching)"},
-    {"cb_buffer_size", HINT_SIZE, FIELD(cb_buffer_size), 16 << 20, 8192, 1 << 30, NULL, "coll",
+    {"cb_buffer_size", HINT_SIZE, FIELD(cb_buffer_size), 4 << 20, 8192, 1 << 30, NULL, "coll",
      "bytes an aggregator uses per collective call: a third for the file window, a third for each of the two "
-     "steps in flight (the data it receives or sends)"},
+     "steps in flight (the data it receives or sends); 4 MiB keeps a window in cache (docs/coll.md)"},
     {"cb_nodes", HINT_SIZE, FIELD(cb_nodes), 0, 0, 1 << 24, NULL, "coll",
      "aggregators of collective calls (at most the ranks allowed by cb_config_list); 0: per node, one per third of "
-     "cb_buffer_size of the call's data, at most the node's cores (docs/coll.md)"},
+     "cb_buffer_size of the call's data, at most the node's ranks (docs/coll.md)"},
     {"cb_config_list", HINT_PER_NODE, FIELD(cb_per_node), 0, 0, 1 << 20, NULL, "coll",
      "\"*:N\": at most N aggregators per node, \"*:*\" (default): any rank may aggregate; host lists are rejected"},
     {"ferry_cb_strategy", HINT_SWITCH, FIELD(cb_strategy), FERRY_CB_AUTO, 0, 0, strategy_words, "coll",
