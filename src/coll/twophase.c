@@ -24,10 +24,11 @@
  * before the ranks unpack step t. So each step has its own message
  * buffers (two slots, used alternately).
  *
- * Errors never hang: every step's messages are posted only after one
- * allreduce of "did anything fail on any rank", so all ranks stop at the
- * same step; the caller's final agreement reports the failing rank's
- * error. Memory: an aggregator holds one window (a third of
+ * Errors never hang: a dry run of the steps sizes every buffer before the
+ * first message, and one allreduce agrees that every rank is set up; from
+ * then on a rank whose pack, read or write fails keeps posting its messages
+ * (stale bytes) and skips its file access, so every rank takes every step,
+ * and the caller's final agreement reports the failing rank's error. Memory: an aggregator holds one window (a third of
  * cb_buffer_size) and two steps' incoming bytes (a third each unless views
  * overlap); senders with noncontiguous memory stage two steps' outgoing
  * bytes; senders with contiguous memory send from it.
@@ -233,12 +234,13 @@ static int ensure(ferry__scratch_slot_t *slot, char **buf, MPI_Offset *have, MPI
 }
 
 /* The next step's windows and shares (every rank computes every
- * aggregator's window; the cursors advance once per step). */
-static int plan_step(exchange_t *x, step_t *st)
+ * aggregator's window; the cursors advance once per step): what I send
+ * (*out bytes to stage) and, aggregating, what I receive (*in). */
+static int plan_step(exchange_t *x, step_t *st, MPI_Offset *out, MPI_Offset *in)
 {
     const ferry__domains_t *d = x->d;
     int me = x->fh->rank;
-    MPI_Offset out_total = 0, in_total = 0;
+    *out = *in = 0;
     st->wlo = st->whi = 0;
     for (int a = 0; a < d->naggs; a++) {
         MPI_Offset wlo = 0, whi = 0;
@@ -246,20 +248,40 @@ static int plan_step(exchange_t *x, step_t *st)
         if (a == x->me_agg) st->wlo = wlo, st->whi = whi;
         share_t *sh = &st->out[a];
         FERRY_TRY(ferry__coll_share(&x->s->views[me], &x->call->ranks[me], wlo, whi, &sh->s0, &sh->s1));
-        sh->at = out_total;
+        sh->at = *out;
         sh->want = sh->s1 - sh->s0;
-        if (!x->direct) out_total += sh->want;
+        if (!x->direct) *out += sh->want;
     }
     for (int r = 0; x->me_agg >= 0 && r < x->fh->nprocs; r++) {
         share_t *sh = &st->in[r];
         FERRY_TRY(ferry__coll_share(&x->s->views[r], &x->call->ranks[r], st->wlo, st->whi, &sh->s0, &sh->s1));
-        sh->at = in_total;
+        sh->at = *in;
         sh->want = sh->s1 - sh->s0;
-        if (r != me) in_total += sh->want;
+        if (r != me) *in += sh->want;
     }
-    if (x->me_agg >= 0)
-        FERRY_TRY(ensure(st->incoming_slot, &st->incoming, &st->incoming_size, in_total, x->fh->filename));
-    return ensure(st->staging_slot, &st->staging, &st->staging_size, out_total, x->fh->filename);
+    return 0;
+}
+
+/* A dry run of every step sizes the message buffers once, before any
+ * message: afterwards nothing can fail in a way that stops a rank from
+ * posting its messages, so the steps need no agreement of their own. */
+static int size_buffers(exchange_t *x)
+{
+    MPI_Offset most_out = 0, most_in = 0;
+    for (MPI_Offset t = 0; t < x->d->steps; t++) {
+        MPI_Offset out, in;
+        FERRY_TRY(plan_step(x, &x->steps[0], &out, &in));
+        most_out = out > most_out ? out : most_out;
+        most_in = in > most_in ? in : most_in;
+    }
+    memset(x->cursors, 0, (size_t)x->d->naggs * sizeof *x->cursors);
+    for (int i = 0; i < 2; i++) {
+        step_t *st = &x->steps[i];
+        if (x->me_agg >= 0)
+            FERRY_TRY(ensure(st->incoming_slot, &st->incoming, &st->incoming_size, most_in, x->fh->filename));
+        FERRY_TRY(ensure(st->staging_slot, &st->staging, &st->staging_size, most_out, x->fh->filename));
+    }
+    return 0;
 }
 
 /* --- moving one step's data ---------------------------------------------- */
@@ -410,28 +432,24 @@ static void teardown(exchange_t *x)
     ferry__free(x->cursors);
 }
 
-/* Collective: plans step st, and posts it unless any rank has failed;
- * returns 1 when the call must stop (every rank returns 1 together). */
-static int begin_step(exchange_t *x, step_t *st)
+/* Plans and posts step st. A rank that has failed still posts (stale
+ * bytes) so that nobody waits; the call fails anyway at its agreement. */
+static void begin_step(exchange_t *x, step_t *st)
 {
-    if (!x->failed) x->failed = plan_step(x, st);
-    int mine = x->failed != 0, any = 1;
-    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, x->fh->comm);
-    x->fh->stats.coll_meta_bytes += (long long)sizeof mine;
-    if (any) return 1;
+    MPI_Offset out, in;
+    int rc = plan_step(x, st, &out, &in); /* the dry run already succeeded */
+    if (!x->failed) x->failed = rc;
     if (!x->call->write && x->me_agg >= 0) {
-        /* An aggregator whose read failed still sends (stale bytes) so nobody waits; the call fails anyway. */
-        int rc = read_window(x, st);
+        rc = x->failed ? 0 : read_window(x, st);
         if (!x->failed) x->failed = rc;
     }
-    int rc = post_step(x, st);
+    rc = post_step(x, st);
     if (!x->failed) x->failed = rc;
-    return 0;
 }
 
 static void write_steps(exchange_t *x)
 {
-    if (x->d->steps == 0 || begin_step(x, &x->steps[0])) return;
+    begin_step(x, &x->steps[0]);
     for (MPI_Offset t = 0; t < x->d->steps; t++) {
         step_t *cur = &x->steps[t % 2], *next = &x->steps[(t + 1) % 2];
         int rc = wait_step(x, cur);
@@ -440,30 +458,41 @@ static void write_steps(exchange_t *x)
         MPI_Offset first = 0, last = 0;
         if (!x->failed && x->me_agg >= 0) x->failed = assemble_window(x, cur, &first, &last);
         /* The next step's data travel while this window goes to the file. */
-        if (t + 1 < x->d->steps && begin_step(x, next)) return;
+        if (t + 1 < x->d->steps) begin_step(x, next);
         if (!x->failed && last > first) x->failed = ferry__fs_pwrite(x->fh->fs, x->window, (size_t)(last - first), first);
     }
 }
 
 static void read_steps(exchange_t *x)
 {
-    if (x->d->steps == 0 || begin_step(x, &x->steps[0])) return;
+    begin_step(x, &x->steps[0]);
     for (MPI_Offset t = 0; t < x->d->steps; t++) {
         step_t *cur = &x->steps[t % 2], *next = &x->steps[(t + 1) % 2];
         /* The next window is read and sent while this step's data arrive. */
-        int stop = t + 1 < x->d->steps && begin_step(x, next);
+        if (t + 1 < x->d->steps) begin_step(x, next);
         int rc = wait_step(x, cur);
         if (!x->failed) x->failed = rc ? rc : take_delivery(x, cur);
-        if (stop) return;
     }
+}
+
+/* Collective: 1 on every rank when any rank could not set the call up. */
+static int anyone_failed(exchange_t *x)
+{
+    int mine = x->failed != 0, any = 1;
+    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, x->fh->comm);
+    x->fh->stats.coll_meta_bytes += (long long)sizeof mine;
+    return any;
 }
 
 int ferry__coll_two_phase(const ferry__coll_call_t *call, MPI_Count *done)
 {
     exchange_t x;
     x.failed = setup(&x, call);
-    if (call->write) write_steps(&x);
-    else read_steps(&x);
+    if (!x.failed) x.failed = size_buffers(&x);
+    if (!anyone_failed(&x) && x.d->steps > 0) {
+        if (call->write) write_steps(&x);
+        else read_steps(&x);
+    }
     *done = x.done;
     teardown(&x);
     return x.failed;
