@@ -3,8 +3,8 @@
  * usage: dropin_program <file> <ferry|host>
  * It writes a deterministic file through MPI_File_* and reads it back, and
  * checks whether ferry serves the file (get_info has "ferry_version") as the
- * second argument says. Under ferry it also checks that a function ferry has
- * not implemented yet fails cleanly instead of reaching the host's MPI-IO.
+ * second argument says. It also moves the shared file pointer (seek_shared,
+ * write_ordered) and compares the result with the host's run.
  */
 #include <mpi.h>
 #include <stdio.h>
