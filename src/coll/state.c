@@ -150,7 +150,9 @@ static int serialize_view(const ferry__view_t *view, void **blob, size_t *len)
     return 0;
 }
 
-static int rebuild_view(const char *blob, size_t len, ferry__view_t *view, int *owns)
+/* Rank r's view from its blob; its layout is the previous rank's
+ * (`shared`, borrowed) when their trees are equal, else rebuilt (owned). */
+static int rebuild_view(const char *blob, size_t len, const ferry__view_t *shared, ferry__view_t *view, int *owns)
 {
     int64_t header[VIEW_HEADER_WORDS];
     if (len < sizeof header) return ferry__error_set(MPI_ERR_INTERN, "ferry: a cached view is truncated");
@@ -165,9 +167,23 @@ static int rebuild_view(const char *blob, size_t len, ferry__view_t *view, int *
     view->etype_size = 1;
     *owns = 0;
     if (view->contiguous) return 0;
+    if (shared) {
+        view->layout = shared->layout;
+        return 0;
+    }
     FERRY_TRY(ferry__datatype_deserialize(blob + sizeof header, len - sizeof header, &view->layout));
     *owns = 1;
     return 0;
+}
+
+/* Whether rank r's layout tree equals rank r - 1's (the usual case: one
+ * filetype, per-rank displacements), so one host datatype serves both. */
+static int same_tree_as_previous(const ferry__coll_state_t *s, int r, const char *blobs, const int *lens,
+                                 const int *offs)
+{
+    const size_t header = VIEW_HEADER_WORDS * sizeof(int64_t);
+    if (r == 0 || s->views[r - 1].contiguous || lens[r] != lens[r - 1] || (size_t)lens[r] <= header) return 0;
+    return memcmp(blobs + offs[r] + header, blobs + offs[r - 1] + header, (size_t)lens[r] - header) == 0;
 }
 
 /* After the allgather of the blobs: every rank rebuilds every view. */
@@ -177,18 +193,10 @@ static int rebuild_all(ferry_File fh, ferry__coll_state_t *s, const char *blobs,
     s->owns_layout = ferry__calloc((size_t)fh->nprocs, 1);
     if (!s->views || !s->owns_layout) return ferry__error_set(MPI_ERR_NO_MEM, "ferry: out of memory caching views");
     for (int r = 0; r < fh->nprocs; r++) {
-        const char *blob = blobs + offs[r];
+        const ferry__view_t *shared = same_tree_as_previous(s, r, blobs, lens, offs) ? &s->views[r - 1] : NULL;
         int owns = 0;
-        FERRY_TRY(rebuild_view(blob, (size_t)lens[r], &s->views[r], &owns));
+        FERRY_TRY(rebuild_view(blobs + offs[r], (size_t)lens[r], shared, &s->views[r], &owns));
         s->owns_layout[r] = (char)owns;
-        if (owns && r > 0 && lens[r] == lens[r - 1] &&
-            memcmp(blob + VIEW_HEADER_WORDS * 8, blobs + offs[r - 1] + VIEW_HEADER_WORDS * 8,
-                   (size_t)lens[r] - VIEW_HEADER_WORDS * 8) == 0 &&
-            !s->views[r - 1].contiguous) {
-            MPI_Type_free(&s->views[r].layout); /* the same layout as the previous rank's: share it */
-            s->views[r].layout = s->views[r - 1].layout;
-            s->owns_layout[r] = 0;
-        }
     }
     return 0;
 }
