@@ -28,10 +28,12 @@
  * first message, and one allreduce agrees that every rank is set up; from
  * then on a rank whose pack, read or write fails keeps posting its messages
  * (stale bytes) and skips its file access, so every rank takes every step,
- * and the caller's final agreement reports the failing rank's error. Memory: an aggregator holds one window (a third of
- * cb_buffer_size) and two steps' incoming bytes (a third each unless views
- * overlap); senders with noncontiguous memory stage two steps' outgoing
- * bytes; senders with contiguous memory send from it.
+ * and the caller's final agreement reports the failing rank's error.
+ *
+ * Memory: an aggregator holds one window (a third of cb_buffer_size) and
+ * two steps' incoming bytes (a third each unless views overlap); senders
+ * with noncontiguous memory stage two steps' outgoing bytes; senders with
+ * contiguous memory send from it.
  */
 #include <string.h>
 
@@ -52,7 +54,6 @@ typedef struct step {
     share_t *in;             /* per rank: its bytes in my window (aggregators) */
     MPI_Offset wlo, whi;     /* my window, when I aggregate */
     char *staging, *incoming; /* my outgoing bytes (noncontiguous memory), my window's incoming ones */
-    MPI_Offset staging_size, incoming_size;
     ferry__scratch_slot_t *staging_slot, *incoming_slot;
     MPI_Request *reqs;
     MPI_Status *statuses;
@@ -103,22 +104,6 @@ static char *share_bytes(const exchange_t *x, const step_t *st, int r)
     return r == x->fh->rank ? my_bytes(x, st, x->me_agg) : st->incoming + st->in[r].at;
 }
 
-/* Copies stream bytes [s0, s0 + len) of view between data and the window
- * buffer that holds file bytes from `first` on. */
-static int place(const ferry__view_t *view, char *window, MPI_Offset first, MPI_Offset s0, MPI_Count len,
-                 char *data, int into_window)
-{
-    if (view->contiguous) {
-        char *at = window + (view->disp + s0 - first);
-        memcpy(into_window ? at : data, into_window ? data : at, (size_t)len);
-        return 0;
-    }
-    char *origin = ferry__datatype_at(window, view->disp - first);
-    MPI_Count tiles = (s0 + len) / view->tile_size + 1;
-    return into_window ? ferry__datatype_unpack(data, len, origin, tiles, view->layout, s0)
-                       : ferry__datatype_pack(origin, tiles, view->layout, s0, data, len);
-}
-
 /* File bytes [*first, *last) spanned by the shares in my window. */
 static int share_span(exchange_t *x, const step_t *st, MPI_Offset *first, MPI_Offset *last, MPI_Offset *total,
                       int *contributors)
@@ -153,7 +138,7 @@ static int covered_by_mask(exchange_t *x, const step_t *st, MPI_Offset first, MP
     for (int r = 0; r < x->fh->nprocs; r++)
         for (MPI_Offset p = st->in[r].s0; p < st->in[r].s1; p += (MPI_Offset)sizeof ones) {
             MPI_Count n = st->in[r].s1 - p < (MPI_Offset)sizeof ones ? st->in[r].s1 - p : (MPI_Count)sizeof ones;
-            FERRY_TRY(place(&x->s->views[r], x->mask, first, p, n, ones, 1));
+            FERRY_TRY(ferry__view_buffer_copy(&x->s->views[r], x->mask, first, p, n, ones, 1));
         }
     *covered = memchr(x->mask, 0, span) == NULL;
     return 0;
@@ -189,7 +174,8 @@ static int assemble_window(exchange_t *x, const step_t *st, MPI_Offset *first, M
     for (int r = 0; r < x->fh->nprocs; r++) {
         const share_t *sh = &st->in[r];
         if (sh->s1 > sh->s0)
-            FERRY_TRY(place(&x->s->views[r], x->window, *first, sh->s0, sh->s1 - sh->s0, share_bytes(x, st, r), 1));
+            FERRY_TRY(ferry__view_buffer_copy(&x->s->views[r], x->window, *first, sh->s0, sh->s1 - sh->s0,
+                                              share_bytes(x, st, r), 1));
     }
     return 0;
 }
@@ -214,22 +200,19 @@ static int read_window(exchange_t *x, step_t *st)
             if (below < sh->s1) sh->s1 = below > sh->s0 ? below : sh->s0;
         }
         if (sh->s1 > sh->s0)
-            FERRY_TRY(place(&x->s->views[r], x->window, first, sh->s0, sh->s1 - sh->s0, share_bytes(x, st, r), 0));
+            FERRY_TRY(ferry__view_buffer_copy(&x->s->views[r], x->window, first, sh->s0, sh->s1 - sh->s0,
+                                              share_bytes(x, st, r), 0));
     }
     return 0;
 }
 
 /* --- planning one step --------------------------------------------------- */
 
-static int ensure(ferry__scratch_slot_t *slot, char **buf, MPI_Offset *have, MPI_Offset need, const char *file)
+static int take(ferry__scratch_slot_t *slot, MPI_Offset size, char **buf, const char *file)
 {
-    if (*buf && *have >= need) return 0;
-    if (*buf) ferry__scratch_give(slot, *buf);
-    *have = 0;
-    if (!(*buf = ferry__scratch_take(slot, (size_t)(need > 0 ? need : 1))))
+    if (!(*buf = ferry__scratch_take(slot, (size_t)(size > 0 ? size : 1))))
         return ferry__error_set(MPI_ERR_NO_MEM, "ferry: collective '%s': out of memory for %lld bytes", file,
-                                (long long)need);
-    *have = need;
+                                (long long)size);
     return 0;
 }
 
@@ -277,9 +260,8 @@ static int size_buffers(exchange_t *x)
     memset(x->cursors, 0, (size_t)x->d->naggs * sizeof *x->cursors);
     for (int i = 0; i < 2; i++) {
         step_t *st = &x->steps[i];
-        if (x->me_agg >= 0)
-            FERRY_TRY(ensure(st->incoming_slot, &st->incoming, &st->incoming_size, most_in, x->fh->filename));
-        FERRY_TRY(ensure(st->staging_slot, &st->staging, &st->staging_size, most_out, x->fh->filename));
+        if (x->me_agg >= 0) FERRY_TRY(take(st->incoming_slot, most_in, &st->incoming, x->fh->filename));
+        FERRY_TRY(take(st->staging_slot, most_out, &st->staging, x->fh->filename));
     }
     return 0;
 }

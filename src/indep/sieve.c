@@ -28,19 +28,6 @@ static int ensure_buffer(ferry__transfer_t *t)
     return 0;
 }
 
-/* The window's bytes seen as memory holding the view's layout: the address
- * file offset `disp` would have. */
-static char *layout_origin(const ferry__transfer_t *t, MPI_Offset lo)
-{
-    return ferry__datatype_at(t->window.buf, t->fh->view.disp - lo);
-}
-
-/* Elements of the layout enough to cover stream bytes below `end`. */
-static MPI_Count tiles_below(const ferry__view_t *view, MPI_Offset end)
-{
-    return end / view->tile_size + 1;
-}
-
 /* One window from stream byte `pos` on, at most `len` stream bytes:
  * [lo, hi) in the file holds stream bytes [pos, pos + *n). */
 static int window_at(ferry__transfer_t *t, MPI_Offset pos, MPI_Count len, MPI_Offset *lo, MPI_Offset *hi,
@@ -73,9 +60,10 @@ static int read_window(ferry__transfer_t *t, MPI_Offset pos, MPI_Count len, char
         n = below > pos ? below - pos : 0;
     }
     if (n > 0 && t->typed_copy) /* straight into the caller's memory */
-        FERRY_TRY(ferry__datatype_copy(layout_origin(t, lo), view->layout, pos, t->buf, t->type, pos - t->skip, n));
+        FERRY_TRY(ferry__datatype_copy(ferry__view_buffer_origin(view, t->window.buf, lo), view->layout, pos, t->buf,
+                                       t->type, pos - t->skip, n));
     else if (n > 0)
-        FERRY_TRY(ferry__datatype_pack(layout_origin(t, lo), tiles_below(view, pos + n), view->layout, pos, data, n));
+        FERRY_TRY(ferry__view_buffer_copy(view, t->window.buf, lo, pos, n, data, 0));
     t->fh->stats.sieve_extra_bytes += (MPI_Count)have - n;
     *got = n;
     return 0;
@@ -102,7 +90,7 @@ static int write_window(ferry__transfer_t *t, MPI_Offset pos, MPI_Count len, con
         t->fh->stats.sieve_extra_bytes += (MPI_Count)have + (MPI_Count)span - n;
     }
     if (rc == 0)
-        rc = ferry__datatype_unpack(data, n, layout_origin(t, lo), tiles_below(view, pos + n), view->layout, pos);
+        rc = ferry__view_buffer_copy(view, t->window.buf, lo, pos, n, (char *)data, 1);
     if (rc == 0) rc = ferry__fs_pwrite(t->fh->fs, t->window.buf, span, lo);
     if (rc == 0) *put = n;
     int unlock_rc = ferry__indep_unlock_range(t, lo, hi - lo, locked);

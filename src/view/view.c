@@ -222,3 +222,22 @@ int ferry__view_segments(ferry__view_cursor_t *cursor, ferry__datatype_segment_t
     for (int i = 0; i < *n; i++) segs[i].offset += view->disp;
     return 0;
 }
+
+char *ferry__view_buffer_origin(const ferry__view_t *view, char *buffer, MPI_Offset first)
+{
+    return ferry__datatype_at(buffer, view->disp - first);
+}
+
+int ferry__view_buffer_copy(const ferry__view_t *view, char *buffer, MPI_Offset first, MPI_Offset pos,
+                            MPI_Count len, char *data, int into_buffer)
+{
+    if (view->contiguous) {
+        char *at = buffer + (view->disp + pos - first);
+        memcpy(into_buffer ? at : data, into_buffer ? data : at, (size_t)len);
+        return 0;
+    }
+    char *origin = ferry__view_buffer_origin(view, buffer, first);
+    MPI_Count tiles = (pos + len) / view->tile_size + 1; /* elements enough to hold stream byte pos + len - 1 */
+    return into_buffer ? ferry__datatype_unpack(data, len, origin, tiles, view->layout, pos)
+                       : ferry__datatype_pack(origin, tiles, view->layout, pos, data, len);
+}

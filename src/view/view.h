@@ -59,6 +59,17 @@ int ferry__view_file_offset(const ferry__view_t *view, MPI_Offset r, MPI_Offset 
 /* How many stream bytes lie in file bytes below `end`. */
 int ferry__view_stream_below(const ferry__view_t *view, MPI_Offset end, MPI_Offset *bytes);
 
+/* A buffer holding the file bytes from offset `first` on: stream bytes
+ * [pos, pos + len) move between it and data (packed back to back),
+ * into_buffer 1: data -> buffer. Used by data sieving and by two-phase
+ * aggregators, both of whom hold windows of the file. */
+int ferry__view_buffer_copy(const ferry__view_t *view, char *buffer, MPI_Offset first, MPI_Offset pos,
+                            MPI_Count len, char *data, int into_buffer);
+
+/* The address in that buffer that file offset disp would have: the view's
+ * layout type, from there, places stream bytes at their file offsets. */
+char *ferry__view_buffer_origin(const ferry__view_t *view, char *buffer, MPI_Offset first);
+
 /* File segments of stream bytes [skip, skip + len), in stream order, which
  * for a valid view is ascending file order; a bounded batch per call. */
 typedef struct ferry__view_cursor {
