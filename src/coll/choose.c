@@ -75,14 +75,12 @@ static double independent_cost(ferry_File fh, int write, const ferry__coll_rank_
     return worst;
 }
 
-static double two_phase_cost(ferry_File fh, int write, const ferry__coll_rank_t *ranks, int kind)
+static double two_phase_cost(ferry_File fh, int write, const ferry__coll_rank_t *ranks, const ferry__domains_t *d)
 {
-    ferry__domains_t d;
-    ferry__coll_domains_plan(fh, ranks, kind, &d);
-    double total = 0, extent = (double)(d.hi - d.lo), naggs = d.naggs;
+    double total = 0, extent = (double)(d->hi - d->lo), naggs = d->naggs;
     for (int r = 0; r < fh->nprocs; r++) total += (double)ranks[r].bytes;
     double io = extent / naggs * BYTE * (write && total < extent ? 2 : 1);
-    return total / naggs * SHIP + io + (double)d.steps * STEP;
+    return total / naggs * SHIP + io + (double)d->steps * STEP;
 }
 
 static int auto_kind(ferry_File fh)
@@ -108,7 +106,7 @@ static const char *must_be_independent(ferry_File fh, int write, const ferry__co
     return NULL;
 }
 
-void ferry__coll_choose(ferry_File fh, int write, const ferry__coll_rank_t *ranks, int *two_phase, int *kind)
+int ferry__coll_choose(ferry_File fh, int write, const ferry__coll_rank_t *ranks, ferry__domains_t *d)
 {
     static const int hinted[] = {[FERRY_CB_EVEN] = FERRY_DOMAIN_EVEN,
                                  [FERRY_CB_BLOCK_CYCLIC] = FERRY_DOMAIN_CYCLIC,
@@ -116,27 +114,25 @@ void ferry__coll_choose(ferry_File fh, int write, const ferry__coll_rank_t *rank
     static const char *names[] = {"two-phase even", "two-phase block_cyclic", "two-phase stripe_group"};
     const ferry__coll_hints_t *h = &fh->coll->hints;
     const char *why = must_be_independent(fh, write, ranks);
-    *two_phase = 0;
     if (why) {
         say(fh, "independent", why);
-        return;
+        return 0;
     }
+    int kind = h->strategy != FERRY_CB_AUTO ? hinted[h->strategy] : auto_kind(fh);
+    ferry__coll_domains_plan(fh, ranks, kind, d);
     if (h->strategy != FERRY_CB_AUTO) {
-        *two_phase = 1;
-        *kind = hinted[h->strategy];
-        say(fh, names[*kind], "ferry_cb_strategy");
-        return;
+        say(fh, names[kind], "ferry_cb_strategy");
+        return 1;
     }
-    *kind = auto_kind(fh);
     if ((write ? h->cb_write : h->cb_read) == FERRY_HINT_ENABLE) {
-        *two_phase = 1;
-        say(fh, names[*kind], write ? "romio_cb_write" : "romio_cb_read");
-        return;
+        say(fh, names[kind], write ? "romio_cb_write" : "romio_cb_read");
+        return 1;
     }
-    double alone = independent_cost(fh, write, ranks), shipped = two_phase_cost(fh, write, ranks, *kind);
-    *two_phase = shipped < alone;
+    double alone = independent_cost(fh, write, ranks), shipped = two_phase_cost(fh, write, ranks, d);
+    int two_phase = shipped < alone;
     char why_text[40];
-    snprintf(why_text, sizeof why_text, "cost %.2g s vs %.2g s", *two_phase ? shipped : alone,
-             *two_phase ? alone : shipped);
-    say(fh, *two_phase ? names[*kind] : "independent", why_text);
+    snprintf(why_text, sizeof why_text, "cost %.2g s vs %.2g s", two_phase ? shipped : alone,
+             two_phase ? alone : shipped);
+    say(fh, two_phase ? names[kind] : "independent", why_text);
+    return two_phase;
 }

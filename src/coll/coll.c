@@ -49,15 +49,21 @@ static int gather_inputs(ferry_File fh, int local_cls, MPI_Offset skip, MPI_Coun
     return 0;
 }
 
+/* This rank's own part, through indep/. */
+static int own_transfer(ferry_File fh, int write, MPI_Offset skip, void *buf, MPI_Count count, MPI_Datatype type,
+                        MPI_Count *done)
+{
+    return write ? ferry__indep_write(fh, skip, buf, count, type, done)
+                 : ferry__indep_read(fh, skip, buf, count, type, done);
+}
+
 static int collective(ferry_File fh, int write, int local_cls, MPI_Offset skip, void *buf, MPI_Count count,
                       MPI_Datatype type, MPI_Count *done, const char *what)
 {
     *done = 0;
     if (fh->nprocs == 1) { /* nobody to ship to or agree with */
         snprintf(fh->stats.strategy, sizeof fh->stats.strategy, "independent (one rank)");
-        if (local_cls) return local_cls;
-        return write ? ferry__indep_write(fh, skip, buf, count, type, done)
-                     : ferry__indep_read(fh, skip, buf, count, type, done);
+        return local_cls ? local_cls : own_transfer(fh, write, skip, buf, count, type, done);
     }
     if (fh->coll->epoch != fh->config_epoch) ferry__coll_state_update(fh, 0); /* the default view's first call */
     fh->stats.coll_calls++;
@@ -67,17 +73,10 @@ static int collective(ferry_File fh, int write, int local_cls, MPI_Offset skip, 
         if (local_cls == 0) local_cls = (int)fh->coll->ranks[fh->rank].cls;
         return ferry__error_agree(fh->comm, local_cls, what);
     }
-    int two_phase = 0, kind = 0;
-    ferry__coll_choose(fh, write, fh->coll->ranks, &two_phase, &kind);
-    if (!two_phase) {
-        rc = write ? ferry__indep_write(fh, skip, buf, count, type, done)
-                   : ferry__indep_read(fh, skip, buf, count, type, done);
-        return ferry__error_agree(fh->comm, rc, what);
-    }
     ferry__domains_t domains;
-    ferry__coll_domains_plan(fh, fh->coll->ranks, kind, &domains);
     ferry__coll_call_t call = {fh, write, buf, count, type, fh->coll->ranks, &domains};
-    rc = ferry__coll_two_phase(&call, done);
+    rc = ferry__coll_choose(fh, write, fh->coll->ranks, &domains) ? ferry__coll_two_phase(&call, done)
+                                                                   : own_transfer(fh, write, skip, buf, count, type, done);
     return ferry__error_agree(fh->comm, rc, what);
 }
 

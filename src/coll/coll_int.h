@@ -92,9 +92,10 @@ void ferry__coll_spread_ranks(ferry__coll_state_t *s, int nprocs);
 int ferry__coll_next_window(const ferry__domains_t *d, int a, ferry__window_cursor_t *c, MPI_Offset *wlo,
                             MPI_Offset *whi);
 
-/* choose.c: the strategy of one call from globally known inputs; *kind is
- * a ferry__domain_kind_t when *two_phase. Sets fh->stats.strategy. */
-void ferry__coll_choose(ferry_File fh, int write, const ferry__coll_rank_t *ranks, int *two_phase, int *kind);
+/* choose.c: the strategy of one call from globally known inputs: 1 for
+ * two-phase, with *d the call's domains; 0 for independent. Sets
+ * fh->stats.strategy. */
+int ferry__coll_choose(ferry_File fh, int write, const ferry__coll_rank_t *ranks, ferry__domains_t *d);
 
 /* twophase.c: the steps of one call (collective). *done: this rank's bytes. */
 typedef struct ferry__coll_call {

@@ -31,6 +31,12 @@ static MPI_Offset round_up(MPI_Offset x, MPI_Offset unit)
     return (x + unit - 1) / unit * unit;
 }
 
+/* The file system's preferred transfer unit, which domains align to. */
+static MPI_Offset fs_block_of(ferry_File fh)
+{
+    return fh->layout.block_size > 0 ? fh->layout.block_size : 4096;
+}
+
 static int owner(const ferry__domains_t *d, MPI_Offset b)
 {
     switch (d->kind) {
@@ -133,7 +139,7 @@ static MPI_Offset default_aggregators(const ferry__coll_state_t *s, MPI_Offset t
 static void shape(ferry_File fh, int kind, MPI_Offset total, ferry__domains_t *d, MPI_Offset *want)
 {
     const ferry__coll_hints_t *h = &fh->coll->hints;
-    MPI_Offset fs_block = fh->layout.block_size > 0 ? fh->layout.block_size : 4096;
+    MPI_Offset fs_block = fs_block_of(fh);
     /* cb_buffer_size holds a window and two steps of incoming data (twophase.c). */
     MPI_Offset third = h->buffer_size / 3 > fs_block ? h->buffer_size / 3 : fs_block;
     *want = h->nodes > 0 ? h->nodes : default_aggregators(fh->coll, total);
@@ -169,7 +175,7 @@ void ferry__coll_domains_plan(ferry_File fh, const ferry__coll_rank_t *ranks, in
     shape(fh, kind, total, d, &want);
     pick_aggregators(fh, want, d);
     if (kind == FERRY_DOMAIN_EVEN) {
-        MPI_Offset fs_block = fh->layout.block_size > 0 ? fh->layout.block_size : 4096;
+        MPI_Offset fs_block = fs_block_of(fh);
         d->origin = d->lo / fs_block * fs_block;
         MPI_Offset per = (d->hi - d->origin + d->naggs - 1) / d->naggs;
         d->block = per > 0 ? round_up(per, fs_block) : fs_block;
