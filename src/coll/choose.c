@@ -31,7 +31,7 @@
 static const double CALL = 3.0e-6;  /* seconds per file-system call */
 static const double BYTE = 0.1e-9;  /* seconds per byte the kernel copies */
 static const double SHIP = 0.6e-9;  /* seconds per byte packed, sent and unpacked */
-static const double STEP = 20e-6;   /* seconds per two-phase step (agreement, messages) */
+static const double STEP = 20e-6;   /* seconds per two-phase step (messages and their waits) */
 
 static void say(ferry_File fh, const char *what, const char *why)
 {

@@ -1,9 +1,10 @@
 /*
  * Collective transfers: the call's inputs, the strategy, the agreement.
  *
- * Every rank brings its error class, stream start and length and file
- * range to one allgather (5 words per rank: the only metadata a call
- * exchanges besides one allreduce per two-phase step). A class set on any
+ * Every rank brings its error class, stream start and length, file range
+ * and whether its view cache is usable to one allgather (6 words per rank:
+ * the only metadata a call exchanges besides the final agreement and, for
+ * two-phase calls, one allreduce before the first message). A class set on any
  * rank ends the call there with the agreed error. Otherwise the strategy
  * (choose.c) sends the call either through each rank's independent
  * transfer or through two-phase aggregation, and the call ends in one

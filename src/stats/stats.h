@@ -25,8 +25,9 @@ typedef struct ferry__stats {
     long long sieve_extra_bytes; /* moved by data sieving beyond what was asked */
     long long prefetch_bytes;    /* announced to the kernel ahead of reads (guided prefetching) */
     long long coll_calls;        /* collective transfers */
-    long long coll_meta_bytes;   /* bytes this rank sent in them besides data: call inputs, step and
-                                  * final agreements (the view cache is exchanged at set_view) */
+    long long coll_meta_bytes;   /* bytes this rank sent in them besides data: call inputs, the two-phase
+                                  * set-up agreement, the final agreement (the view cache is exchanged
+                                  * at set_view) */
     double fs_seconds;           /* in file-system calls */
     double exchange_seconds;     /* moving data between ranks */
     char strategy[96];           /* collective strategy used last and why, "" if none */
