@@ -16,6 +16,7 @@
 #include "coll/coll_int.h"
 #include "error/error.h"
 #include "indep/indep.h"
+#include "progress/progress.h"
 
 enum { AGREEMENT_BYTES = 16 }; /* ferry__error_agree's two words */
 
@@ -43,7 +44,7 @@ static int gather_inputs(ferry_File fh, int local_cls, MPI_Offset skip, MPI_Coun
     ferry__coll_rank_t me;
     int rc = describe_me(fh, local_cls, skip, count, type, &me);
     if (rc) me.cls = rc;
-    MPI_Allgather(&me, FERRY_COLL_RANK_WORDS, MPI_OFFSET, fh->coll->ranks, FERRY_COLL_RANK_WORDS, MPI_OFFSET,
+    ferry__progress_allgather(&me, FERRY_COLL_RANK_WORDS, MPI_OFFSET, fh->coll->ranks, FERRY_COLL_RANK_WORDS, MPI_OFFSET,
                   fh->comm);
     for (int r = 0; r < fh->nprocs; r++)
         if (fh->coll->ranks[r].cls) return (int)fh->coll->ranks[r].cls;

@@ -23,6 +23,7 @@
 #include "coll/coll_int.h"
 #include "datarep/datarep.h"
 #include "error/error.h"
+#include "progress/progress.h"
 
 enum { VIEW_HEADER_WORDS = 4 }; /* disp, tile_size, tile_extent, contiguous */
 
@@ -125,7 +126,7 @@ static void agree_hints(ferry_File fh, ferry__coll_state_t *s)
                                      h->cb_write,       h->cb_read,        h->cb_block_size, h->cb_largeblock,
                                      h->striping_unit,  h->striping_factor, h->cb_group_size,
                                      sysconf(_SC_NPROCESSORS_ONLN)};
-    MPI_Bcast(&s->hints, (int)(sizeof s->hints / sizeof(MPI_Offset)), MPI_OFFSET, 0, fh->comm);
+    ferry__progress_bcast(&s->hints, (int)(sizeof s->hints / sizeof(MPI_Offset)), MPI_OFFSET, 0, fh->comm);
 }
 
 /* This rank's view as a blob: header words, then the layout's tree. */
@@ -217,9 +218,9 @@ static void share_blobs(ferry_File fh, ferry__coll_state_t *s, const void *blob,
     }
     char *blobs = lens && offs && total <= (1LL << 30) ? ferry__malloc((size_t)total) : NULL;
     int ok = blobs != NULL, all_ok = 0;
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, fh->comm);
+    ferry__progress_allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, fh->comm);
     if (all_ok) {
-        MPI_Allgatherv(blob, (int)len, MPI_BYTE, blobs, lens, offs, MPI_BYTE, fh->comm);
+        ferry__progress_allgatherv(blob, (int)len, MPI_BYTE, blobs, lens, offs, MPI_BYTE, fh->comm);
         s->cache_ok = rebuild_all(fh, s, blobs, lens, offs) == 0;
     }
     if (!s->cache_ok) release_views(s, fh->nprocs);
@@ -238,7 +239,7 @@ void ferry__coll_state_update(ferry_File fh, int hints_changed)
     MPI_Offset mine[SAY_WORDS] = {local ? (MPI_Offset)len : -1, changed, host_hash(), hints_changed || !s->hints_known};
     /* The call inputs' room holds nprocs * 6 words: enough for 4 words each. */
     MPI_Offset *said = (MPI_Offset *)s->ranks;
-    MPI_Allgather(mine, SAY_WORDS, MPI_OFFSET, said, SAY_WORDS, MPI_OFFSET, fh->comm);
+    ferry__progress_allgather(mine, SAY_WORDS, MPI_OFFSET, said, SAY_WORDS, MPI_OFFSET, fh->comm);
     MPI_Offset any[SAY_WORDS] = {0, 0, 0, 0};
     for (int r = 0; r < fh->nprocs; r++) {
         any[SAY_LEN] |= said[r * SAY_WORDS + SAY_LEN] < 0;

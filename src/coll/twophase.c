@@ -39,6 +39,7 @@
 
 #include "coll/coll_int.h"
 #include "error/error.h"
+#include "progress/progress.h"
 
 enum { TAG = 0x7e1 };
 
@@ -328,7 +329,7 @@ static int post_step(exchange_t *x, step_t *st)
 static int wait_step(exchange_t *x, step_t *st)
 {
     double start = ferry__stats_clock();
-    int rc = MPI_Waitall(st->nreqs, st->reqs, st->statuses);
+    int rc = ferry__progress_waitall(st->nreqs, st->reqs, st->statuses);
     x->fh->stats.exchange_seconds += ferry__stats_clock() - start;
     return rc == MPI_SUCCESS ? 0
                              : ferry__error_set(MPI_ERR_OTHER, "ferry: collective '%s': data exchange failed",
@@ -461,7 +462,7 @@ static void read_steps(exchange_t *x)
 static int anyone_failed(exchange_t *x)
 {
     int mine = x->failed != 0, any = 1;
-    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, x->fh->comm);
+    ferry__progress_allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, x->fh->comm);
     x->fh->stats.coll_meta_bytes += (long long)sizeof mine;
     return any;
 }

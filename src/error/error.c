@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "core/core.h"
+#include "progress/progress.h"
 #include "trace/trace.h"
 
 enum { FERRY_MESSAGE_MAX = 1024, FERRY_CODES_PER_CLASS = 16, FERRY_MAX_CLASS = 128 };
@@ -134,7 +135,7 @@ int ferry__error_agree_flag(MPI_Comm comm, int local_cls, const char *what, int 
      * rides in the low bits; a flag to OR rides along as a second int64. */
     int64_t mine[2] = {local_cls ? ((int64_t)(size - rank) << 24) | (int64_t)local_cls : 0, flag ? *flag : 0};
     int64_t reduced[2] = {0, 0};
-    int rc = MPI_Allreduce(mine, reduced, flag ? 2 : 1, MPI_INT64_T, MPI_MAX, comm);
+    int rc = ferry__progress_allreduce(mine, reduced, flag ? 2 : 1, MPI_INT64_T, MPI_MAX, comm);
     int64_t worst = reduced[0];
     if (flag) *flag = reduced[1] != 0;
     if (rc != MPI_SUCCESS) return ferry__error_set(MPI_ERR_INTERN, "ferry: %s: agreement reduction failed", what);
@@ -145,7 +146,7 @@ int ferry__error_agree_flag(MPI_Comm comm, int local_cls, const char *what, int 
     int failed_cls = (int)(worst & 0xffffff);
     char cause[FERRY_MESSAGE_MAX];
     if (rank == failed_rank) snprintf(cause, sizeof cause, "%s", error_message);
-    if (MPI_Bcast(cause, sizeof cause, MPI_CHAR, failed_rank, comm) != MPI_SUCCESS) cause[0] = '\0';
+    if (ferry__progress_bcast(cause, sizeof cause, MPI_CHAR, failed_rank, comm) != MPI_SUCCESS) cause[0] = '\0';
     cause[sizeof cause - 1] = '\0';
     if (local_cls) return local_cls;
     const char *shown = strncmp(cause, "ferry: ", 7) == 0 ? cause + 7 : cause;

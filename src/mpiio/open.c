@@ -12,6 +12,7 @@
 #include "async/async.h"
 #include "coll/coll.h"
 #include "mpiio/mpiio.h"
+#include "progress/progress.h"
 #include "sharedfp/sharedfp.h"
 
 enum {
@@ -93,7 +94,7 @@ static int open_everywhere(MPI_Comm comm, int local_cls, const char *filename, i
     int shared_cls = ferry__sharedfp_create(comm, end, shared);
     if (local_cls == 0) local_cls = shared_cls;
     int cls = ferry__error_agree_flag(comm, local_cls, "open", develop);
-    if (cls != 0) ferry__sharedfp_free(shared);
+    if (cls != 0) ferry__sharedfp_free(comm, shared);
     if (cls != 0 && *fs != NULL) {
         ferry__fs_close(*fs);
         *fs = NULL;
@@ -151,7 +152,7 @@ int ferry_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info inf
         return ferry__error_return(FERRY_FILE_NULL,
                                    ferry__error_set(MPI_ERR_COMM, "ferry: open: not a valid intracommunicator"));
     MPI_Comm dup;
-    if (MPI_Comm_dup(comm, &dup) != MPI_SUCCESS)
+    if (ferry__progress_comm_dup(comm, &dup) != MPI_SUCCESS)
         return ferry__error_return(FERRY_FILE_NULL,
                                    ferry__error_set(MPI_ERR_COMM, "ferry: open: cannot duplicate the communicator"));
     cls = check_open_args(filename, amode, fh);
@@ -192,7 +193,7 @@ int ferry_File_close(ferry_File *fh)
     ferry_File file = *fh;
     ferry__async_release(file); /* pending nonblocking requests finish first */
     ferry__stats_summarize(&file->stats, file->comm, file->filename);
-    ferry__sharedfp_free(&file->sharedfp);
+    ferry__sharedfp_free(file->comm, &file->sharedfp);
     cls = ferry__error_agree(file->comm, ferry__fs_close(file->fs), "close");
     file->fs = NULL;
     if (file->amode & MPI_MODE_DELETE_ON_CLOSE) {

@@ -8,6 +8,7 @@
 #include "async/async.h"
 #include "coll/coll.h"
 #include "mpiio/mpiio.h"
+#include "progress/progress.h"
 #include "sharedfp/sharedfp.h"
 
 /* MPI-3.1 13.3: MPI_DISPLACEMENT_CURRENT, and only it, goes with MPI_MODE_SEQUENTIAL. */
@@ -38,7 +39,7 @@ static int current_displacement(ferry_File fh, int local_cls, MPI_Offset *disp)
         if (rc == 0) rc = ferry__view_file_offset(&fh->view, position * fh->view.etype_size, &found[0]);
         found[1] = rc;
     }
-    if (cls == 0) MPI_Bcast(found, 2, MPI_OFFSET, 0, fh->comm);
+    if (cls == 0) ferry__progress_bcast(found, 2, MPI_OFFSET, 0, fh->comm);
     if (cls == 0 && found[1] != 0) cls = ferry__error_agree(fh->comm, fh->rank == 0 ? (int)found[1] : 0, "set_view");
     *disp = found[0];
     return cls;

@@ -2,6 +2,7 @@
  * The shared file pointer in one-sided memory (see sharedfp.h).
  */
 #include "error/error.h"
+#include "progress/progress.h"
 #include "sharedfp/sharedfp.h"
 
 enum { POINTER_RANK = 0 }; /* the rank whose window holds the pointer */
@@ -18,6 +19,7 @@ static int allocate(MPI_Comm comm, MPI_Aint size, MPI_Offset **base, MPI_Win *wi
     MPI_Errhandler saved;
     MPI_Comm_get_errhandler(comm, &saved);
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    ferry__progress_line_up(comm);
     int rc = MPI_Win_allocate(size, (int)sizeof(MPI_Offset), MPI_INFO_NULL, comm, base, win);
     MPI_Comm_set_errhandler(comm, saved);
     MPI_Errhandler_free(&saved);
@@ -50,10 +52,11 @@ int ferry__sharedfp_create(MPI_Comm comm, MPI_Offset initial, MPI_Win *win)
     return 0;
 }
 
-void ferry__sharedfp_free(MPI_Win *win)
+void ferry__sharedfp_free(MPI_Comm comm, MPI_Win *win)
 {
     if (*win == MPI_WIN_NULL) return;
     MPI_Win_unlock_all(*win);
+    ferry__progress_line_up(comm);
     MPI_Win_free(win);
     *win = MPI_WIN_NULL;
 }
@@ -110,14 +113,14 @@ int ferry__sharedfp_claim_ordered(ferry_File fh, int local_cls, MPI_Offset etype
     MPI_Offset mine[2] = {local_cls ? 0 : etypes, local_cls != 0}, upto[2] = {0, 0};
     int last = fh->nprocs - 1;
     int cls = 0;
-    if (MPI_Scan(mine, upto, 2, MPI_OFFSET, MPI_SUM, fh->comm) != MPI_SUCCESS)
+    if (ferry__progress_scan(mine, upto, 2, MPI_OFFSET, MPI_SUM, fh->comm) != MPI_SUCCESS)
         cls = ferry__error_set(MPI_ERR_INTERN, "ferry: %s '%s': prefix sum failed", what, fh->filename);
     MPI_Offset outcome[2] = {0, upto[1]}; /* old pointer, failures */
     if (fh->rank == last && cls == 0 && upto[1] == 0) {
         cls = ferry__sharedfp_claim(fh, upto[0], &outcome[0]);
         outcome[1] = cls != 0;
     }
-    if (MPI_Bcast(outcome, 2, MPI_OFFSET, last, fh->comm) != MPI_SUCCESS && cls == 0)
+    if (ferry__progress_bcast(outcome, 2, MPI_OFFSET, last, fh->comm) != MPI_SUCCESS && cls == 0)
         cls = ferry__error_set(MPI_ERR_INTERN, "ferry: %s '%s': broadcast failed", what, fh->filename);
     if (cls == 0 && outcome[1] == 0) {
         *start = outcome[0] + upto[0] - mine[0];

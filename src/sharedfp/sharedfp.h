@@ -33,7 +33,7 @@ int ferry__sharedfp_create(MPI_Comm comm, MPI_Offset initial, MPI_Win *win);
 
 /* Collective: frees a window made by ferry__sharedfp_create (no-op for
  * MPI_WIN_NULL) and sets *win to MPI_WIN_NULL. */
-void ferry__sharedfp_free(MPI_Win *win);
+void ferry__sharedfp_free(MPI_Comm comm, MPI_Win *win);
 
 /* Not collective, thread-safe at MPI_THREAD_MULTIPLE: advances the pointer
  * by `etypes` atomically and returns its old value in *start. */

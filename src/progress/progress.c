@@ -1,0 +1,127 @@
+/*
+ * Polite waiting (progress.h): the nonblocking form of each call, polled
+ * with a yield in between, when the node is oversubscribed.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "progress/progress.h"
+
+static pthread_once_t configure_once = PTHREAD_ONCE_INIT;
+static int yields; /* set once by configure(), read-only afterwards */
+
+/* The launcher's count of this job's processes on this node, 0 if unknown. */
+static long node_ranks_from_launcher(void)
+{
+    static const char *const names[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS",
+                                        "SLURM_STEP_TASKS_PER_NODE"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const char *v = getenv(names[i]);
+        long n = v ? strtol(v, NULL, 10) : 0; /* Slurm's "4(x2)" reads as 4 */
+        if (n > 0) return n;
+    }
+    return 0;
+}
+
+static long usable_cpus(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return 0;
+    return CPU_COUNT(&set);
+}
+
+static void configure(void)
+{
+    const char *mode = getenv("FERRY_WAIT");
+    if (mode && strcmp(mode, "yield") == 0) {
+        yields = 1;
+    } else if (mode && strcmp(mode, "block") == 0) {
+        yields = 0;
+    } else {
+        long ranks = node_ranks_from_launcher(), cpus = usable_cpus();
+        yields = ranks > 0 && cpus > 0 && ranks > cpus;
+    }
+}
+
+int ferry__progress_yields(void)
+{
+    pthread_once(&configure_once, configure);
+    return yields;
+}
+
+int ferry__progress_waitall(int count, MPI_Request *requests, MPI_Status *statuses)
+{
+    if (!ferry__progress_yields()) return MPI_Waitall(count, requests, statuses);
+    for (;;) {
+        int done = 0, rc = MPI_Testall(count, requests, &done, statuses);
+        if (rc != MPI_SUCCESS || done) return rc;
+        sched_yield();
+    }
+}
+
+/* The result of starting a nonblocking collective, waited for politely. */
+static int finish(int started, MPI_Request *request)
+{
+    MPI_Status status; /* not MPI_STATUSES_IGNORE: MPICH's constant trips gcc's bounds checks once inlined */
+    return started != MPI_SUCCESS ? started : ferry__progress_waitall(1, request, &status);
+}
+
+int ferry__progress_barrier(MPI_Comm comm)
+{
+    if (!ferry__progress_yields()) return MPI_Barrier(comm);
+    MPI_Request r;
+    return finish(MPI_Ibarrier(comm, &r), &r);
+}
+
+int ferry__progress_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
+{
+    if (!ferry__progress_yields()) return MPI_Bcast(buf, count, type, root, comm);
+    MPI_Request r;
+    return finish(MPI_Ibcast(buf, count, type, root, comm, &r), &r);
+}
+
+int ferry__progress_allreduce(const void *send, void *recv, int count, MPI_Datatype type, MPI_Op op,
+                              MPI_Comm comm)
+{
+    if (!ferry__progress_yields()) return MPI_Allreduce(send, recv, count, type, op, comm);
+    MPI_Request r;
+    return finish(MPI_Iallreduce(send, recv, count, type, op, comm, &r), &r);
+}
+
+int ferry__progress_allgather(const void *send, int scount, MPI_Datatype stype, void *recv, int rcount,
+                              MPI_Datatype rtype, MPI_Comm comm)
+{
+    if (!ferry__progress_yields()) return MPI_Allgather(send, scount, stype, recv, rcount, rtype, comm);
+    MPI_Request r;
+    return finish(MPI_Iallgather(send, scount, stype, recv, rcount, rtype, comm, &r), &r);
+}
+
+int ferry__progress_allgatherv(const void *send, int scount, MPI_Datatype stype, void *recv, const int *rcounts,
+                               const int *displs, MPI_Datatype rtype, MPI_Comm comm)
+{
+    if (!ferry__progress_yields())
+        return MPI_Allgatherv(send, scount, stype, recv, rcounts, displs, rtype, comm);
+    MPI_Request r;
+    return finish(MPI_Iallgatherv(send, scount, stype, recv, rcounts, displs, rtype, comm, &r), &r);
+}
+
+int ferry__progress_scan(const void *send, void *recv, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+{
+    if (!ferry__progress_yields()) return MPI_Scan(send, recv, count, type, op, comm);
+    MPI_Request r;
+    return finish(MPI_Iscan(send, recv, count, type, op, comm, &r), &r);
+}
+
+int ferry__progress_comm_dup(MPI_Comm comm, MPI_Comm *dup)
+{
+    if (!ferry__progress_yields()) return MPI_Comm_dup(comm, dup);
+    MPI_Request r;
+    return finish(MPI_Comm_idup(comm, dup, &r), &r);
+}
+
+void ferry__progress_line_up(MPI_Comm comm)
+{
+    if (ferry__progress_yields()) ferry__progress_barrier(comm);
+}
