@@ -231,6 +231,7 @@ static void stats_add(ferry__stats_t *to, const ferry__stats_t *from)
     to->fs_write_bytes += from->fs_write_bytes;
     to->sieve_extra_bytes += from->sieve_extra_bytes;
     to->prefetch_bytes += from->prefetch_bytes;
+    to->writeback_bytes += from->writeback_bytes;
     to->fs_seconds += from->fs_seconds;
     to->exchange_seconds += from->exchange_seconds;
     if (from->strategy[0]) memcpy(to->strategy, from->strategy, sizeof to->strategy);

@@ -52,6 +52,14 @@ static int gather_inputs(ferry_File fh, int local_cls, MPI_Offset skip, MPI_Coun
 }
 
 /* This rank's own part, through indep/. */
+void ferry__coll_write_behind(ferry_File fh, MPI_Offset offset, MPI_Offset len, MPI_Offset call_bytes)
+{
+    MPI_Offset threshold = fh->hints.write_behind;
+    if (threshold == 0 || call_bytes < threshold || len <= 0 || fh->layout.memory_backed) return;
+    ferry__fs_advise(fh->fs, offset, len, FERRY_FS_WRITEBACK);
+    fh->stats.writeback_bytes += len;
+}
+
 static int own_transfer(ferry_File fh, int write, MPI_Offset skip, void *buf, MPI_Count count, MPI_Datatype type,
                         MPI_Count *done)
 {
@@ -77,8 +85,13 @@ static int collective(ferry_File fh, int write, int local_cls, MPI_Offset skip, 
     }
     ferry__domains_t domains;
     ferry__coll_call_t call = {fh, write, buf, count, type, fh->coll->ranks, &domains};
-    rc = ferry__coll_choose(fh, write, fh->coll->ranks, &domains) ? ferry__coll_two_phase(&call, done)
-                                                                   : own_transfer(fh, write, skip, buf, count, type, done);
+    if (ferry__coll_choose(fh, write, fh->coll->ranks, &domains)) {
+        rc = ferry__coll_two_phase(&call, done);
+    } else {
+        rc = own_transfer(fh, write, skip, buf, count, type, done);
+        const ferry__coll_rank_t *me = &fh->coll->ranks[fh->rank];
+        if (write && rc == 0) ferry__coll_write_behind(fh, me->lo, me->hi - me->lo, me->bytes);
+    }
     return ferry__error_agree(fh->comm, rc, what);
 }
 

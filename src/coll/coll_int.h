@@ -92,6 +92,14 @@ void ferry__coll_spread_ranks(ferry__coll_state_t *s, int nprocs);
 int ferry__coll_next_window(const ferry__domains_t *d, int a, ferry__window_cursor_t *c, MPI_Offset *wlo,
                             MPI_Offset *whi);
 
+/* coll.c: writes that end before a collective's closing agreement: when this rank's
+ * part of the call is at least ferry_write_behind bytes, start the writeback
+ * of [offset, offset + len) now (fs advise WRITEBACK). Independent writers
+ * reach their fsync at their own pace, each overlapping the others'
+ * writing; the agreement lines collective writers up, so without this every
+ * page of the call would wait for the first fsync. */
+void ferry__coll_write_behind(ferry_File fh, MPI_Offset offset, MPI_Offset len, MPI_Offset call_bytes);
+
 /* choose.c: the strategy of one call from globally known inputs: 1 for
  * two-phase, with *d the call's domains; 0 for independent. Sets
  * fh->stats.strategy. */

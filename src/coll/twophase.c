@@ -443,6 +443,7 @@ static void write_steps(exchange_t *x)
         /* The next step's data travel while this window goes to the file. */
         if (t + 1 < x->d->steps) begin_step(x, next);
         if (!x->failed && last > first) x->failed = ferry__fs_pwrite(x->fh->fs, x->window, (size_t)(last - first), first);
+        if (!x->failed) ferry__coll_write_behind(x->fh, first, last - first, x->d->steps * x->d->window);
     }
 }
 

@@ -60,11 +60,13 @@ struct ferry__fs_ops {
      * releases it whatever lock covered it. */
     int (*lock)(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len, int mode);
     int (*unlock)(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len);
-    /* Tells the kernel what [offset, offset + len) is about to see; advisory, never fails. */
+    /* Tells the kernel what [offset, offset + len) is about to see (WILLNEED:
+     * read soon; DONTNEED: done with it; WRITEBACK: start writing its dirty
+     * pages to storage now, without waiting); advisory, never fails. */
     void (*advise)(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len, int advice);
 };
 
-enum { FERRY_FS_WILLNEED = 1, FERRY_FS_DONTNEED = 2 };
+enum { FERRY_FS_WILLNEED = 1, FERRY_FS_DONTNEED = 2, FERRY_FS_WRITEBACK = 3 };
 enum { FERRY_FS_LOCK_WRITE = 0, FERRY_FS_LOCK_READ = 1 };
 
 /* The driver for a path (POSIX for now). Borrowed, static. */

@@ -19,6 +19,10 @@
 
 #include "fs/fs.h"
 
+/* The syscall table's advise takes posix_fadvise's advice values and this
+ * one, outside their range: start writeback of the range (sync_file_range). */
+enum { FERRY_POSIX_WRITEBACK = 0x100 };
+
 typedef struct ferry__posix_syscalls {
     int (*open)(const char *path, int flags, mode_t mode);
     ssize_t (*pread)(int fd, void *buf, size_t len, off_t offset);

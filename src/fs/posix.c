@@ -37,7 +37,19 @@ static int real_lock(int fd, int cmd, struct flock *lock)
     return fcntl(fd, cmd, lock);
 }
 
-#define REAL_SYSCALLS {real_open, pread, pwrite, fsync, ftruncate, real_fallocate, unlink, real_lock, posix_fadvise}
+/* posix_fadvise, plus FERRY_POSIX_WRITEBACK: start writing the range's dirty
+ * pages back without waiting (Linux sync_file_range; elsewhere nothing). */
+static int real_advise(int fd, off_t offset, off_t len, int advice)
+{
+    if (advice != FERRY_POSIX_WRITEBACK) return posix_fadvise(fd, offset, len, advice);
+#ifdef SYNC_FILE_RANGE_WRITE
+    return sync_file_range(fd, offset, len, SYNC_FILE_RANGE_WRITE) == 0 ? 0 : errno;
+#else
+    return 0;
+#endif
+}
+
+#define REAL_SYSCALLS {real_open, pread, pwrite, fsync, ftruncate, real_fallocate, unlink, real_lock, real_advise}
 const ferry__posix_syscalls_t ferry__posix_real_syscalls = REAL_SYSCALLS;
 ferry__posix_syscalls_t ferry__posix_syscalls = REAL_SYSCALLS;
 ferry__posix_syscalls_t ferry__posix_below_trace = REAL_SYSCALLS;
@@ -243,7 +255,9 @@ static int posix_unlock(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset le
 
 static void posix_advise(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len, int advice)
 {
-    int kernel_advice = advice == FERRY_FS_WILLNEED ? POSIX_FADV_WILLNEED : POSIX_FADV_DONTNEED;
+    int kernel_advice = advice == FERRY_FS_WILLNEED    ? POSIX_FADV_WILLNEED
+                        : advice == FERRY_FS_WRITEBACK ? FERRY_POSIX_WRITEBACK
+                                                       : POSIX_FADV_DONTNEED;
     (void)ferry__posix_syscalls.advise(fd_of(file), (off_t)offset, (off_t)len, kernel_advice);
 }
 

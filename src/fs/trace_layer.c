@@ -108,7 +108,9 @@ static int trace_advise(int fd, off_t offset, off_t len, int advice)
 {
     double start = ferry__trace_now();
     int err = ferry__posix_below_trace.advise(fd, offset, len, advice);
-    const char *op = advice == POSIX_FADV_WILLNEED ? "willneed" : "dontneed";
+    const char *op = advice == POSIX_FADV_WILLNEED    ? "willneed"
+                     : advice == FERRY_POSIX_WRITEBACK ? "writeback"
+                                                       : "dontneed";
     ferry__trace_call(op, fd, NULL, offset, (size_t)len, err ? -1 : 0, err, ferry__trace_now() - start);
     return err;
 }

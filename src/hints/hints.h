@@ -46,6 +46,7 @@ typedef struct ferry__hints {
     MPI_Offset ind_rd_buffer_size; /* data sieving read window */
     MPI_Offset ind_wr_buffer_size; /* data sieving write window */
     MPI_Offset prefetch_size;      /* bytes of future reads announced to the kernel ahead of time */
+    MPI_Offset write_behind;       /* collective writes of this many bytes start their writeback early */
     int ds_read;                   /* ferry__hint_switch_t */
     int ds_write;                  /* ferry__hint_switch_t */
     int access_style;              /* FERRY_ACCESS_* bits */

@@ -52,6 +52,10 @@ static const hint_spec_t hint_table[] = {
      "FERRY_DEVELOP=1 in the environment turns it on for every file, including the checks at open"},
     {"ferry_prefetch_size", HINT_SIZE, FIELD(prefetch_size), 8 << 20, 0, 1 << 30, NULL, "indep",
      "bytes of upcoming noncontiguous reads announced to the kernel ahead (0 disables prefetching)"},
+    {"ferry_write_behind", HINT_SIZE, FIELD(write_behind), 4 << 20, 0, 1 << 30, NULL, "coll",
+     "a rank that writes at least this many bytes in one collective call starts their writeback to storage "
+     "(sync_file_range) before the call's closing agreement lines the ranks up, as independent writers' own "
+     "timing would overlap it with the others' writing (0 disables; nothing on memory-backed files)"},
     {"cb_buffer_size", HINT_SIZE, FIELD(cb_buffer_size), 4 << 20, 8192, 1 << 30, NULL, "coll",
      "bytes an aggregator uses per collective call: a third for the file window, a third for each of the two "
      "steps in flight (the data it receives or sends); 4 MiB keeps a window in cache (docs/coll.md)"},

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { SUM_COUNTERS = 12, SUM_TIMES = 2 };
+enum { SUM_COUNTERS = 13, SUM_TIMES = 2 };
 
 static pthread_once_t configure_once = PTHREAD_ONCE_INIT;
 static const char *stats_setting; /* FERRY_STATS: NULL, "1" or "json:<path>" */
@@ -24,14 +24,15 @@ static void counters_of(const ferry__stats_t *s, long long out[SUM_COUNTERS])
     const long long values[SUM_COUNTERS] = {s->read_calls,     s->read_bytes,        s->write_calls,
                                             s->write_bytes,    s->fs_read_calls,     s->fs_read_bytes,
                                             s->fs_write_calls, s->fs_write_bytes,    s->sieve_extra_bytes,
-                                            s->prefetch_bytes, s->coll_calls,     s->coll_meta_bytes};
+                                            s->prefetch_bytes, s->writeback_bytes, s->coll_calls,
+                                            s->coll_meta_bytes};
     memcpy(out, values, sizeof values);
 }
 
 static const char *const counter_keys[SUM_COUNTERS] = {
     "read_calls", "read_bytes", "write_calls", "write_bytes", "fs_read_calls",
     "fs_read_bytes", "fs_write_calls", "fs_write_bytes", "sieve_extra_bytes", "prefetch_bytes",
-    "coll_calls", "coll_meta_bytes",
+    "writeback_bytes", "coll_calls", "coll_meta_bytes",
 };
 
 int ferry__stats_report_info(const ferry__stats_t *stats, MPI_Info info)

@@ -24,6 +24,7 @@ typedef struct ferry__stats {
     long long fs_write_calls, fs_write_bytes;
     long long sieve_extra_bytes; /* moved by data sieving beyond what was asked */
     long long prefetch_bytes;    /* announced to the kernel ahead of reads (guided prefetching) */
+    long long writeback_bytes;   /* whose writeback a collective write started early (ferry_write_behind) */
     long long coll_calls;        /* collective transfers */
     long long coll_meta_bytes;   /* bytes this rank sent in them besides data: call inputs, the two-phase
                                   * set-up agreement, the final agreement (the view cache is exchanged
