@@ -23,6 +23,11 @@ int ferry_bench_types(int argc, char **argv);
 
 /* Helpers (bench_util.c). */
 double bench_now(void);
+/* MPI_Barrier on MPI_COMM_WORLD, polling and yielding when the node is
+ * oversubscribed (src/progress): every contender's timed region starts and
+ * ends with it, and a busy-polling barrier would steal the CPU from the
+ * ranks still working and quantize times to scheduler slices. */
+void bench_barrier(void);
 /* Median of n values (sorts them). */
 double bench_median(double *values, int n);
 /* Parses "256m", "1g", "4096" into bytes; -1 on error. */

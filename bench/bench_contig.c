@@ -36,13 +36,13 @@ typedef struct contig_run {
  * milliseconds that have nothing to do with the data path. */
 static void call_begins(contig_run_t *run)
 {
-    MPI_Barrier(MPI_COMM_WORLD);
+    bench_barrier();
     run->call_start = bench_now();
 }
 
 static void call_ends(contig_run_t *run)
 {
-    MPI_Barrier(MPI_COMM_WORLD);
+    bench_barrier();
     run->call_end = bench_now();
 }
 
@@ -154,10 +154,10 @@ static const struct {
 /* Runs a phase; *whole: open to close, *call: the data call (and sync). */
 static void timed(void (*phase)(contig_run_t *), contig_run_t *run, double *whole, double *call)
 {
-    MPI_Barrier(MPI_COMM_WORLD);
+    bench_barrier();
     double start = bench_now();
     phase(run);
-    MPI_Barrier(MPI_COMM_WORLD);
+    bench_barrier();
     double times[2] = {bench_now() - start, run->call_end - run->call_start};
     MPI_Bcast(times, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     *whole = times[0];
@@ -186,7 +186,7 @@ static void drop_cached_pages(contig_run_t *run)
         posix_fadvise(fd, run->offset, (off_t)run->len, POSIX_FADV_DONTNEED);
         close(fd);
     }
-    MPI_Barrier(MPI_COMM_WORLD);
+    bench_barrier();
 }
 
 static int verify(const contig_run_t *run, int rank)

@@ -138,7 +138,7 @@ void bench_access_run(const bench_access_t *a, int ferry, int write, bench_outco
 {
     bench_file_t f = {.ferry = ferry};
     bench_outcome_t mine = {0};
-    MPI_Barrier(MPI_COMM_WORLD);
+    bench_barrier();
     double start = bench_now();
     mine.failed = access_steps(&f, a, write, &mine);
     double times[2] = {bench_now() - start, mine.call_seconds}, slowest[2];
@@ -180,7 +180,7 @@ void bench_drop_pages(const char *path)
             close(fd);
         }
     }
-    MPI_Barrier(MPI_COMM_WORLD);
+    bench_barrier();
 }
 
 /* ---- the noncontig workload ---- */
@@ -352,7 +352,7 @@ static void run_once(const nc_config_t *cfg, int c, int ferry, long long element
     res->meta_bytes[0] = w.meta_bytes;
     res->meta_bytes[1] = r.meta_bytes;
     if (cfg->rank == 0) unlink(path);
-    MPI_Barrier(MPI_COMM_WORLD);
+    bench_barrier();
 }
 
 /* The host's volume: all of it unless a probe on 1/PROBE_SHARE says the write would exceed the budget. */

@@ -110,7 +110,7 @@ static double timed(const contender_t *c, overlap_run_t *run, int what)
 {
     void *fh = NULL;
     if (c->open(run->path, &fh) != MPI_SUCCESS) run->failed = 1;
-    MPI_Barrier(MPI_COMM_WORLD);
+    bench_barrier();
     double start = bench_now();
     MPI_Request req = MPI_REQUEST_NULL;
     if (!run->failed && (what == 0 || what == 2) && c->write(fh, run) != MPI_SUCCESS) run->failed = 1;

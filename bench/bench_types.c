@@ -383,6 +383,6 @@ int ferry_bench_types(int argc, char **argv)
         bench_fixed_cost();
         bench_navigation();
     }
-    MPI_Barrier(MPI_COMM_WORLD);
+    bench_barrier();
     return 0;
 }

@@ -4,12 +4,18 @@
 #include <time.h>
 
 #include "bench.h"
+#include "progress/progress.h"
 
 double bench_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void bench_barrier(void)
+{
+    ferry__progress_barrier(MPI_COMM_WORLD);
 }
 
 static int compare_doubles(const void *a, const void *b)
@@ -57,7 +63,7 @@ const char *bench_make_dir(const char *base, const char *tag)
 void bench_remove_dir(const char *dir)
 {
     int rank;
-    MPI_Barrier(MPI_COMM_WORLD);
+    bench_barrier();
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank == 0 && dir) {
         char cmd[600];
