@@ -10,8 +10,10 @@
  * costs scheduler quanta (milliseconds) instead of microseconds.
  *
  * Configured once per process:
- *   FERRY_WAIT=auto   (default) yield when oversubscribed: the node's rank
- *                     count (OMPI_COMM_WORLD_LOCAL_SIZE, MPI_LOCALNRANKS or
+ *   FERRY_WAIT=auto   (default) yield when oversubscribed, unless the host
+ *                     MPI yields by itself (Open MPI does when mpirun
+ *                     oversubscribes; MPICH spins): the node's rank count
+ *                     (OMPI_COMM_WORLD_LOCAL_SIZE, MPI_LOCALNRANKS or
  *                     SLURM_STEP_TASKS_PER_NODE's first entry) exceeds the
  *                     CPUs in this process's affinity mask
  *   FERRY_WAIT=block  always the host's blocking calls

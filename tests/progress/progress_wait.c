@@ -3,7 +3,8 @@
  * host call's result in the mode FERRY_WAIT selects, and `auto` yields
  * exactly when the node holds more of the job's ranks than this process
  * has CPUs (counted here with MPI_Comm_split_type, not the launcher's
- * environment that ferry reads). A whole file round trip runs in the mode
+ * environment that ferry reads) and the host is not Open MPI (which yields
+ * by itself). A whole file round trip runs in the mode
  * too.
  */
 #include <sched.h>
@@ -24,7 +25,12 @@ static int expected_yields(const char *mode)
     MPI_Comm_free(&node);
     cpu_set_t set;
     sched_getaffinity(0, sizeof set, &set);
+#ifdef OMPI_MAJOR_VERSION
+    (void)node_ranks; /* Open MPI yields by itself when oversubscribed */
+    return 0;
+#else
     return node_ranks > CPU_COUNT(&set);
+#endif
 }
 
 static void check_collectives(MPI_Comm comm)
