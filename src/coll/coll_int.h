@@ -44,6 +44,7 @@ struct ferry__coll_state {
     int cache_ok;               /* this rank holds every rank's view in views[] */
     int nodes_known, hints_known;
     ferry__view_t *views;       /* nprocs entries; layout owned where owns_layout[r] */
+    MPI_Offset covered_from;    /* every file byte from here on lies in some rank's view, -1 unknown */
     char *owns_layout;
     void *my_blob;              /* this rank's serialized view, to notice an unchanged view */
     size_t my_blob_len;

@@ -29,6 +29,7 @@ enum { VIEW_HEADER_WORDS = 4 }; /* disp, tile_size, tile_extent, contiguous */
 
 static void release_views(ferry__coll_state_t *s, int nprocs)
 {
+    s->covered_from = -1;
     for (int r = 0; s->views && r < nprocs; r++)
         if (s->owns_layout[r]) MPI_Type_free(&s->views[r].layout);
     ferry__free(s->views);
@@ -74,6 +75,7 @@ int ferry__coll_open(ferry_File fh)
         return ferry__error_set(MPI_ERR_NO_MEM, "ferry: open '%s': out of memory", fh->filename);
     }
     s->epoch = fh->config_epoch - 1; /* the first collective call agrees */
+    s->covered_from = -1;
     return 0;
 }
 
@@ -202,6 +204,38 @@ static int rebuild_all(ferry_File fh, ferry__coll_state_t *s, const char *blobs,
     return 0;
 }
 
+enum { PERIOD_CHECK_MAX = 1 << 20 };
+
+/* When every view tiles the file with one period E (filetypes of equal
+ * extent, the seed's interleaved vectors), the views cover every byte from
+ * the largest displacement D on if they cover [D, D + E): each view repeats
+ * with period E. Checked once per view set by marking that period through
+ * every view; two-phase writes then need no coverage mask per window
+ * (twophase.c). Periods above PERIOD_CHECK_MAX (a subarray's extent is the
+ * whole array) stay unknown: the mask decides per window. */
+static void find_coverage(ferry__coll_state_t *s, int nprocs)
+{
+    s->covered_from = -1;
+    MPI_Offset period = s->views[0].tile_extent, from = 0;
+    for (int r = 0; r < nprocs; r++) {
+        const ferry__view_t *v = &s->views[r];
+        if (v->contiguous || v->tiles_overlap || v->tile_extent != period || period > PERIOD_CHECK_MAX) return;
+        if (v->disp > from) from = v->disp;
+    }
+    char *mark = ferry__calloc((size_t)period, 1), *ones = ferry__malloc((size_t)period);
+    int ok = mark && ones;
+    if (ok) memset(ones, 1, (size_t)period);
+    for (int r = 0; ok && r < nprocs; r++) {
+        MPI_Offset s0, s1;
+        ok = ferry__view_stream_below(&s->views[r], from, &s0) == 0 &&
+             ferry__view_stream_below(&s->views[r], from + period, &s1) == 0 && s1 - s0 <= period &&
+             (s1 == s0 || ferry__view_buffer_copy(&s->views[r], mark, from, s0, s1 - s0, ones, 1) == 0);
+    }
+    if (ok && memchr(mark, 0, (size_t)period) == NULL) s->covered_from = from;
+    ferry__free(mark);
+    ferry__free(ones);
+}
+
 /* What each rank tells the others when the configuration changed. */
 enum { SAY_LEN, SAY_CHANGED, SAY_HOST, SAY_HINTS, SAY_WORDS };
 
@@ -222,6 +256,7 @@ static void share_blobs(ferry_File fh, ferry__coll_state_t *s, const void *blob,
     if (all_ok) {
         ferry__progress_allgatherv(blob, (int)len, MPI_BYTE, blobs, lens, offs, MPI_BYTE, fh->comm);
         s->cache_ok = rebuild_all(fh, s, blobs, lens, offs) == 0;
+        if (s->cache_ok) find_coverage(s, fh->nprocs);
     }
     if (!s->cache_ok) release_views(s, fh->nprocs);
     ferry__free(blobs);

@@ -145,6 +145,22 @@ static int covered_by_mask(exchange_t *x, const step_t *st, MPI_Offset first, MP
     return 0;
 }
 
+/* Whether the shares cover [first, last) by the views' known coverage
+ * (state.c): every rank's call includes all its view's bytes there. */
+static int covered_by_views(exchange_t *x, const step_t *st, MPI_Offset first, MPI_Offset last, int *covered)
+{
+    *covered = 0;
+    if (x->s->covered_from < 0 || first < x->s->covered_from) return 0;
+    for (int r = 0; r < x->fh->nprocs; r++) {
+        MPI_Offset b0, b1;
+        FERRY_TRY(ferry__view_stream_below(&x->s->views[r], first, &b0));
+        FERRY_TRY(ferry__view_stream_below(&x->s->views[r], last, &b1));
+        if (b1 > b0 && (st->in[r].s0 > b0 || st->in[r].s1 < b1)) return 0;
+    }
+    *covered = 1;
+    return 0;
+}
+
 /* Fills the window with what the file holds where the shares leave holes. */
 static int fill_holes(exchange_t *x, const step_t *st, MPI_Offset first, MPI_Offset last, MPI_Offset total,
                       int contributors)
@@ -155,7 +171,8 @@ static int fill_holes(exchange_t *x, const step_t *st, MPI_Offset first, MPI_Off
     size_t have = 0;
     if (first < x->eof) {
         int covered = 0;
-        if (total >= span) FERRY_TRY(covered_by_mask(x, st, first, last, &covered));
+        if (total >= span) FERRY_TRY(covered_by_views(x, st, first, last, &covered));
+        if (total >= span && !covered) FERRY_TRY(covered_by_mask(x, st, first, last, &covered));
         if (covered) return 0;
         FERRY_TRY(ferry__fs_pread(x->fh->fs, x->window, (size_t)span, first, &have));
         x->fh->stats.sieve_extra_bytes += (long long)have;
