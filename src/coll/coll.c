@@ -44,14 +44,13 @@ static int gather_inputs(ferry_File fh, int local_cls, MPI_Offset skip, MPI_Coun
     ferry__coll_rank_t me;
     int rc = describe_me(fh, local_cls, skip, count, type, &me);
     if (rc) me.cls = rc;
-    ferry__progress_allgather(&me, FERRY_COLL_RANK_WORDS, MPI_OFFSET, fh->coll->ranks, FERRY_COLL_RANK_WORDS, MPI_OFFSET,
-                  fh->comm);
+    ferry__progress_allgather(&me, FERRY_COLL_RANK_WORDS, MPI_OFFSET, fh->coll->ranks, FERRY_COLL_RANK_WORDS,
+                              MPI_OFFSET, fh->comm);
     for (int r = 0; r < fh->nprocs; r++)
         if (fh->coll->ranks[r].cls) return (int)fh->coll->ranks[r].cls;
     return 0;
 }
 
-/* This rank's own part, through indep/. */
 void ferry__coll_write_behind(ferry_File fh, MPI_Offset offset, MPI_Offset len, MPI_Offset call_bytes)
 {
     MPI_Offset threshold = fh->hints.write_behind;
@@ -60,6 +59,7 @@ void ferry__coll_write_behind(ferry_File fh, MPI_Offset offset, MPI_Offset len, 
     fh->stats.writeback_bytes += len;
 }
 
+/* This rank's own part, through indep/. */
 static int own_transfer(ferry_File fh, int write, MPI_Offset skip, void *buf, MPI_Count count, MPI_Datatype type,
                         MPI_Count *done)
 {
