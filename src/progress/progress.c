@@ -12,7 +12,7 @@
 /* Open MPI's blocking calls already yield when mpirun oversubscribes the
  * node (mpi_yield_when_idle), and its nonblocking collectives (libnbc) are
  * slower than its blocking ones: polling them measured 3-9% slower on
- * ferry-bench contig. MPICH's spin. */
+ * ferry-bench contig. MPICH spins in its blocking calls. */
 #ifdef OMPI_MAJOR_VERSION
 static const int host_yields_itself = 1;
 #else
