@@ -219,40 +219,22 @@ int ferry__async_comm(ferry_File fh, MPI_Comm *comm)
 
 /* ---- counters ---------------------------------------------------------- */
 
-static void stats_add(ferry__stats_t *to, const ferry__stats_t *from)
-{
-    to->read_calls += from->read_calls;
-    to->read_bytes += from->read_bytes;
-    to->write_calls += from->write_calls;
-    to->write_bytes += from->write_bytes;
-    to->fs_read_calls += from->fs_read_calls;
-    to->fs_read_bytes += from->fs_read_bytes;
-    to->fs_write_calls += from->fs_write_calls;
-    to->fs_write_bytes += from->fs_write_bytes;
-    to->sieve_extra_bytes += from->sieve_extra_bytes;
-    to->prefetch_bytes += from->prefetch_bytes;
-    to->writeback_bytes += from->writeback_bytes;
-    to->fs_seconds += from->fs_seconds;
-    to->exchange_seconds += from->exchange_seconds;
-    if (from->strategy[0]) memcpy(to->strategy, from->strategy, sizeof to->strategy);
-}
-
 void ferry__async_add_stats(ferry_File fh, const ferry__stats_t *stats)
 {
     struct ferry__async_file *f = fh->async;
     if (!f) { /* run at initiation, on the application thread */
-        stats_add(&fh->stats, stats);
+        ferry__stats_add(&fh->stats, stats);
         return;
     }
     pthread_mutex_lock(&f->lock);
-    stats_add(&f->stats, stats);
+    ferry__stats_add(&f->stats, stats);
     pthread_mutex_unlock(&f->lock);
 }
 
 /* Called with f->lock held. */
 static void fold_locked(ferry_File fh, struct ferry__async_file *f)
 {
-    stats_add(&fh->stats, &f->stats);
+    ferry__stats_add(&fh->stats, &f->stats);
     memset(&f->stats, 0, sizeof f->stats);
 }
 

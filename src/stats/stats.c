@@ -4,11 +4,12 @@
 #include "stats/stats.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { SUM_COUNTERS = 13, SUM_TIMES = 2 };
+enum { SUM_TIMES = 2 };
 
 static pthread_once_t configure_once = PTHREAD_ONCE_INIT;
 static const char *stats_setting; /* FERRY_STATS: NULL, "1" or "json:<path>" */
@@ -19,21 +20,38 @@ static void configure(void)
     if (v && *v && strcmp(v, "0") != 0) stats_setting = v;
 }
 
-static void counters_of(const ferry__stats_t *s, long long out[SUM_COUNTERS])
+/* Every counter, once: reports, sums over ranks and ferry__stats_add walk it. */
+static const struct {
+    const char *key;
+    size_t offset;
+} counter_table[] = {
+#define COUNTER(name) {#name, offsetof(ferry__stats_t, name)}
+    COUNTER(read_calls),     COUNTER(read_bytes),        COUNTER(write_calls),    COUNTER(write_bytes),
+    COUNTER(fs_read_calls),  COUNTER(fs_read_bytes),     COUNTER(fs_write_calls), COUNTER(fs_write_bytes),
+    COUNTER(sieve_extra_bytes), COUNTER(prefetch_bytes), COUNTER(writeback_bytes), COUNTER(coll_calls),
+    COUNTER(coll_meta_bytes),
+#undef COUNTER
+};
+enum { SUM_COUNTERS = sizeof counter_table / sizeof counter_table[0] };
+
+static long long counter_of(const ferry__stats_t *s, int i)
 {
-    const long long values[SUM_COUNTERS] = {s->read_calls,     s->read_bytes,        s->write_calls,
-                                            s->write_bytes,    s->fs_read_calls,     s->fs_read_bytes,
-                                            s->fs_write_calls, s->fs_write_bytes,    s->sieve_extra_bytes,
-                                            s->prefetch_bytes, s->writeback_bytes, s->coll_calls,
-                                            s->coll_meta_bytes};
-    memcpy(out, values, sizeof values);
+    return *(const long long *)((const char *)s + counter_table[i].offset);
 }
 
-static const char *const counter_keys[SUM_COUNTERS] = {
-    "read_calls", "read_bytes", "write_calls", "write_bytes", "fs_read_calls",
-    "fs_read_bytes", "fs_write_calls", "fs_write_bytes", "sieve_extra_bytes", "prefetch_bytes",
-    "writeback_bytes", "coll_calls", "coll_meta_bytes",
-};
+static void counters_of(const ferry__stats_t *s, long long out[SUM_COUNTERS])
+{
+    for (int i = 0; i < SUM_COUNTERS; i++) out[i] = counter_of(s, i);
+}
+
+void ferry__stats_add(ferry__stats_t *to, const ferry__stats_t *from)
+{
+    for (int i = 0; i < SUM_COUNTERS; i++)
+        *(long long *)((char *)to + counter_table[i].offset) += counter_of(from, i);
+    to->fs_seconds += from->fs_seconds;
+    to->exchange_seconds += from->exchange_seconds;
+    if (from->strategy[0]) memcpy(to->strategy, from->strategy, sizeof to->strategy);
+}
 
 int ferry__stats_report_info(const ferry__stats_t *stats, MPI_Info info)
 {
@@ -41,7 +59,7 @@ int ferry__stats_report_info(const ferry__stats_t *stats, MPI_Info info)
     counters_of(stats, counters);
     char key[64], value[64];
     for (int i = 0; i < SUM_COUNTERS; i++) {
-        snprintf(key, sizeof key, "ferry_stats_%s", counter_keys[i]);
+        snprintf(key, sizeof key, "ferry_stats_%s", counter_table[i].key);
         snprintf(value, sizeof value, "%lld", counters[i]);
         if (MPI_Info_set(info, key, value) != MPI_SUCCESS) return MPI_ERR_INFO;
     }
@@ -72,7 +90,7 @@ static void print_json(FILE *out, const char *filename, int ranks, const long lo
     fprintf(out, "{\"file\":\"");
     for (const char *p = filename; *p; p++) fprintf(out, (*p == '"' || *p == '\\') ? "\\%c" : "%c", *p);
     fprintf(out, "\",\"ranks\":%d", ranks);
-    for (int i = 0; i < SUM_COUNTERS; i++) fprintf(out, ",\"%s\":%lld", counter_keys[i], c[i]);
+    for (int i = 0; i < SUM_COUNTERS; i++) fprintf(out, ",\"%s\":%lld", counter_table[i].key, c[i]);
     fprintf(out, ",\"fs_seconds\":%.6f,\"exchange_seconds\":%.6f,\"strategy\":\"%s\"}\n", t[0], t[1],
             strategy[0] ? strategy : "none");
 }

@@ -58,6 +58,9 @@ static inline void ferry__stats_fs_transfer(ferry__stats_t *stats, int write, lo
 /* Writes this rank's counters into info under ferry_stats_* keys. */
 int ferry__stats_report_info(const ferry__stats_t *stats, MPI_Info info);
 
+/* Adds every counter and time of from to to; from's strategy, if any, becomes to's. */
+void ferry__stats_add(ferry__stats_t *to, const ferry__stats_t *from);
+
 /* Collective over comm: with FERRY_STATS set, sums every rank's counters
  * and has rank 0 print (or append as JSON) one summary for the file. */
 void ferry__stats_summarize(const ferry__stats_t *stats, MPI_Comm comm, const char *filename);

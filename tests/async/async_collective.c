@@ -109,6 +109,16 @@ static void many(ferry_File fh, unsigned char *data, unsigned char *back)
     FT_EQ_MEM(back, data, N * PIECE);
 }
 
+/* The background collectives' counters reach the file's statistics. */
+static void counted(ferry_File fh, unsigned char *data, unsigned char *back)
+{
+    long long before = ft_info_number(fh, "ferry_stats_coll_calls");
+    long long meta_before = ft_info_number(fh, "ferry_stats_coll_meta_bytes");
+    many(fh, data, back);
+    FT_EQ(ft_info_number(fh, "ferry_stats_coll_calls"), before + 32);
+    FT_CHECK(ft_info_number(fh, "ferry_stats_coll_meta_bytes") > meta_before);
+}
+
 static void errors(ferry_File fh, const char *path, unsigned char *data)
 {
     /* Rank 1's offset is wrong: it fails at once, the others at completion. */
@@ -141,7 +151,7 @@ int main(int argc, char **argv)
     FT_OK(ferry_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
     interleaved(fh, data, back);
     individual(fh, data, back);
-    many(fh, data, back);
+    counted(fh, data, back);
     errors(fh, path, data);
     /* A pending iwrite_all, then close: close waits for it. */
     MPI_Request req;
