@@ -222,18 +222,16 @@ static void find_coverage(ferry__coll_state_t *s, int nprocs)
         if (v->contiguous || v->tiles_overlap || v->tile_extent != period || period > PERIOD_CHECK_MAX) return;
         if (v->disp > from) from = v->disp;
     }
-    char *mark = ferry__calloc((size_t)period, 1), *ones = ferry__malloc((size_t)period);
-    int ok = mark && ones;
-    if (ok) memset(ones, 1, (size_t)period);
+    char *mark = ferry__calloc((size_t)period, 1);
+    int ok = mark != NULL;
     for (int r = 0; ok && r < nprocs; r++) {
         MPI_Offset s0, s1;
         ok = ferry__view_stream_below(&s->views[r], from, &s0) == 0 &&
              ferry__view_stream_below(&s->views[r], from + period, &s1) == 0 && s1 - s0 <= period &&
-             (s1 == s0 || ferry__view_buffer_copy(&s->views[r], mark, from, s0, s1 - s0, ones, 1) == 0);
+             ferry__view_buffer_mark(&s->views[r], mark, from, s0, s1 - s0) == 0;
     }
     if (ok && memchr(mark, 0, (size_t)period) == NULL) s->covered_from = from;
     ferry__free(mark);
-    ferry__free(ones);
 }
 
 /* What each rank tells the others when the configuration changed. */

@@ -130,17 +130,14 @@ static int share_span(exchange_t *x, const step_t *st, MPI_Offset *first, MPI_Of
  * mask through the same views (the bytes, not lists of pieces). */
 static int covered_by_mask(exchange_t *x, const step_t *st, MPI_Offset first, MPI_Offset last, int *covered)
 {
-    char ones[4096];
-    memset(ones, 1, sizeof ones);
     size_t span = (size_t)(last - first);
     if (!x->mask && !(x->mask = ferry__scratch_take(&x->s->mask, (size_t)x->d->window)))
         return ferry__error_set(MPI_ERR_NO_MEM, "ferry: collective write '%s': out of memory", x->fh->filename);
     memset(x->mask, 0, span);
-    for (int r = 0; r < x->fh->nprocs; r++)
-        for (MPI_Offset p = st->in[r].s0; p < st->in[r].s1; p += (MPI_Offset)sizeof ones) {
-            MPI_Count n = st->in[r].s1 - p < (MPI_Offset)sizeof ones ? st->in[r].s1 - p : (MPI_Count)sizeof ones;
-            FERRY_TRY(ferry__view_buffer_copy(&x->s->views[r], x->mask, first, p, n, ones, 1));
-        }
+    for (int r = 0; r < x->fh->nprocs; r++) {
+        const share_t *sh = &st->in[r];
+        FERRY_TRY(ferry__view_buffer_mark(&x->s->views[r], x->mask, first, sh->s0, sh->s1 - sh->s0));
+    }
     *covered = memchr(x->mask, 0, span) == NULL;
     return 0;
 }

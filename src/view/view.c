@@ -241,3 +241,15 @@ int ferry__view_buffer_copy(const ferry__view_t *view, char *buffer, MPI_Offset 
     return into_buffer ? ferry__datatype_unpack(data, len, origin, tiles, view->layout, pos)
                        : ferry__datatype_pack(origin, tiles, view->layout, pos, data, len);
 }
+
+int ferry__view_buffer_mark(const ferry__view_t *view, char *buffer, MPI_Offset first, MPI_Offset pos,
+                            MPI_Count len)
+{
+    char ones[4096];
+    memset(ones, 1, sizeof ones);
+    for (MPI_Offset p = pos; p < pos + len; p += (MPI_Offset)sizeof ones) {
+        MPI_Count n = pos + len - p < (MPI_Offset)sizeof ones ? pos + len - p : (MPI_Count)sizeof ones;
+        FERRY_TRY(ferry__view_buffer_copy(view, buffer, first, p, n, ones, 1));
+    }
+    return 0;
+}

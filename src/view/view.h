@@ -66,6 +66,11 @@ int ferry__view_stream_below(const ferry__view_t *view, MPI_Offset end, MPI_Offs
 int ferry__view_buffer_copy(const ferry__view_t *view, char *buffer, MPI_Offset first, MPI_Offset pos,
                             MPI_Count len, char *data, int into_buffer);
 
+/* Sets to 1 the bytes of that buffer which hold stream bytes [pos, pos + len)
+ * (coverage masks). */
+int ferry__view_buffer_mark(const ferry__view_t *view, char *buffer, MPI_Offset first, MPI_Offset pos,
+                            MPI_Count len);
+
 /* The address in that buffer that file offset disp would have: the view's
  * layout type, from there, places stream bytes at their file offsets. */
 char *ferry__view_buffer_origin(const ferry__view_t *view, char *buffer, MPI_Offset first);
