@@ -115,17 +115,37 @@ static void make_resized(od_type_t *t, const od_type_t *c, uint64_t *state)
 
 static void random_type(od_type_t *t, uint64_t *state, int depth);
 
-/* Only types whose data lies inside [lb, lb + extent): consecutive elements
- * never overlap, so reading into them is not erroneous. (Explicit lower
- * bounds from a resized child decide a struct's bounds alone, MPI-3.1
- * 4.1.7, which can leave data outside them.) */
+static int compare_counts(const void *a, const void *b)
+{
+    MPI_Count x = *(const MPI_Count *)a, y = *(const MPI_Count *)b;
+    return (x > y) - (x < y);
+}
+
+/* Whether two stream bytes of one element share a memory byte. */
+static int overlaps_itself(const od_type_t *t)
+{
+    MPI_Count *sorted = malloc((size_t)(t->size + 1) * sizeof *sorted);
+    memcpy(sorted, t->map, (size_t)t->size * sizeof *sorted);
+    qsort(sorted, (size_t)t->size, sizeof *sorted, compare_counts);
+    int twice = 0;
+    for (MPI_Count k = 1; k < t->size && !twice; k++) twice = sorted[k] == sorted[k - 1];
+    free(sorted);
+    return twice;
+}
+
+/* Only types whose data lies inside [lb, lb + extent), with no memory byte
+ * twice in an element: elements never overlap, so reading into them is not
+ * erroneous, and memory holds every stream byte the models expect.
+ * (Explicit lower bounds from a resized child decide a struct's bounds
+ * alone, MPI-3.1 4.1.7, which can leave a child's data outside them and
+ * under the next member's.) */
 void od_type_random(od_type_t *t, uint64_t *state, int depth)
 {
     for (;;) {
         random_type(t, state, depth);
         MPI_Count tlb, textent;
         MPI_Type_get_true_extent_x(t->type, &tlb, &textent);
-        if (tlb >= t->lb && tlb + textent <= t->lb + t->extent) return;
+        if (tlb >= t->lb && tlb + textent <= t->lb + t->extent && !overlaps_itself(t)) return;
         od_type_free(t);
     }
 }
