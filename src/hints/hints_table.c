@@ -57,9 +57,10 @@ static const hint_spec_t hint_table[] = {
      "a rank that writes at least this many bytes in one collective call starts their writeback to storage "
      "(sync_file_range) before the call's closing agreement lines the ranks up, as independent writers' own "
      "timing would overlap it with the others' writing (0 disables; nothing on memory-backed files)"},
-    {"cb_buffer_size", HINT_SIZE, FIELD(cb_buffer_size), 4 << 20, 8192, 1 << 30, NULL, "coll",
+    {"cb_buffer_size", HINT_SIZE, FIELD(cb_buffer_size), 1 << 20, 8192, 1 << 30, NULL, "coll",
      "bytes an aggregator uses per collective call: a third for the file window, a third for each of the two "
-     "steps in flight (the data it receives or sends); 4 MiB keeps a window in cache (docs/coll.md)"},
+     "steps in flight (the data it receives or sends); 1 MiB keeps a window in cache and lets the kernel read "
+     "ahead of cold reads (docs/coll.md)"},
     {"cb_nodes", HINT_SIZE, FIELD(cb_nodes), 0, 0, 1 << 24, NULL, "coll",
      "aggregators of collective calls (at most the ranks allowed by cb_config_list); 0: per node, one per third of "
      "cb_buffer_size of the call's data, at most the node's ranks (docs/coll.md)"},
