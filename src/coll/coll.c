@@ -9,6 +9,15 @@
  * (choose.c) sends the call either through each rank's independent
  * transfer or through two-phase aggregation, and the call ends in one
  * agreement.
+ *
+ * Early ranks: a rank whose access is one contiguous file range of at least
+ * cb_buffer_size bytes gains nothing from shipping (it would fill whole
+ * aggregator windows with bytes it can write itself), so it transfers
+ * before the allgather and brings its outcome instead of its range. When
+ * every rank with data went early, the allgather has already told everyone
+ * every outcome and the call ends there: one collective instead of two.
+ * Hints that ask for two-phase (ferry_cb_strategy other than auto,
+ * romio_cb_write/read=enable) turn early transfers off.
  */
 #include <stdio.h>
 #include <string.h>
@@ -39,15 +48,26 @@ static int describe_me(ferry_File fh, int local_cls, MPI_Offset skip, MPI_Count 
 }
 
 /* Collective: every rank's inputs into fh->coll->ranks; 0 or the first failing rank's class. */
-static int gather_inputs(ferry_File fh, int local_cls, MPI_Offset skip, MPI_Count count, MPI_Datatype type)
+static int gather_inputs(ferry_File fh, const ferry__coll_rank_t *me)
 {
-    ferry__coll_rank_t me;
-    int rc = describe_me(fh, local_cls, skip, count, type, &me);
-    if (rc) me.cls = rc;
-    ferry__progress_allgather(&me, FERRY_COLL_RANK_WORDS, MPI_OFFSET, fh->coll->ranks, FERRY_COLL_RANK_WORDS,
+    ferry__progress_allgather(me, FERRY_COLL_RANK_WORDS, MPI_OFFSET, fh->coll->ranks, FERRY_COLL_RANK_WORDS,
                               MPI_OFFSET, fh->comm);
     for (int r = 0; r < fh->nprocs; r++)
         if (fh->coll->ranks[r].cls) return (int)fh->coll->ranks[r].cls;
+    return 0;
+}
+
+static int goes_early(ferry_File fh, int write, const ferry__coll_rank_t *me)
+{
+    const ferry__coll_hints_t *h = &fh->coll->hints;
+    if (h->strategy != FERRY_CB_AUTO || (write ? h->cb_write : h->cb_read) == FERRY_HINT_ENABLE) return 0;
+    return me->cls == 0 && me->bytes > 0 && me->bytes == me->hi - me->lo && me->bytes >= h->buffer_size;
+}
+
+static int anyone_has_bytes(const ferry_File fh)
+{
+    for (int r = 0; r < fh->nprocs; r++)
+        if (fh->coll->ranks[r].bytes > 0) return 1;
     return 0;
 }
 
@@ -67,6 +87,30 @@ static int own_transfer(ferry_File fh, int write, MPI_Offset skip, void *buf, MP
                  : ferry__indep_read(fh, skip, buf, count, type, done);
 }
 
+/* This rank's own part, then (writes) its write-behind. */
+static int own_part(ferry_File fh, int write, const ferry__coll_rank_t *me, void *buf, MPI_Count count,
+                    MPI_Datatype type, MPI_Count *done)
+{
+    int rc = own_transfer(fh, write, me->skip, buf, count, type, done);
+    if (write && rc == 0) ferry__coll_write_behind(fh, me->lo, me->hi - me->lo, me->bytes);
+    return rc;
+}
+
+/* Transfers this rank's part before the inputs are gathered; *me then
+ * carries the outcome (a class, or no bytes left to move). */
+static void transfer_early(ferry_File fh, int write, ferry__coll_rank_t *me, void *buf, MPI_Count count,
+                           MPI_Datatype type, MPI_Count *done)
+{
+    int rc = own_part(fh, write, me, buf, count, type, done);
+    if (rc) {
+        me->cls = rc;
+        return;
+    }
+    fh->stats.coll_early_bytes += me->bytes;
+    me->bytes = 0;
+    me->lo = me->hi = 0;
+}
+
 static int collective(ferry_File fh, int write, int local_cls, MPI_Offset skip, void *buf, MPI_Count count,
                       MPI_Datatype type, MPI_Count *done, const char *what)
 {
@@ -77,21 +121,29 @@ static int collective(ferry_File fh, int write, int local_cls, MPI_Offset skip, 
     }
     if (fh->coll->epoch != fh->config_epoch) ferry__coll_state_update(fh, 0); /* the default view's first call */
     fh->stats.coll_calls++;
-    fh->stats.coll_meta_bytes += (long long)sizeof(ferry__coll_rank_t) + AGREEMENT_BYTES;
-    int rc = gather_inputs(fh, local_cls, skip, count, type);
+    fh->stats.coll_meta_bytes += (long long)sizeof(ferry__coll_rank_t);
+    ferry__coll_rank_t me;
+    int rc = describe_me(fh, local_cls, skip, count, type, &me);
+    if (rc) me.cls = rc;
+    int early = goes_early(fh, write, &me);
+    if (early) transfer_early(fh, write, &me, buf, count, type, done);
+    rc = gather_inputs(fh, &me);
+    if (rc == 0 && !anyone_has_bytes(fh)) {
+        snprintf(fh->stats.strategy, sizeof fh->stats.strategy, "independent (%s)",
+                 early ? "contiguous, at least cb_buffer_size: before the inputs" : "no data");
+        return 0;
+    }
+    fh->stats.coll_meta_bytes += AGREEMENT_BYTES;
     if (rc != 0) {
-        if (local_cls == 0) local_cls = (int)fh->coll->ranks[fh->rank].cls;
+        if (me.cls) local_cls = (int)me.cls;
         return ferry__error_agree(fh->comm, local_cls, what);
     }
     ferry__domains_t domains;
     ferry__coll_call_t call = {fh, write, buf, count, type, fh->coll->ranks, &domains};
-    if (ferry__coll_choose(fh, write, fh->coll->ranks, &domains)) {
-        rc = ferry__coll_two_phase(&call, done);
-    } else {
-        rc = own_transfer(fh, write, skip, buf, count, type, done);
-        const ferry__coll_rank_t *me = &fh->coll->ranks[fh->rank];
-        if (write && rc == 0) ferry__coll_write_behind(fh, me->lo, me->hi - me->lo, me->bytes);
-    }
+    MPI_Count moved = 0;
+    if (ferry__coll_choose(fh, write, fh->coll->ranks, &domains)) rc = ferry__coll_two_phase(&call, &moved);
+    else if (me.bytes > 0) rc = own_part(fh, write, &me, buf, count, type, &moved);
+    if (!early) *done = moved;
     return ferry__error_agree(fh->comm, rc, what);
 }
 

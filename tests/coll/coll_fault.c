@@ -70,6 +70,38 @@ static void test_read_all_fails_on_last_rank(void)
     free(buf);
 }
 
+/* Early ranks (contiguous, at least cb_buffer_size) fail before the call's
+ * inputs are gathered: the gather carries the class, the call still ends
+ * everywhere with the agreed error, and the handle stays usable. */
+static void test_early_transfers_fail_on_one_rank(void)
+{
+    const char *path = ft_path("early");
+    char *buf = malloc(BLOCK);
+    ft_fill(buf, BLOCK, ft_seed ^ 3);
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "cb_buffer_size", "65536");
+    ferry_File fh;
+    FT_OK(ferry_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh));
+    MPI_Info_free(&info);
+    FT_OK(ferry__fs_fault_arm("write:1:EIO@1"));
+    int rc = ft_capture(ferry_File_write_at_all(fh, (MPI_Offset)ft_rank * BLOCK, buf, BLOCK, MPI_BYTE, MPI_STATUS_IGNORE));
+    ferry__fs_fault_disarm();
+    expect_agreed_failure(rc, MPI_ERR_IO, 1, "early");
+    FT_OK(ferry_File_write_at_all(fh, (MPI_Offset)ft_rank * BLOCK, buf, BLOCK, MPI_BYTE, MPI_STATUS_IGNORE));
+    /* The failed call's other ranks had moved their bytes: a collective error leaves the file undefined. */
+    FT_EQ(ft_info_number(fh, "ferry_stats_coll_early_bytes"), ft_rank == 1 ? BLOCK : 2 * BLOCK);
+    int last = ft_size - 1;
+    char spec[64];
+    snprintf(spec, sizeof spec, "read:1:ENOSPC@%d", last);
+    FT_OK(ferry__fs_fault_arm(spec));
+    rc = ft_capture(ferry_File_read_at_all(fh, (MPI_Offset)ft_rank * BLOCK, buf, BLOCK, MPI_BYTE, MPI_STATUS_IGNORE));
+    ferry__fs_fault_disarm();
+    expect_agreed_failure(rc, MPI_ERR_NO_SPACE, last, "early");
+    FT_OK(ferry_File_close(&fh));
+    free(buf);
+}
+
 static void test_open_fails_on_one_rank(void)
 {
     const char *path = ft_path("open");
@@ -149,6 +181,7 @@ int main(int argc, char **argv)
     ft_init(&argc, &argv);
     test_write_all_fails_on_one_rank();
     test_read_all_fails_on_last_rank();
+    test_early_transfers_fail_on_one_rank();
     test_open_fails_on_one_rank();
     test_sync_and_set_size_fail();
     test_short_and_interrupted_transfers();
