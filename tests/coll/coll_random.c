@@ -215,6 +215,22 @@ static void fill_memory(one_case_t *c, uint64_t data_seed)
     free(data);
 }
 
+/* The host writes the same call, or the same stream through MPI_BYTE where
+ * it mishandles the memory type (seed 27293571130 on 4 MPICH ranks: ROMIO
+ * segfaulted in write_at_all on a type with lower bound -4). */
+static void host_write(const one_case_t *c, MPI_File hf, void *buf)
+{
+    const rank_plan_t *p = &c->plan[ft_rank];
+    if (!od_host_needs_bytes(&c->type)) {
+        MPI_File_write_at_all(hf, p->offset, buf, (int)p->count, c->type.type, MPI_STATUS_IGNORE);
+        return;
+    }
+    unsigned char *stream = malloc((size_t)p->bytes + 1);
+    for (MPI_Offset k = 0; k < p->bytes; k++) stream[k] = c->mem[od_type_byte(&c->type, k) - c->mem_lo];
+    MPI_File_write_at_all(hf, p->offset, stream, (int)p->bytes, MPI_BYTE, MPI_STATUS_IGNORE);
+    free(stream);
+}
+
 static int run_writes(one_case_t *c, const char *fa, const char *fb, MPI_Info info)
 {
     const rank_plan_t *p = &c->plan[ft_rank];
@@ -234,7 +250,7 @@ static int run_writes(one_case_t *c, const char *fa, const char *fb, MPI_Info in
     host_ok = host_ok && MPI_File_open(MPI_COMM_WORLD, fb, MPI_MODE_RDWR, MPI_INFO_NULL, &hf) == MPI_SUCCESS;
     if (host_ok) {
         MPI_File_set_view(hf, c->l.view_disp, MPI_BYTE, ft, "native", MPI_INFO_NULL);
-        MPI_File_write_at_all(hf, p->offset, buf, (int)p->count, c->type.type, MPI_STATUS_IGNORE);
+        host_write(c, hf, buf);
         MPI_File_close(&hf);
     }
     MPI_Type_free(&ft);

@@ -540,7 +540,7 @@ static void compare_buffer(run_t *run, int i, const backend_t *b, const unsigned
  * noncontiguous memory type by a wrong amount. After individual-pointer
  * steps the host pointer is put back where the model says; the fix-ups
  * are counted and printed. */
-static int host_is_open_mpi(void)
+int od_host_is_open_mpi(void)
 {
     char version[MPI_MAX_LIBRARY_VERSION_STRING];
     int len = 0;
@@ -601,13 +601,6 @@ static int od_host_skip(const run_t *run, const step_t *st)
     return 0;
 }
 
-/* ROMIO writes wrong file bytes for memory types with a negative lower
- * bound (e.g. resized(indexed(..., INT), lb -8)); the host gets the same
- * stream through a contiguous type of the same size instead. */
-static int host_needs_bytes(const run_t *run, const od_type_t *t)
-{
-    return !run->ompio && t->lb < 0;
-}
 
 static int host_access_as_bytes(backend_t *b, op_kind_t k, MPI_Offset off, unsigned char *buf, int count,
                                 const od_type_t *t, MPI_Status *status)
@@ -654,7 +647,7 @@ static void run_access(run_t *run, int i, const step_t *st, int host_skip)
         void *buf = mem + OD_MARGIN - lo;
         MPI_Status status;
         MPI_Offset off = a->off;
-        int rc = b->host && host_needs_bytes(run, t) ? host_access_as_bytes(b, st->kind, off, buf, a->count, t, &status)
+        int rc = b->host && od_host_needs_bytes(t) ? host_access_as_bytes(b, st->kind, off, buf, a->count, t, &status)
                  : b->host ? be_host_access(b->m, st->kind, off, buf, a->count, t->type, &status)
                            : be_ferry_access(b->f, st->kind, off, buf, a->count, t->type, &status);
         answer_t got = {.cls = class_of(rc)};
@@ -808,7 +801,7 @@ int od_run(const od_options_t *opt)
     MPI_Comm_size(MPI_COMM_WORLD, &run.nprocs);
     if (run.nprocs > OD_MAX_RANKS) ft_fail(__FILE__, __LINE__, "at most %d ranks", OD_MAX_RANKS);
     uint64_t state = opt->seed;
-    run.ompio = host_is_open_mpi();
+    run.ompio = od_host_is_open_mpi();
     setup(&run, &state);
     run.steps = calloc((size_t)opt->steps, sizeof *run.steps);
     char line[400];

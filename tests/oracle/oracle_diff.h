@@ -51,6 +51,16 @@ static inline MPI_Count od_type_byte(const od_type_t *t, MPI_Count s)
     return (s / t->size) * t->extent + t->map[s % t->size];
 }
 
+/* Whether the host MPI is Open MPI (OMPIO) rather than MPICH (ROMIO). */
+int od_host_is_open_mpi(void);
+/* ROMIO mishandles memory types with a negative lower bound (wrong file
+ * bytes, or a segfault in write_at_all): give such a host the same stream
+ * through MPI_BYTE instead. */
+static inline int od_host_needs_bytes(const od_type_t *t)
+{
+    return t->lb < 0 && !od_host_is_open_mpi();
+}
+
 typedef struct od_options {
     uint64_t seed;
     int steps;          /* operations in the sequence */
