@@ -216,11 +216,14 @@ static void fill_memory(one_case_t *c, uint64_t data_seed)
 }
 
 /* The host writes the same call, or the same stream through MPI_BYTE where
- * it mishandles the memory type (seed 27293571130 on 4 MPICH ranks: ROMIO
- * segfaulted in write_at_all on a type with lower bound -4). */
+ * it mishandles the memory type (od_host_needs_bytes: ROMIO segfaults or
+ * loops in write_at_all on types with a negative lower bound inside). */
 static void host_write(const one_case_t *c, MPI_File hf, void *buf)
 {
     const rank_plan_t *p = &c->plan[ft_rank];
+    if (getenv("FERRY_COLL_VERBOSE"))
+        fprintf(stderr, "rank %d case %d: host writes %lld x %s (lb %lld, extent %lld)\n", ft_rank, c->index,
+                (long long)p->count, c->type.desc, (long long)c->type.lb, (long long)c->type.extent);
     if (!od_host_needs_bytes(&c->type)) {
         MPI_File_write_at_all(hf, p->offset, buf, (int)p->count, c->type.type, MPI_STATUS_IGNORE);
         return;

@@ -50,6 +50,7 @@ static void place(od_type_t *t, const od_type_t *child, MPI_Count at)
     t->map = realloc(t->map, (size_t)(t->size + child->size) * sizeof *t->map);
     for (MPI_Count k = 0; k < child->size; k++) t->map[t->size + k] = at + child->map[k];
     t->size += child->size;
+    t->negative_lb_inside |= child->negative_lb_inside;
 }
 
 static void make_vector(od_type_t *t, const od_type_t *c, uint64_t *state, int bytes_stride)
@@ -109,6 +110,7 @@ static void make_resized(od_type_t *t, const od_type_t *c, uint64_t *state)
     MPI_Aint extent = (MPI_Aint)(tlb + textent) + shift + 4 * pick(state, 2);
     MPI_Type_create_resized(c->type, -shift, extent, &t->type);
     place(t, c, 0);
+    t->negative_lb_inside = 1;
     snprintf(t->desc, sizeof t->desc, "resized(%.150s,lb=%lld,extent=%lld)", c->desc, (long long)-shift,
              (long long)extent);
 }
