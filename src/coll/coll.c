@@ -129,8 +129,9 @@ static int collective(ferry_File fh, int write, int local_cls, MPI_Offset skip, 
     if (early) transfer_early(fh, write, &me, buf, count, type, done);
     rc = gather_inputs(fh, &me);
     if (rc == 0 && !anyone_has_bytes(fh)) {
-        snprintf(fh->stats.strategy, sizeof fh->stats.strategy, "independent (%s)",
-                 early ? "contiguous, at least cb_buffer_size: before the inputs" : "no data");
+        /* The same words on every rank: none knows which others went early. */
+        snprintf(fh->stats.strategy, sizeof fh->stats.strategy,
+                 "independent (nothing to ship: contiguous ranges moved early, or no data)");
         return 0;
     }
     fh->stats.coll_meta_bytes += AGREEMENT_BYTES;

@@ -56,7 +56,7 @@ static void test_all_early(void)
     MPI_Status status;
     FT_OK(ferry_File_write_at_all(fh, (MPI_Offset)ft_rank * BIG, out, BIG, MPI_BYTE, &status));
     expect_count(&status, BIG);
-    expect_strategy(fh, "independent (contiguous");
+    expect_strategy(fh, "independent (nothing to ship");
     FT_EQ(ft_info_number(fh, "ferry_stats_coll_early_bytes"), BIG);
     FT_EQ(ft_info_number(fh, "ferry_stats_coll_meta_bytes") - meta, RANK_WORDS_BYTES);
     FT_OK(ferry_File_read_at_all(fh, (MPI_Offset)ft_rank * BIG, in, BIG, MPI_BYTE, &status));
@@ -159,7 +159,7 @@ static void test_short_reads_and_no_data(void)
     long long meta = ft_info_number(fh, "ferry_stats_coll_meta_bytes");
     FT_OK(ferry_File_write_at_all(fh, 0, out, 0, MPI_BYTE, &status));
     expect_count(&status, 0);
-    expect_strategy(fh, "independent (no data)");
+    expect_strategy(fh, "independent (nothing to ship");
     FT_EQ(ft_info_number(fh, "ferry_stats_coll_meta_bytes") - meta, RANK_WORDS_BYTES);
     FT_OK(ferry_File_close(&fh));
     free(out);
