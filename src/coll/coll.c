@@ -125,8 +125,7 @@ static int collective(ferry_File fh, int write, int local_cls, MPI_Offset skip, 
     ferry__coll_rank_t me;
     int rc = describe_me(fh, local_cls, skip, count, type, &me);
     if (rc) me.cls = rc;
-    int early = goes_early(fh, write, &me);
-    if (early) transfer_early(fh, write, &me, buf, count, type, done);
+    if (goes_early(fh, write, &me)) transfer_early(fh, write, &me, buf, count, type, done);
     rc = gather_inputs(fh, &me);
     if (rc == 0 && !anyone_has_bytes(fh)) {
         /* The same words on every rank: none knows which others went early. */
@@ -135,16 +134,13 @@ static int collective(ferry_File fh, int write, int local_cls, MPI_Offset skip, 
         return 0;
     }
     fh->stats.coll_meta_bytes += AGREEMENT_BYTES;
-    if (rc != 0) {
-        if (me.cls) local_cls = (int)me.cls;
-        return ferry__error_agree(fh->comm, local_cls, what);
-    }
+    if (rc != 0) return ferry__error_agree(fh->comm, (int)me.cls, what); /* me.cls includes local_cls */
     ferry__domains_t domains;
     ferry__coll_call_t call = {fh, write, buf, count, type, fh->coll->ranks, &domains};
-    MPI_Count moved = 0;
+    MPI_Count moved = 0; /* an early rank has no bytes left here: moved stays 0 */
     if (ferry__coll_choose(fh, write, fh->coll->ranks, &domains)) rc = ferry__coll_two_phase(&call, &moved);
     else if (me.bytes > 0) rc = own_part(fh, write, &me, buf, count, type, &moved);
-    if (!early) *done = moved;
+    *done += moved;
     return ferry__error_agree(fh->comm, rc, what);
 }
 
