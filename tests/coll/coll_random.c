@@ -218,7 +218,7 @@ static void fill_memory(one_case_t *c, uint64_t data_seed)
 /* The host writes the same call, or the same stream through MPI_BYTE where
  * it mishandles the memory type (od_host_needs_bytes: ROMIO segfaults or
  * loops in write_at_all on types with a negative lower bound inside). */
-static void host_write(const one_case_t *c, MPI_File hf, void *buf)
+static void host_write(const one_case_t *c, MPI_File hf, unsigned char *buf)
 {
     const rank_plan_t *p = &c->plan[ft_rank];
     if (getenv("FERRY_COLL_VERBOSE"))
@@ -229,7 +229,7 @@ static void host_write(const one_case_t *c, MPI_File hf, void *buf)
         return;
     }
     unsigned char *stream = malloc((size_t)p->bytes + 1);
-    for (MPI_Offset k = 0; k < p->bytes; k++) stream[k] = c->mem[od_type_byte(&c->type, k) - c->mem_lo];
+    od_type_gather(&c->type, buf, p->bytes, stream);
     MPI_File_write_at_all(hf, p->offset, stream, (int)p->bytes, MPI_BYTE, MPI_STATUS_IGNORE);
     free(stream);
 }

@@ -601,7 +601,6 @@ static int od_host_skip(const run_t *run, const step_t *st)
     return 0;
 }
 
-
 static int host_access_as_bytes(backend_t *b, op_kind_t k, MPI_Offset off, unsigned char *buf, int count,
                                 const od_type_t *t, MPI_Status *status)
 {
@@ -610,7 +609,7 @@ static int host_access_as_bytes(backend_t *b, op_kind_t k, MPI_Offset off, unsig
     MPI_Type_commit(&flat);
     MPI_Count n = count * t->size;
     unsigned char *stream = malloc((size_t)n + 1);
-    for (MPI_Count s = 0; s < n && is_write(k); s++) stream[s] = buf[od_type_byte(t, s)];
+    if (is_write(k)) od_type_gather(t, buf, n, stream);
     int rc = be_host_access(b->m, k, off, stream, count, flat, status);
     MPI_Count got = 0;
     if (rc == MPI_SUCCESS && !is_write(k)) MPI_Get_elements_x(status, MPI_BYTE, &got);

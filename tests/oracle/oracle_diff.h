@@ -52,6 +52,12 @@ static inline MPI_Count od_type_byte(const od_type_t *t, MPI_Count s)
     return (s / t->size) * t->extent + t->map[s % t->size];
 }
 
+/* The first n stream bytes of (count, t) at buf, gathered into stream. */
+static inline void od_type_gather(const od_type_t *t, const unsigned char *buf, MPI_Count n, unsigned char *stream)
+{
+    for (MPI_Count s = 0; s < n; s++) stream[s] = buf[od_type_byte(t, s)];
+}
+
 /* Whether the host MPI is Open MPI (OMPIO) rather than MPICH (ROMIO). */
 int od_host_is_open_mpi(void);
 /* ROMIO mishandles memory types with a negative lower bound, their own or
