@@ -6,9 +6,11 @@
  * domains and do all file access; the other ranks ship their data to them
  * or receive from them, guided by a cache of every rank's view) or by each
  * rank's own independent transfer, whichever the strategy rules in
- * choose.c pick from inputs all ranks share (docs/coll.md). Either way the
- * call ends in one agreement: every rank succeeds or every rank returns an
- * error, and no error on any rank leaves another waiting.
+ * choose.c pick from inputs all ranks share (docs/coll.md); a rank with one
+ * large contiguous range moves it before those inputs (coll.c). Either way
+ * every rank succeeds or every rank returns an error, agreed in one
+ * collective at the end (or in the inputs' allgather when nothing was left
+ * to ship), and no error on any rank leaves another waiting.
  */
 #ifndef FERRY_COLL_H
 #define FERRY_COLL_H
