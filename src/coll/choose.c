@@ -28,8 +28,8 @@
 #include "coll/coll_int.h"
 #include "datarep/datarep.h"
 
-static const double CALL = 3.0e-6;  /* seconds per file-system call */
-static const double BYTE = 0.1e-9;  /* seconds per byte the kernel copies */
+static const double CALL = FERRY_COLL_CALL;
+static const double BYTE = FERRY_COLL_BYTE;
 static const double SHIP = 0.6e-9;  /* seconds per byte packed, sent and unpacked */
 static const double STEP = 20e-6;   /* seconds per two-phase step (messages and their waits) */
 

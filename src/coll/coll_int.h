@@ -20,6 +20,11 @@
 #include "datatype/datatype.h"
 #include "view/view.h"
 
+/* The cost model's constants (those of indep/cost.c): seconds per
+ * file-system call and per byte the kernel copies. */
+static const double FERRY_COLL_CALL = 3.0e-6;
+static const double FERRY_COLL_BYTE = 0.1e-9;
+
 /* What each rank brings to one call, known to every rank after the allgather. */
 typedef struct ferry__coll_rank {
     MPI_Offset cls;   /* argument or set-up failure on that rank, 0 if none */

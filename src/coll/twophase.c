@@ -9,11 +9,17 @@
  *
  *   write  ranks pack their ranges (or send straight from contiguous
  *          memory); the aggregator unpacks each into its window through
- *          the sender's view layout and writes the window once. It reads
- *          the window first only when the data leave holes there: not
- *          when one rank covers it, not past the old end of file (holes
- *          there are zeros), and not when a coverage mask shows the
- *          ranks' data cover every byte.
+ *          the sender's view layout and writes the window once. A window
+ *          whose data leave holes (not when one rank covers it, nor when
+ *          the views' known coverage or a coverage mask shows that the
+ *          ranks' data cover every byte) never has a byte of a hole
+ *          rewritten that another writer may have changed: its pieces are
+ *          written one call each, or, when that costs more, the window is
+ *          read, patched and written back under an exclusive byte-range
+ *          lock on it, which every ferry write of the file respects (each
+ *          locks what it writes: docs/coll.md). Every window is written
+ *          under that lock, so no piece lands inside another writer's
+ *          read-modify-write either.
  *   read   the aggregator reads the span its ranks need and packs each
  *          rank's range; ranks receive straight into contiguous memory or
  *          unpack. Bytes past end of file are not sent; a rank's received
@@ -61,6 +67,20 @@ typedef struct step {
     int nreqs, first_mine;   /* requests posted; where my receives from aggregators start (reads) */
 } step_t;
 
+/* How an aggregator writes a window its shares leave holes in (a window
+ * without holes is one pwrite): its pieces one call each, or read, patched
+ * and written back under the window's lock. */
+typedef enum { WRITE_SPAN, WRITE_PIECES, WRITE_PATCHED } write_way_t;
+
+/* The window an aggregator is writing. */
+typedef struct window {
+    MPI_Offset first, last; /* file bytes spanned by its shares */
+    MPI_Offset total;       /* bytes of the shares */
+    int contributors;       /* ranks with a share */
+    write_way_t way;
+    int locked;             /* [first, last) is locked */
+} window_t;
+
 typedef struct exchange {
     const ferry__coll_call_t *call;
     ferry_File fh;
@@ -71,7 +91,8 @@ typedef struct exchange {
     ferry__window_cursor_t *cursors;
     step_t steps[2];
     char *window, *mask;
-    MPI_Offset eof;          /* file size when the call began (aggregators), -1 unknown */
+    window_t win;            /* the window being written (aggregators) */
+    MPI_Offset eof;          /* file size when the call began (aggregators; estimates only), -1 unknown */
     MPI_Count done;
     int failed;              /* sticky error class of this rank */
 } exchange_t;
@@ -158,41 +179,132 @@ static int covered_by_views(exchange_t *x, const step_t *st, MPI_Offset first, M
     return 0;
 }
 
-/* Fills the window with what the file holds where the shares leave holes. */
-static int fill_holes(exchange_t *x, const step_t *st, MPI_Offset first, MPI_Offset last, MPI_Offset total,
-                      int contributors)
+/* Whether the shares leave holes in [first, last) (the window then needs
+ * care: its other bytes belong to whoever else writes the file). */
+static int window_has_holes(exchange_t *x, const step_t *st, int *holes)
 {
-    MPI_Offset span = last - first;
-    if (total == span && contributors == 1) return 0; /* one monotone view: no byte twice, no hole */
+    const window_t *w = &x->win;
+    MPI_Offset span = w->last - w->first;
+    *holes = 0;
+    if (w->total == span && w->contributors == 1) return 0; /* one monotone view: no byte twice, no hole */
     if (x->eof < 0) FERRY_TRY(ferry__fs_size(x->fh->fs, &x->eof));
-    size_t have = 0;
-    if (first < x->eof) {
-        int covered = 0;
-        if (total >= span) FERRY_TRY(covered_by_views(x, st, first, last, &covered));
-        if (total >= span && !covered) FERRY_TRY(covered_by_mask(x, st, first, last, &covered));
-        if (covered) return 0;
-        FERRY_TRY(ferry__fs_pread(x->fh->fs, x->window, (size_t)span, first, &have));
-        x->fh->stats.sieve_extra_bytes += (long long)have;
-    }
-    memset(x->window + have, 0, (size_t)span - have); /* never-written bytes are zeros */
+    int covered = 0;
+    if (w->total >= span) FERRY_TRY(covered_by_views(x, st, w->first, w->last, &covered));
+    /* Past the old end of file a mask would cost more than the zeros it spares. */
+    if (w->total >= span && !covered && w->first < x->eof)
+        FERRY_TRY(covered_by_mask(x, st, w->first, w->last, &covered));
+    *holes = !covered;
     return 0;
 }
 
-/* Writes: builds my window of step st; *span is its file range (empty: no write). */
-static int assemble_window(exchange_t *x, const step_t *st, MPI_Offset *first, MPI_Offset *last)
+/* The file pieces of the shares in my window, one file-system call each
+ * when `write` (straight from the shares' bytes, which are in file order
+ * per rank); counting stops once past `most` when only counting. */
+static int walk_pieces(exchange_t *x, const step_t *st, MPI_Offset most, int write, MPI_Offset *pieces)
 {
-    MPI_Offset total;
-    int contributors;
-    FERRY_TRY(share_span(x, st, first, last, &total, &contributors));
-    if (contributors == 0) return 0;
-    FERRY_TRY(fill_holes(x, st, *first, *last, total, contributors));
-    for (int r = 0; r < x->fh->nprocs; r++) {
+    ferry__datatype_segment_t segs[32];
+    *pieces = 0;
+    for (int r = 0; r < x->fh->nprocs && (write || *pieces <= most); r++) {
+        const share_t *sh = &st->in[r];
+        if (sh->s1 == sh->s0) continue;
+        const char *bytes = share_bytes(x, st, r);
+        ferry__view_cursor_t cursor;
+        ferry__view_cursor_init(&cursor, &x->s->views[r], sh->s0, sh->s1 - sh->s0);
+        int n = 1;
+        while (n > 0 && (write || *pieces <= most)) {
+            FERRY_TRY(ferry__view_segments(&cursor, segs, 32, &n));
+            for (int i = 0; write && i < n; bytes += segs[i].length, i++)
+                FERRY_TRY(ferry__fs_pwrite(x->fh->fs, bytes, (size_t)segs[i].length, segs[i].offset));
+            *pieces += n;
+        }
+    }
+    return 0;
+}
+
+/* A window with holes: its pieces one call each (the holes untouched), or
+ * the span read, patched and written back under the window's lock,
+ * whichever costs less; only pieces when the file cannot be read back or
+ * locked. Reading costs nothing past the end of file. */
+static int choose_holes_way(exchange_t *x, const step_t *st)
+{
+    window_t *w = &x->win;
+    w->way = WRITE_PIECES;
+    if (!x->fh->readable || x->fh->locks_refused) return 0;
+    MPI_Offset span = w->last - w->first, below_eof = x->eof > w->first ? x->eof - w->first : 0;
+    double patch = 2 * FERRY_COLL_CALL + (double)((below_eof < span ? below_eof : span) + span) * FERRY_COLL_BYTE;
+    double spare = patch - (double)w->total * FERRY_COLL_BYTE;
+    MPI_Offset most = spare > 0 ? (MPI_Offset)(spare / FERRY_COLL_CALL) : 0, pieces = 0;
+    FERRY_TRY(walk_pieces(x, st, most, 0, &pieces));
+    if (pieces > most) w->way = WRITE_PATCHED;
+    return 0;
+}
+
+/* Locks my window against the other writers of the file, who lock what
+ * they write: none of their bytes lands in a hole between my read and my
+ * write, none of mine between theirs. A file system that refuses locks
+ * gets none from now on (and no patched windows). */
+static int lock_window(exchange_t *x)
+{
+    window_t *w = &x->win;
+    if (x->fh->locks_refused) return 0;
+    int rc = ferry__fs_lock(x->fh->fs, w->first, w->last - w->first, FERRY_FS_LOCK_WRITE);
+    if (rc == MPI_ERR_UNSUPPORTED_OPERATION) {
+        x->fh->locks_refused = 1;
+        return 0;
+    }
+    w->locked = rc == 0;
+    return rc;
+}
+
+/* Patched windows: under the lock, what the file holds now (zeros past its end). */
+static int read_holes(exchange_t *x)
+{
+    window_t *w = &x->win;
+    size_t have = 0, span = (size_t)(w->last - w->first);
+    FERRY_TRY(lock_window(x));
+    if (!w->locked) {
+        w->way = WRITE_PIECES; /* the file system refused: never write a hole unlocked */
+        return 0;
+    }
+    FERRY_TRY(ferry__fs_pread(x->fh->fs, x->window, span, w->first, &have));
+    x->fh->stats.sieve_extra_bytes += (long long)have;
+    memset(x->window + have, 0, span - have);
+    return 0;
+}
+
+/* Writes, before the next step is posted: plans my window of step st and,
+ * unless its pieces go one by one, builds it (reading the holes under the
+ * lock when patched). */
+static int prepare_window(exchange_t *x, const step_t *st)
+{
+    window_t *w = &x->win;
+    FERRY_TRY(share_span(x, st, &w->first, &w->last, &w->total, &w->contributors));
+    if (w->contributors == 0) return 0;
+    int holes = 0;
+    FERRY_TRY(window_has_holes(x, st, &holes));
+    if (holes) FERRY_TRY(choose_holes_way(x, st));
+    if (w->way == WRITE_PATCHED) FERRY_TRY(read_holes(x));
+    for (int r = 0; w->way != WRITE_PIECES && r < x->fh->nprocs; r++) {
         const share_t *sh = &st->in[r];
         if (sh->s1 > sh->s0)
-            FERRY_TRY(ferry__view_buffer_copy(&x->s->views[r], x->window, *first, sh->s0, sh->s1 - sh->s0,
+            FERRY_TRY(ferry__view_buffer_copy(&x->s->views[r], x->window, w->first, sh->s0, sh->s1 - sh->s0,
                                               share_bytes(x, st, r), 1));
     }
     return 0;
+}
+
+/* Writes my window (unless this rank failed) and releases its lock. */
+static int finish_window(exchange_t *x, const step_t *st)
+{
+    window_t *w = &x->win;
+    MPI_Offset pieces = 0;
+    int rc = 0;
+    if (!x->failed && w->contributors > 0 && !w->locked) rc = lock_window(x);
+    if (!x->failed && w->contributors > 0 && rc == 0)
+        rc = w->way == WRITE_PIECES ? walk_pieces(x, st, 0, 1, &pieces)
+                                    : ferry__fs_pwrite(x->fh->fs, x->window, (size_t)(w->last - w->first), w->first);
+    int unlocked = w->locked ? ferry__fs_unlock(x->fh->fs, w->first, w->last - w->first) : 0;
+    return rc ? rc : unlocked;
 }
 
 /* Reads: reads the span of my window's shares and packs each rank's bytes
@@ -452,12 +564,14 @@ static void write_steps(exchange_t *x)
         int rc = wait_step(x, cur);
         if (!x->failed) x->failed = rc;
         for (int a = 0; a < x->d->naggs; a++) x->done += cur->out[a].want;
-        MPI_Offset first = 0, last = 0;
-        if (!x->failed && x->me_agg >= 0) x->failed = assemble_window(x, cur, &first, &last);
+        x->win = (window_t){0};
+        if (!x->failed && x->me_agg >= 0) x->failed = prepare_window(x, cur);
         /* The next step's data travel while this window goes to the file. */
         if (t + 1 < x->d->steps) begin_step(x, next);
-        if (!x->failed && last > first) x->failed = ferry__fs_pwrite(x->fh->fs, x->window, (size_t)(last - first), first);
-        if (!x->failed) ferry__coll_write_behind(x->fh, first, last - first, x->d->steps * x->d->window);
+        rc = finish_window(x, cur);
+        if (!x->failed) x->failed = rc;
+        if (!x->failed)
+            ferry__coll_write_behind(x->fh, x->win.first, x->win.last - x->win.first, x->d->steps * x->d->window);
     }
 }
 

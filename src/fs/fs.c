@@ -1,9 +1,13 @@
 /*
- * Driver selection and the errno -> error class mapping.
+ * Driver selection, what every driver's files share (locks that also
+ * exclude threads) and the errno -> error class mapping.
  */
 #include "fs/fs.h"
 
 #include <errno.h>
+
+#include "error/error.h"
+#include "fs/fs_int.h"
 
 const ferry__fs_ops_t *ferry__fs_driver_for(const char *path)
 {
@@ -13,12 +17,33 @@ const ferry__fs_ops_t *ferry__fs_driver_for(const char *path)
 
 int ferry__fs_open(const char *path, int flags, ferry__fs_file_t **file)
 {
-    return ferry__fs_driver_for(path)->open(path, flags, file);
+    FERRY_TRY(ferry__fs_driver_for(path)->open(path, flags, file));
+    if (((*file)->ranges = ferry__fs_ranges_create())) return 0;
+    (*file)->ops->close(*file);
+    *file = NULL;
+    return ferry__error_set(MPI_ERR_NO_MEM, "ferry: open '%s': out of memory", path);
 }
 
 int ferry__fs_close(ferry__fs_file_t *file)
 {
-    return file ? file->ops->close(file) : 0;
+    if (!file) return 0;
+    ferry__fs_ranges_free(file->ranges);
+    return file->ops->close(file);
+}
+
+int ferry__fs_lock(ferry__fs_file_t *f, MPI_Offset off, MPI_Offset len, int mode)
+{
+    FERRY_TRY(ferry__fs_ranges_take(f->ranges, off, len));
+    int rc = f->ops->lock(f, off, len, mode);
+    if (rc != 0) ferry__fs_ranges_give(f->ranges, off, len);
+    return rc;
+}
+
+int ferry__fs_unlock(ferry__fs_file_t *f, MPI_Offset off, MPI_Offset len)
+{
+    int rc = f->ops->unlock(f, off, len);
+    ferry__fs_ranges_give(f->ranges, off, len);
+    return rc;
 }
 
 int ferry__fs_remove(const char *path)

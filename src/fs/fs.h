@@ -37,6 +37,7 @@ typedef struct ferry__fs_file {
     const ferry__fs_ops_t *ops;
     char *path;            /* owned, for messages */
     ferry__stats_t *stats; /* borrowed, may be NULL: where transfers are counted */
+    struct ferry__fs_ranges *ranges; /* ranges locked by this process's threads (ranges.c), set by ferry__fs_open */
 } ferry__fs_file_t;
 
 struct ferry__fs_ops {
@@ -96,14 +97,12 @@ static inline int ferry__fs_resize(ferry__fs_file_t *f, MPI_Offset size) { retur
 static inline int ferry__fs_allocate(ferry__fs_file_t *f, MPI_Offset size) { return f->ops->allocate(f, size); }
 static inline int ferry__fs_size(ferry__fs_file_t *f, MPI_Offset *size) { return f->ops->size(f, size); }
 static inline int ferry__fs_layout(ferry__fs_file_t *f, ferry__fs_layout_t *l) { return f->ops->layout(f, l); }
-static inline int ferry__fs_lock(ferry__fs_file_t *f, MPI_Offset off, MPI_Offset len, int mode)
-{
-    return f->ops->lock(f, off, len, mode);
-}
-static inline int ferry__fs_unlock(ferry__fs_file_t *f, MPI_Offset off, MPI_Offset len)
-{
-    return f->ops->unlock(f, off, len);
-}
+/* The driver's lock, which also excludes the other threads of this process
+ * (ranges.c: kernel locks belong to the open file, not the thread): waits
+ * while another thread holds an overlapping range. A thread holds at most
+ * one range of a file at a time. */
+int ferry__fs_lock(ferry__fs_file_t *f, MPI_Offset off, MPI_Offset len, int mode);
+int ferry__fs_unlock(ferry__fs_file_t *f, MPI_Offset off, MPI_Offset len);
 static inline void ferry__fs_advise(ferry__fs_file_t *f, MPI_Offset off, MPI_Offset len, int advice)
 {
     f->ops->advise(f, off, len, advice);

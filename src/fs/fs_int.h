@@ -45,6 +45,15 @@ extern const ferry__posix_syscalls_t ferry__posix_real_syscalls;
 extern const ferry__posix_syscalls_t ferry__posix_fault_syscalls;
 extern const ferry__posix_syscalls_t ferry__posix_trace_syscalls;
 
+/* ranges.c: the ranges this process's threads hold on one open file. take
+ * waits while another thread holds an overlapping range (0 or
+ * MPI_ERR_NO_MEM); give releases a range taken with the same arguments. */
+typedef struct ferry__fs_ranges ferry__fs_ranges_t;
+ferry__fs_ranges_t *ferry__fs_ranges_create(void);
+void ferry__fs_ranges_free(ferry__fs_ranges_t *ranges);
+int ferry__fs_ranges_take(ferry__fs_ranges_t *ranges, MPI_Offset offset, MPI_Offset len);
+void ferry__fs_ranges_give(ferry__fs_ranges_t *ranges, MPI_Offset offset, MPI_Offset len);
+
 /* Recomputes ferry__posix_syscalls and ferry__posix_below_trace. */
 void ferry__fs_layers_rebuild(int fault_armed);
 

@@ -41,7 +41,7 @@ static int setup(ferry__transfer_t *t, ferry_File fh, int write, MPI_Offset skip
     MPI_Count batch = t->direct ? DIRECT_BATCH : fh->hints.pack_buffer_size;
     t->batch = t->total < batch ? t->total : batch;
     t->shared = fh->nprocs > 1 || !(fh->amode & MPI_MODE_UNIQUE_OPEN);
-    t->lock_writes = write && t->shared && fh->hints.ds_write != FERRY_HINT_DISABLE && !fh->locks_refused;
+    t->lock_writes = write && t->shared && !fh->locks_refused;
     if (t->total > 0) {
         FERRY_TRY(ferry__view_file_offset(&fh->view, skip + t->total - 1, &t->file_end));
         t->file_end++;
