@@ -17,13 +17,19 @@
  * Each aggregator serves its blocks in ascending order, one window of at
  * most `window` bytes of consecutive owned blocks per step. Everything
  * here is arithmetic on globally agreed numbers, so every rank computes
- * the same windows without communicating.
+ * the same windows without communicating. It cannot overflow: every rank's
+ * range lies below FERRY_OFFSET_MAX (2^61, checked where the call began:
+ * view.h), and rounding up to blocks adds at most the hints' bounds
+ * (striping_unit 2^32 times striping_factor 2^16, or the aggregators
+ * times a file-system block); only the sum of the ranks' bytes, which
+ * overlapping memory types can make larger than any file, saturates.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "coll/coll_int.h"
+#include "core/checked.h"
 #include "error/error.h"
 
 static MPI_Offset round_up(MPI_Offset x, MPI_Offset unit)
@@ -167,7 +173,7 @@ void ferry__coll_domains_plan(ferry_File fh, const ferry__coll_rank_t *ranks, in
     d->lo = INT64_MAX;
     for (int r = 0; r < fh->nprocs; r++) {
         if (ranks[r].bytes == 0) continue;
-        total += ranks[r].bytes;
+        if (ferry__offset_add(total, ranks[r].bytes, &total)) total = FERRY_OFFSET_MAX;
         if (ranks[r].lo < d->lo) d->lo = ranks[r].lo;
         if (ranks[r].hi > d->hi) d->hi = ranks[r].hi;
     }

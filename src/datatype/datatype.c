@@ -2,6 +2,7 @@
  * The module's entry points: look up (or decode) the tree, check the
  * request against the type, and run the walk or the navigation.
  */
+#include "core/checked.h"
 #include "datatype/datatype_int.h"
 #include "error/error.h"
 
@@ -65,10 +66,21 @@ int ferry__datatype_unpack(const void *src, MPI_Count len, void *buf, MPI_Count 
     return transfer(FERRY__DT_UNPACK, (char *)src, len, buf, count, type, skip);
 }
 
-/* Offset of stream byte n, type tiled without end. */
-static MPI_Count offset_in(const ferry__dt_tree_t *tree, MPI_Count n)
+/* *offset = element * extent + within, unless that passes FERRY_OFFSET_MAX. */
+static int place(const ferry__dt_tree_t *tree, MPI_Count element, MPI_Count within, MPI_Count *offset)
 {
-    return n / tree->size * tree->extent + ferry__dt_offset(tree->root, n % tree->size);
+    MPI_Count start;
+    if (!ferry__offset_mul(element, tree->extent, &start) && !ferry__offset_add(start, within, offset)) return 0;
+    return ferry__error_set(MPI_ERR_ARG,
+                            "ferry: element %lld of a datatype of extent %lld lies past the largest offset ferry "
+                            "addresses (%lld)",
+                            (long long)element, (long long)tree->extent, (long long)FERRY_OFFSET_MAX);
+}
+
+/* Offset of stream byte n, type tiled without end. */
+static int offset_in(const ferry__dt_tree_t *tree, MPI_Count n, MPI_Count *offset)
+{
+    return place(tree, n / tree->size, ferry__dt_offset(tree->root, n % tree->size), offset);
 }
 
 static int nonempty(const ferry__dt_tree_t *tree, MPI_Count n)
@@ -84,8 +96,7 @@ int ferry__datatype_offset(MPI_Datatype type, MPI_Count n, MPI_Count *offset)
     const ferry__dt_tree_t *tree;
     FERRY_TRY(ferry__dt_tree_of(type, &scratch, &tree));
     FERRY_TRY(nonempty(tree, n));
-    *offset = offset_in(tree, n);
-    return 0;
+    return offset_in(tree, n, offset);
 }
 
 static int monotone_tree(MPI_Datatype type, ferry__dt_scratch_t *scratch, const ferry__dt_tree_t **tree)
@@ -123,7 +134,10 @@ int ferry__datatype_ff_size(MPI_Datatype type, MPI_Count skip, MPI_Count extent,
     const ferry__dt_tree_t *tree;
     FERRY_TRY(monotone_tree(type, &scratch, &tree));
     FERRY_TRY(nonempty(tree, skip));
-    MPI_Count got = below_in(tree, endless(tree), offset_in(tree, skip) + extent) - skip;
+    MPI_Count from, end;
+    FERRY_TRY(offset_in(tree, skip, &from));
+    if (ferry__offset_add(from, extent, &end)) end = FERRY_OFFSET_MAX;
+    MPI_Count got = below_in(tree, endless(tree), end) - skip;
     *size = got > 0 ? got : 0;
     return 0;
 }
@@ -136,7 +150,10 @@ int ferry__datatype_ff_extent(MPI_Datatype type, MPI_Count skip, MPI_Count size,
     *extent = 0;
     if (size <= 0) return 0;
     FERRY_TRY(nonempty(tree, skip));
-    *extent = offset_in(tree, skip + size - 1) + 1 - offset_in(tree, skip);
+    MPI_Count first, last;
+    FERRY_TRY(offset_in(tree, skip, &first));
+    FERRY_TRY(offset_in(tree, skip + size - 1, &last));
+    *extent = last + 1 - first;
     return 0;
 }
 
@@ -156,8 +173,9 @@ int ferry__datatype_segments(ferry__datatype_cursor_t *cursor, ferry__datatype_s
     FERRY_TRY(nonempty(tree, cursor->pos));
     int k = 0;
     while (cursor->pos < cursor->end) {
-        MPI_Count run, left = cursor->end - cursor->pos;
-        MPI_Count off = cursor->pos / tree->size * tree->extent + ferry__dt_locate(tree->root, cursor->pos % tree->size, &run);
+        MPI_Count run, left = cursor->end - cursor->pos, off = 0;
+        MPI_Count within = ferry__dt_locate(tree->root, cursor->pos % tree->size, &run);
+        FERRY_TRY(place(tree, cursor->pos / tree->size, within, &off));
         run = run < left ? run : left;
         if (k > 0 && segs[k - 1].offset + segs[k - 1].length == off) {
             segs[k - 1].length += run;

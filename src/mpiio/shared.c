@@ -34,7 +34,7 @@ int ferry__access_shared_offset(const ferry__access_t *call, ferry_File fh, int 
     MPI_Offset etypes = 0;
     int cls = local_cls ? local_cls : shared_etypes(call, fh, count, type, &etypes);
     if (call->collective) return ferry__sharedfp_claim_ordered(fh, cls, etypes, offset, call->name);
-    return cls ? cls : ferry__sharedfp_claim(fh, etypes, offset);
+    return cls ? cls : ferry__sharedfp_claim(fh, etypes, offset, call->name);
 }
 
 static const ferry__access_t read_shared_call = {"read_shared", 0, 0, 0, 1};

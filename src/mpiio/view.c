@@ -7,6 +7,7 @@
 
 #include "async/async.h"
 #include "coll/coll.h"
+#include "core/checked.h"
 #include "mpiio/mpiio.h"
 #include "progress/progress.h"
 #include "sharedfp/sharedfp.h"
@@ -114,9 +115,10 @@ int ferry_File_get_view(ferry_File fh, MPI_Offset *disp, MPI_Datatype *etype, MP
 int ferry__check_offset(ferry_File fh, MPI_Offset offset, MPI_Offset *stream_byte, const char *op)
 {
     if (offset < 0) return ferry__error_set(MPI_ERR_ARG, "ferry: %s '%s': negative offset", op, fh->filename);
-    if (offset > (INT64_MAX / 4) / fh->view.etype_size)
-        return ferry__error_set(MPI_ERR_ARG, "ferry: %s '%s': offset overflows a 64-bit byte offset", op,
-                                fh->filename);
+    if (offset > FERRY_OFFSET_MAX / fh->view.etype_size)
+        return ferry__error_set(MPI_ERR_ARG, "ferry: %s '%s': offset %lld (etypes of %lld bytes) passes the largest "
+                                "offset ferry addresses (%lld bytes)", op, fh->filename, (long long)offset,
+                                (long long)fh->view.etype_size, (long long)FERRY_OFFSET_MAX);
     *stream_byte = offset * fh->view.etype_size;
     return 0;
 }
@@ -141,8 +143,8 @@ int ferry__seek_target(ferry_File fh, MPI_Offset current, MPI_Offset offset, int
     else if (whence != MPI_SEEK_SET)
         return ferry__error_set(MPI_ERR_ARG, "ferry: %s '%s': invalid whence %d", op, fh->filename, whence);
     if (offset < -base || (offset > 0 && base > INT64_MAX - offset))
-        return ferry__error_set(MPI_ERR_ARG, "ferry: %s '%s': resulting position is negative or overflows", op,
-                                fh->filename);
+        return ferry__error_set(MPI_ERR_ARG, "ferry: %s '%s': position %lld plus offset %lld is negative or overflows",
+                                op, fh->filename, (long long)base, (long long)offset);
     *target = base + offset;
     return 0;
 }
@@ -173,6 +175,7 @@ int ferry_File_get_byte_offset(ferry_File fh, MPI_Offset offset, MPI_Offset *dis
     if (!disp) return ferry__error_return(fh, ferry__error_set(MPI_ERR_ARG, "ferry: get_byte_offset: NULL argument"));
     MPI_Offset r = 0;
     cls = ferry__check_offset(fh, offset, &r, "get_byte_offset");
+    if (cls == 0) cls = ferry__view_check_reach(&fh->view, r, 1, "get_byte_offset", fh->filename);
     if (cls == 0) cls = ferry__view_file_offset(&fh->view, r, disp);
     return ferry__error_return(fh, cls);
 }

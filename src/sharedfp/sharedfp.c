@@ -1,6 +1,7 @@
 /*
  * The shared file pointer in one-sided memory (see sharedfp.h).
  */
+#include "core/checked.h"
 #include "error/error.h"
 #include "progress/progress.h"
 #include "sharedfp/sharedfp.h"
@@ -75,10 +76,18 @@ static int fetch_and_op(ferry_File fh, MPI_Offset operand, MPI_Offset *old, MPI_
     return 0;
 }
 
-int ferry__sharedfp_claim(ferry_File fh, MPI_Offset etypes, MPI_Offset *start)
+int ferry__sharedfp_claim(ferry_File fh, MPI_Offset etypes, MPI_Offset *start, const char *what)
 {
     if (etypes != 0 && fh->sharedfp != MPI_WIN_NULL) fh->sharedfp_used = 1;
-    return fetch_and_op(fh, etypes, start, MPI_SUM, "shared file pointer");
+    FERRY_TRY(fetch_and_op(fh, etypes, start, MPI_SUM, what));
+    MPI_Offset end, undone;
+    if (!ferry__offset_add(*start, etypes, &end)) return 0;
+    /* Give the claim back: the pointer never moves past what a byte offset can hold. */
+    FERRY_TRY(fetch_and_op(fh, -etypes, &undone, MPI_SUM, what));
+    return ferry__error_set(MPI_ERR_ARG,
+                            "ferry: %s '%s': the shared file pointer (etype %lld) plus %lld etypes passes the "
+                            "largest offset ferry addresses (%lld)",
+                            what, fh->filename, (long long)*start, (long long)etypes, (long long)FERRY_OFFSET_MAX);
 }
 
 int ferry__sharedfp_get(ferry_File fh, MPI_Offset *position)
@@ -117,7 +126,7 @@ int ferry__sharedfp_claim_ordered(ferry_File fh, int local_cls, MPI_Offset etype
         cls = ferry__error_set(MPI_ERR_INTERN, "ferry: %s '%s': prefix sum failed", what, fh->filename);
     MPI_Offset outcome[2] = {0, upto[1]}; /* old pointer, failures */
     if (fh->rank == last && cls == 0 && upto[1] == 0) {
-        cls = ferry__sharedfp_claim(fh, upto[0], &outcome[0]);
+        cls = ferry__sharedfp_claim(fh, upto[0], &outcome[0], what);
         outcome[1] = cls != 0;
     }
     if (ferry__progress_bcast(outcome, 2, MPI_OFFSET, last, fh->comm) != MPI_SUCCESS && cls == 0)

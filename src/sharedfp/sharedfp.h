@@ -36,8 +36,10 @@ int ferry__sharedfp_create(MPI_Comm comm, MPI_Offset initial, MPI_Win *win);
 void ferry__sharedfp_free(MPI_Comm comm, MPI_Win *win);
 
 /* Not collective, thread-safe at MPI_THREAD_MULTIPLE: advances the pointer
- * by `etypes` atomically and returns its old value in *start. */
-int ferry__sharedfp_claim(ferry_File fh, MPI_Offset etypes, MPI_Offset *start);
+ * by `etypes` atomically and returns its old value in *start; a claim that
+ * would pass FERRY_OFFSET_MAX is given back: MPI_ERR_ARG naming the call
+ * `what`. */
+int ferry__sharedfp_claim(ferry_File fh, MPI_Offset etypes, MPI_Offset *start, const char *what);
 
 /* Not collective: the pointer's current value. */
 int ferry__sharedfp_get(ferry_File fh, MPI_Offset *position);

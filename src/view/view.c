@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "core/checked.h"
 #include "error/error.h"
 #include "view/view.h"
 
@@ -99,6 +100,13 @@ static int describe(ferry__view_t *view, const char *filename)
     FERRY_TRY(check_types(&e, &l, view->etype_size, view->tile_size, filename));
     if (l.extent <= 0)
         return ferry__error_set(MPI_ERR_TYPE, "ferry: set_view '%s': filetype extent must be positive", filename);
+    MPI_Offset first_tile_end;
+    if (ferry__offset_add(view->disp, l.true_lb + l.true_extent, &first_tile_end))
+        return ferry__error_set(MPI_ERR_ARG,
+                                "ferry: set_view '%s': displacement %lld plus the filetype's span %lld passes the "
+                                "largest file offset ferry addresses (%lld)",
+                                filename, (long long)view->disp, (long long)(l.true_lb + l.true_extent),
+                                (long long)FERRY_OFFSET_MAX);
     view->contiguous = ferry__datatype_stream_contiguous(&l, 2) && l.true_lb == 0 && !view->tiles_overlap;
     return 0;
 }
@@ -140,12 +148,28 @@ int ferry__view_build(ferry__view_t *view, MPI_Offset disp, MPI_Datatype etype, 
 static MPI_Count endless(const ferry__view_t *view)
 {
     MPI_Count unit = view->tile_extent > view->tile_size ? view->tile_extent : view->tile_size;
-    return (INT64_MAX / 4) / (unit > 0 ? unit : 1);
+    return FERRY_OFFSET_MAX / (unit > 0 ? unit : 1);
+}
+
+int ferry__view_check_reach(const ferry__view_t *view, MPI_Offset skip, MPI_Count len, const char *op,
+                            const char *filename)
+{
+    MPI_Offset end, last;
+    if (len <= 0) return 0;
+    if (!ferry__offset_add(skip, len, &end) && ferry__view_file_offset(view, end - 1, &last) == 0 &&
+        last < FERRY_OFFSET_MAX)
+        return 0;
+    return ferry__error_set(MPI_ERR_ARG,
+                            "ferry: %s '%s': etype offset %lld (+%lld bytes) lies past the largest file offset "
+                            "ferry addresses (%lld) through the view (displacement %lld, filetype extent %lld)",
+                            op, filename, (long long)(skip / view->etype_size), (long long)len,
+                            (long long)FERRY_OFFSET_MAX, (long long)view->disp, (long long)view->tile_extent);
 }
 
 int ferry__view_check_access(const ferry__view_t *view, MPI_Offset skip, MPI_Count len, const char *op,
                              const char *filename)
 {
+    FERRY_TRY(ferry__view_check_reach(view, skip, len, op, filename));
     if (!view->tiles_overlap || len == 0 || skip + len <= view->tile_size) return 0;
     return ferry__error_set(MPI_ERR_UNSUPPORTED_OPERATION,
                             "ferry: %s '%s': the view's filetype spans %lld bytes but has extent %lld, so its tiles "
@@ -155,17 +179,22 @@ int ferry__view_check_access(const ferry__view_t *view, MPI_Offset skip, MPI_Cou
                             (long long)view->tile_size, (long long)(skip + len));
 }
 
+static int unreachable(MPI_Offset r)
+{
+    return ferry__error_set(MPI_ERR_ARG, "ferry: stream byte %lld of the view lies past the largest file offset (%lld)",
+                            (long long)r, (long long)FERRY_OFFSET_MAX);
+}
+
 int ferry__view_file_offset(const ferry__view_t *view, MPI_Offset r, MPI_Offset *offset)
 {
-    if (view->contiguous) {
-        *offset = view->disp + r;
-        return 0;
-    }
+    if (view->contiguous) return ferry__offset_add(view->disp, r, offset) ? unreachable(r) : 0;
     /* Overlapping tiles: tile k starts at k * extent, its inside is the layout's first tile. */
-    MPI_Offset tile = view->tiles_overlap ? r / view->tile_size : 0;
+    MPI_Offset tile = view->tiles_overlap ? r / view->tile_size : 0, tiles_start, start;
     MPI_Count within;
     FERRY_TRY(ferry__datatype_offset(view->layout, r - tile * view->tile_size, &within));
-    *offset = view->disp + tile * view->tile_extent + within;
+    if (ferry__offset_mul(tile, view->tile_extent, &tiles_start) || ferry__offset_add(view->disp, tiles_start, &start) ||
+        ferry__offset_add(start, within, offset))
+        return unreachable(r);
     return 0;
 }
 

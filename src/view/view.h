@@ -47,13 +47,21 @@ void ferry__view_release(ferry__view_t *view);
 int ferry__view_build(ferry__view_t *view, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
                       const char *datarep, const char *filename);
 
-/* Data access to stream bytes [skip, skip + len) by the call `op`: 0, or
+/* Whether stream bytes [skip, skip + len) lie below FERRY_OFFSET_MAX
+ * (core/checked.h) in the file: 0, or MPI_ERR_ARG naming the call `op`,
+ * the file and the etype offset. Every offset computed for such bytes is
+ * then exact. */
+int ferry__view_check_reach(const ferry__view_t *view, MPI_Offset skip, MPI_Count len, const char *op,
+                            const char *filename);
+
+/* Data access to stream bytes [skip, skip + len) by the call `op`: 0,
+ * MPI_ERR_ARG when they do not lie below FERRY_OFFSET_MAX, or
  * MPI_ERR_UNSUPPORTED_OPERATION when the view's tiles overlap and the
  * window leaves the first tile. */
 int ferry__view_check_access(const ferry__view_t *view, MPI_Offset skip, MPI_Count len, const char *op,
                              const char *filename);
 
-/* File offset of stream byte r (r >= 0). */
+/* File offset of stream byte r (r >= 0); MPI_ERR_ARG past FERRY_OFFSET_MAX. */
 int ferry__view_file_offset(const ferry__view_t *view, MPI_Offset r, MPI_Offset *offset);
 
 /* How many stream bytes lie in file bytes below `end`. */
