@@ -28,7 +28,9 @@
  * to fit and the table says so (column "host MiB/rk"). Bandwidths are all
  * ranks' data over the slowest rank's time. --mode collective uses the
  * _all forms. Default: two sub-runs, blocks of 8 B and of 1 KiB, 4 MiB per
- * rank; --blocklen picks one. ferry and the host's volumes are printed in
+ * rank; --blocklen picks one. --holes k leaves k blocks after every
+ * nprocs blocks of the file unwritten (so collective windows have holes:
+ * issue 13 measured what keeping them intact costs). ferry and the host's volumes are printed in
  * the header and the "host MiB/rk" column. For ferry the table also gives
  * the file-system calls and the bytes data sieving moved beyond the data
  * (sums over ranks, from get_info, last repetition).
@@ -199,6 +201,7 @@ typedef struct nc_config {
     int reps, collective, wronly;
     const char *hints;  /* ferry's hints ("key=value ..."); the host keeps its defaults */
     double host_budget; /* seconds a host write may take at most, about */
+    int holes;          /* blocks no rank writes after every nprocs blocks of the file (--holes) */
     int rank, nprocs;
 } nc_config_t;
 
@@ -206,7 +209,8 @@ typedef struct nc_config {
 typedef struct nc_layout {
     int mem_nc, file_nc;
     long long elements;
-    int blocklen, rank, nprocs;
+    int blocklen, rank;
+    int tile;         /* blocks per tile of the file: the ranks' blocks, then the holes */
     int *mem;         /* elements (c) or 2 * elements (nc) ints */
     MPI_Datatype memtype, filetype;
     bench_access_t access;
@@ -236,7 +240,7 @@ static int layout_build(nc_layout_t *l, const char *path, const nc_config_t *cfg
         a.count = 1;
     }
     if (l->file_nc) {
-        MPI_Type_vector(nblocks, b, l->nprocs * b, MPI_INT, &l->filetype);
+        MPI_Type_vector(nblocks, b, l->tile * b, MPI_INT, &l->filetype);
         MPI_Type_commit(&l->filetype);
         a.filetype = l->filetype;
         a.disp = (MPI_Offset)l->rank * b * (MPI_Offset)sizeof(int);
@@ -281,7 +285,7 @@ static int layout_check_memory(const nc_layout_t *l)
 /* File byte offset of stream element i. */
 static off_t file_offset(const nc_layout_t *l, long long i)
 {
-    long long slot = l->file_nc ? i / l->blocklen * l->nprocs * l->blocklen + i % l->blocklen : i;
+    long long slot = l->file_nc ? i / l->blocklen * l->tile * l->blocklen + i % l->blocklen : i;
     return (off_t)(l->access.disp + slot * (long long)sizeof(int));
 }
 
@@ -319,7 +323,7 @@ static void run_once(const nc_config_t *cfg, int c, int ferry, long long element
                      nc_result_t *res, int rep)
 {
     nc_layout_t l = {.mem_nc = cases[c].mem_nc, .file_nc = cases[c].file_nc, .elements = elements,
-                     .blocklen = cfg->blocklen, .rank = cfg->rank, .nprocs = cfg->nprocs};
+                     .blocklen = cfg->blocklen, .rank = cfg->rank, .tile = cfg->nprocs + cfg->holes};
     int bad = layout_build(&l, path, cfg);
     MPI_Info info = ferry && cfg->hints ? bench_info_from(cfg->hints) : MPI_INFO_NULL;
     l.access.info = info;
@@ -397,10 +401,10 @@ static void print_header(const nc_config_t *cfg)
 {
     long long bytes = (long long)cfg->blocklen * (long long)sizeof(int);
     printf("ferry-bench noncontig: %d ranks, %s, blocks of %lld B (%d MPI_INT), %.3f MiB per rank (ferry), "
-           "dir %s, median of %d%s%s\n",
+           "dir %s, median of %d%s%s, %d hole blocks per tile\n",
            cfg->nprocs, cfg->collective ? "collective" : "independent", bytes, cfg->blocklen,
            (double)cfg->elements * (double)sizeof(int) / (1 << 20), cfg->base, cfg->reps,
-           cfg->hints ? ", ferry hints " : "", cfg->hints ? cfg->hints : "");
+           cfg->hints ? ", ferry hints " : "", cfg->hints ? cfg->hints : "", cfg->holes);
     printf("%-6s %-5s %11s %11s %7s %7s %10s %9s %9s %7s\n", "case", "dir", "ferry MiB/s", "host MiB/s", "f/h",
            "f/h all", "host MiB/rk", "fs ops", "sieve MiB", "meta B");
 }
@@ -456,10 +460,11 @@ static int parse(nc_config_t *cfg, int argc, char **argv, int *blocklen_given)
         else if (!strcmp(argv[i], "--mode")) cfg->collective = !strcmp(argv[i + 1], "collective");
         else if (!strcmp(argv[i], "--amode")) cfg->wronly = !strcmp(argv[i + 1], "wronly");
         else if (!strcmp(argv[i], "--hints")) cfg->hints = argv[i + 1];
+        else if (!strcmp(argv[i], "--holes")) cfg->holes = atoi(argv[i + 1]);
         else return 0;
     }
     if (bytes_per_rank > 0) cfg->elements = bytes_per_rank / (long long)sizeof(int);
-    return (argc % 2) == 1 && cfg->reps >= 1 && cfg->reps <= MAX_REPS && cfg->host_budget > 0 &&
+    return (argc % 2) == 1 && cfg->reps >= 1 && cfg->reps <= MAX_REPS && cfg->host_budget > 0 && cfg->holes >= 0 &&
            (!*blocklen_given || cfg->blocklen >= 1) && cfg->elements >= 1 && cfg->elements < (1LL << 26);
 }
 
@@ -473,7 +478,7 @@ int ferry_bench_noncontig(int argc, char **argv)
         if (cfg.rank == 0)
             fprintf(stderr, "usage: ferry-bench noncontig [--dir D] [--elements N | --bytes B] [--blocklen INTS] "
                             "[--reps R] [--mode independent|collective] [--host-budget SECONDS] "
-                            "[--amode rdwr|wronly] [--hints 'key=value ...' (ferry's)]\n");
+                            "[--amode rdwr|wronly] [--hints 'key=value ...' (ferry's)] [--holes BLOCKS]\n");
         return 2;
     }
     static const int default_blocklens[] = {2, 256}; /* 8 B and 1 KiB */

@@ -134,7 +134,7 @@ int ferry__datatype_ff_size(MPI_Datatype type, MPI_Count skip, MPI_Count extent,
     const ferry__dt_tree_t *tree;
     FERRY_TRY(monotone_tree(type, &scratch, &tree));
     FERRY_TRY(nonempty(tree, skip));
-    MPI_Count from, end;
+    MPI_Count from = 0, end = 0;
     FERRY_TRY(offset_in(tree, skip, &from));
     if (ferry__offset_add(from, extent, &end)) end = FERRY_OFFSET_MAX;
     MPI_Count got = below_in(tree, endless(tree), end) - skip;
@@ -150,7 +150,7 @@ int ferry__datatype_ff_extent(MPI_Datatype type, MPI_Count skip, MPI_Count size,
     *extent = 0;
     if (size <= 0) return 0;
     FERRY_TRY(nonempty(tree, skip));
-    MPI_Count first, last;
+    MPI_Count first = 0, last = 0;
     FERRY_TRY(offset_in(tree, skip, &first));
     FERRY_TRY(offset_in(tree, skip + size - 1, &last));
     *extent = last + 1 - first;
