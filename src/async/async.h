@@ -44,10 +44,11 @@
  * requests of the same file at once, beside the application's own calls.
  * Their data never overlap in a correct program, and data sieving windows
  * and locks cover exactly the bytes between a transfer's first and last
- * piece, so they do not meet either; but byte-range locks belong to the
- * open file, not the thread, so atomic mode orders a request against other
- * processes' accesses, not against the same process's other pending
- * requests (whose order MPI leaves undefined anyway).
+ * piece, so they do not meet either. Byte-range locks exclude the threads
+ * of one process too (fs/ranges.c), so a collective lane's aggregator,
+ * which patches windows with other ranks' holes, never undoes this rank's
+ * own pending or application-thread writes, and atomic mode orders a
+ * request against the same process's other requests as well.
  *
  * Files. A file's pending background operations are counted; the
  * application-thread calls that change or end what they read (close,

@@ -7,7 +7,8 @@
  *     rule[;rule...]       rule = op:nth[+][:effect][@rank[,rank...]]
  *     op     open | read | write | sync | resize | allocate | delete | lock | advise
  *     nth    1-based count of that call in this process; "3+" = the 3rd and every later one
- *     effect an errno name (ENOSPC, EIO, EDQUOT, EACCES, EROFS, EINTR, ...) or "short"; default EIO
+ *     effect an errno name (ENOSPC, EIO, EDQUOT, EACCES, EROFS, EINTR, ...), "short", or "slow"
+ *            (the call succeeds after 1 ms: widens races, tests/coll/coll_racing_writer); default EIO
  *     ranks  ranks of MPI_COMM_WORLD the rule applies to; default every rank
  * e.g. FERRY_FAULT="write:1:ENOSPC@1" fails the first write on rank 1.
  *
@@ -19,13 +20,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "error/error.h"
 #include "fs/fs.h"
 #include "fs/fs_int.h"
 
 enum { OP_OPEN, OP_READ, OP_WRITE, OP_SYNC, OP_RESIZE, OP_ALLOCATE, OP_DELETE, OP_LOCK, OP_ADVISE, OP_COUNT };
-enum { MAX_RULES = 16, EFFECT_SHORT = -1 };
+enum { MAX_RULES = 16, EFFECT_SHORT = -1, EFFECT_SLOW = -2 };
 
 static const char *const op_names[OP_COUNT] = {"open",   "read",   "write", "sync",  "resize",
                                                "allocate", "delete", "lock", "advise"};
@@ -67,6 +69,12 @@ static int fail_with(int effect)
     return -1;
 }
 
+static void slow_down(int effect)
+{
+    struct timespec pause = {0, 1000000};
+    if (effect == EFFECT_SLOW) nanosleep(&pause, NULL);
+}
+
 static int fault_open(const char *path, int flags, mode_t mode)
 {
     int effect = next_effect(OP_OPEN);
@@ -78,6 +86,7 @@ static ssize_t fault_pread(int fd, void *buf, size_t len, off_t offset)
     int effect = next_effect(OP_READ);
     if (effect > 0) return fail_with(effect);
     if (effect == EFFECT_SHORT && len > 1) len /= 2;
+    slow_down(effect);
     return ferry__posix_real_syscalls.pread(fd, buf, len, offset);
 }
 
@@ -86,6 +95,7 @@ static ssize_t fault_pwrite(int fd, const void *buf, size_t len, off_t offset)
     int effect = next_effect(OP_WRITE);
     if (effect > 0) return fail_with(effect);
     if (effect == EFFECT_SHORT && len > 1) len /= 2;
+    slow_down(effect);
     return ferry__posix_real_syscalls.pwrite(fd, buf, len, offset);
 }
 
@@ -133,6 +143,7 @@ const ferry__posix_syscalls_t ferry__posix_fault_syscalls = {
 static int parse_effect(const char *text, int *effect)
 {
     if (!strcmp(text, "short")) return *effect = EFFECT_SHORT, 0;
+    if (!strcmp(text, "slow")) return *effect = EFFECT_SLOW, 0;
     for (size_t i = 0; i < sizeof errno_names / sizeof errno_names[0]; i++)
         if (!strcmp(text, errno_names[i].name)) return *effect = errno_names[i].value, 0;
     char *end;

@@ -40,7 +40,7 @@ static const hint_spec_t hint_table[] = {
     {"romio_ds_read", HINT_SWITCH, FIELD(ds_read), FERRY_HINT_AUTOMATIC, 0, 0, switch_words, "indep",
      "data sieving for noncontiguous reads: automatic chooses per batch by the cost model (docs/indep.md)"},
     {"romio_ds_write", HINT_SWITCH, FIELD(ds_write), FERRY_HINT_AUTOMATIC, 0, 0, switch_words, "indep",
-     "data sieving for noncontiguous writes; disable also removes the byte-range locks writes take"},
+     "data sieving for noncontiguous writes (writes lock their byte range either way: docs/indep.md)"},
     {"ind_rd_buffer_size", HINT_SIZE, FIELD(ind_rd_buffer_size), 1 << 20, 4096, 1 << 30, NULL, "indep",
      "bytes per data sieving read window; 1 MiB stays in a core's cache between the kernel's copy into it and "
      "the copy out (ROMIO's 4 MiB measured 10-20% slower on tmpfs, docs/benchmarks-noncontig.md)"},

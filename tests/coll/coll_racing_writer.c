@@ -27,7 +27,10 @@
  *   two  two handles: ranks 0..P-2 write_at_all on a handle of their own
  *        communicator, rank P-1 writes through an MPI_COMM_SELF handle.
  * rounds defaults to 100 (FERRY_RACE_ROUNDS overrides). The end prints the
- * bytes lost below and past the old end of file (and fails unless both are 0).
+ * bytes lost below and past the old end of file (and fails unless both are
+ * 0). With FERRY_FAULT=write:1+:slow every write takes 1 ms more, which
+ * widens each read-modify-write: the same losses in fewer rounds, and two
+ * threads of one rank racing (mode one, every rank aggregating) get caught.
  */
 #include <fcntl.h>
 #include <stdlib.h>
