@@ -37,7 +37,10 @@ static int current_displacement(ferry_File fh, int local_cls, MPI_Offset *disp)
     if (cls == 0 && fh->rank == 0) {
         MPI_Offset position = 0;
         int rc = ferry__sharedfp_get(fh, &position);
-        if (rc == 0) rc = ferry__view_file_offset(&fh->view, position * fh->view.etype_size, &found[0]);
+        MPI_Offset r = 0;
+        if (rc == 0) rc = ferry__check_offset(fh, position, &r, "set_view");
+        if (rc == 0) rc = ferry__view_check_reach(&fh->view, r, 1, "set_view", fh->filename);
+        if (rc == 0) rc = ferry__view_file_offset(&fh->view, r, &found[0]);
         found[1] = rc;
     }
     if (cls == 0) ferry__progress_bcast(found, 2, MPI_OFFSET, 0, fh->comm);
