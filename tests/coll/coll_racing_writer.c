@@ -17,8 +17,9 @@
  *     two threads of one process, one byte-range lock owner in the kernel);
  *   - 256-byte blocks in 8 KiB windows (aggregators read, patch and write
  *     back their windows: the sieving counter grows below the old end of
- *     file) / 32 KiB blocks in one 256 KiB window (few pieces: written one
- *     by one, the holes untouched, nothing read).
+ *     file) / 32 KiB blocks in one 256 KiB window (few pieces: below the
+ *     old end of file written one by one, the holes untouched, nothing read;
+ *     past it the cost model may patch, reading what the racer wrote).
  *
  * usage: coll_racing_writer one|two [rounds]
  *   one  one handle on MPI_COMM_WORLD, MPI_THREAD_MULTIPLE: ranks 0..P-2
@@ -54,7 +55,7 @@ typedef struct race {
     double pace;         /* the writers' last collective took this long: the racer spreads its writes over it */
     long long lost[2];   /* bytes lost: rounds below / past the old end of file */
     int unpatched;       /* small-block rounds below the old end of file that read nothing back */
-    int patched_large;   /* large-block rounds that read something back */
+    int patched_large;   /* large-block rounds below the old end of file that read something back */
 } race_t;
 
 static unsigned char value(int round, int block, int byte)
@@ -211,7 +212,7 @@ static void run_round(race_t *r, int round)
     r->lost[past_end] += lost_bytes(r, round);
     patched = patched_bytes(r) - patched;
     r->unpatched += !past_end && small && round > 0 && patched == 0;
-    r->patched_large += !small && patched > 0;
+    r->patched_large += !small && !past_end && patched > 0;
 }
 
 static void close_handles(race_t *r)
