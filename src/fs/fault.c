@@ -5,7 +5,7 @@
  *
  * Spec (FERRY_FAULT environment variable, or ferry__fs_fault_arm()):
  *     rule[;rule...]       rule = op:nth[+][:effect][@rank[,rank...]]
- *     op     open | read | write | sync | resize | allocate | delete | lock | advise
+ *     op     open | read | write | sync | resize | allocate | delete | lock | advise | seek
  *     nth    1-based count of that call in this process; "3+" = the 3rd and every later one
  *     effect an errno name (ENOSPC, EIO, EDQUOT, EACCES, EROFS, EINTR, ...), "short", or "slow"
  *            (the call succeeds after 1 ms: widens races, tests/coll/coll_racing_writer); default EIO
@@ -26,11 +26,11 @@
 #include "fs/fs.h"
 #include "fs/fs_int.h"
 
-enum { OP_OPEN, OP_READ, OP_WRITE, OP_SYNC, OP_RESIZE, OP_ALLOCATE, OP_DELETE, OP_LOCK, OP_ADVISE, OP_COUNT };
+enum { OP_OPEN, OP_READ, OP_WRITE, OP_SYNC, OP_RESIZE, OP_ALLOCATE, OP_DELETE, OP_LOCK, OP_ADVISE, OP_SEEK, OP_COUNT };
 enum { MAX_RULES = 16, EFFECT_SHORT = -1, EFFECT_SLOW = -2 };
 
 static const char *const op_names[OP_COUNT] = {"open",   "read",   "write", "sync",  "resize",
-                                               "allocate", "delete", "lock", "advise"};
+                                               "allocate", "delete", "lock", "advise", "seek"};
 
 static const struct {
     const char *name;
@@ -135,9 +135,15 @@ static int fault_advise(int fd, off_t offset, off_t len, int advice)
     return effect > 0 ? effect : ferry__posix_real_syscalls.advise(fd, offset, len, advice);
 }
 
+static off_t fault_seek(int fd, off_t offset, int whence)
+{
+    int effect = next_effect(OP_SEEK);
+    return effect > 0 ? fail_with(effect) : ferry__posix_real_syscalls.seek(fd, offset, whence);
+}
+
 const ferry__posix_syscalls_t ferry__posix_fault_syscalls = {
     fault_open, fault_pread,  fault_pwrite, fault_fsync,  fault_ftruncate,
-    fault_fallocate, fault_unlink, fault_lock, fault_advise,
+    fault_fallocate, fault_unlink, fault_lock, fault_advise, fault_seek,
 };
 
 static int parse_effect(const char *text, int *effect)

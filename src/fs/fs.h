@@ -65,6 +65,10 @@ struct ferry__fs_ops {
      * read soon; DONTNEED: done with it; WRITEBACK: start writing its dirty
      * pages to storage now, without waiting); advisory, never fails. */
     void (*advise)(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len, int advice);
+    /* The first offset at or after `offset` that may hold data rather than
+     * a hole (INT64_MAX: none); `offset` itself when the file system cannot
+     * tell. Lets a locked read-modify-write skip reading holes. Never fails. */
+    MPI_Offset (*next_data)(ferry__fs_file_t *file, MPI_Offset offset);
 };
 
 enum { FERRY_FS_WILLNEED = 1, FERRY_FS_DONTNEED = 2, FERRY_FS_WRITEBACK = 3 };
@@ -106,6 +110,10 @@ int ferry__fs_unlock(ferry__fs_file_t *f, MPI_Offset off, MPI_Offset len);
 static inline void ferry__fs_advise(ferry__fs_file_t *f, MPI_Offset off, MPI_Offset len, int advice)
 {
     f->ops->advise(f, off, len, advice);
+}
+static inline MPI_Offset ferry__fs_next_data(ferry__fs_file_t *f, MPI_Offset off)
+{
+    return f->ops->next_data(f, off);
 }
 
 /* The one errno -> MPI error class mapping. */

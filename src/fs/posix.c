@@ -49,7 +49,8 @@ static int real_advise(int fd, off_t offset, off_t len, int advice)
 #endif
 }
 
-#define REAL_SYSCALLS {real_open, pread, pwrite, fsync, ftruncate, real_fallocate, unlink, real_lock, real_advise}
+#define REAL_SYSCALLS                                                                                          \
+    {real_open, pread, pwrite, fsync, ftruncate, real_fallocate, unlink, real_lock, real_advise, lseek}
 const ferry__posix_syscalls_t ferry__posix_real_syscalls = REAL_SYSCALLS;
 ferry__posix_syscalls_t ferry__posix_syscalls = REAL_SYSCALLS;
 ferry__posix_syscalls_t ferry__posix_below_trace = REAL_SYSCALLS;
@@ -261,6 +262,18 @@ static void posix_advise(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset l
     (void)ferry__posix_syscalls.advise(fd_of(file), (off_t)offset, (off_t)len, kernel_advice);
 }
 
+/* SEEK_DATA: the next byte that is not in a hole. A file system that
+ * cannot tell (EINVAL) or any other failure: assume data at offset. */
+static MPI_Offset posix_next_data(ferry__fs_file_t *file, MPI_Offset offset)
+{
+#ifdef SEEK_DATA
+    off_t data = ferry__posix_syscalls.seek(fd_of(file), (off_t)offset, SEEK_DATA);
+    if (data >= 0) return (MPI_Offset)data;
+    if (errno == ENXIO) return INT64_MAX; /* no data at or after offset */
+#endif
+    return offset;
+}
+
 const ferry__fs_ops_t ferry__fs_posix = {
     .name = "posix",
     .open = posix_open,
@@ -276,4 +289,5 @@ const ferry__fs_ops_t ferry__fs_posix = {
     .lock = posix_lock,
     .unlock = posix_unlock,
     .advise = posix_advise,
+    .next_data = posix_next_data,
 };

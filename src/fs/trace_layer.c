@@ -115,7 +115,13 @@ static int trace_advise(int fd, off_t offset, off_t len, int advice)
     return err;
 }
 
+static off_t trace_seek(int fd, off_t offset, int whence)
+{
+    double start = ferry__trace_now();
+    return (off_t)record("seek_data", fd, NULL, offset, 0, ferry__posix_below_trace.seek(fd, offset, whence), start);
+}
+
 const ferry__posix_syscalls_t ferry__posix_trace_syscalls = {
     trace_open,      trace_pread,  trace_pwrite, trace_fsync,  trace_ftruncate,
-    trace_fallocate, trace_unlink, trace_lock,   trace_advise,
+    trace_fallocate, trace_unlink, trace_lock,   trace_advise, trace_seek,
 };
