@@ -256,26 +256,29 @@ static int lock_window(exchange_t *x)
     return rc;
 }
 
-/* Patched windows: under the lock, what the file holds now (zeros past its
- * end). Bytes before the first that is not in a file-system hole read as
- * zeros without reading: a fresh file's windows below other aggregators'
- * (which extend the file first) cost no read, as before issue 13. */
+/* Patched windows: under the lock, what the file holds now; its
+ * file-system holes (and whatever lies past its end) are zeros without
+ * reading, so a fresh file's windows cost no read, as before issue 13, but
+ * the bytes someone wrote there meanwhile are read. */
 static int read_holes(exchange_t *x)
 {
     window_t *w = &x->win;
-    size_t have = 0;
     FERRY_TRY(lock_window(x));
     if (!w->locked) {
         w->way = WRITE_PIECES; /* the file system refused: never write a hole unlocked */
         return 0;
     }
-    MPI_Offset data = ferry__fs_next_data(x->fh->fs, w->first);
-    MPI_Offset from = data < w->first ? w->first : data < w->last ? data : w->last;
-    size_t zeros = (size_t)(from - w->first), span = (size_t)(w->last - w->first);
-    memset(x->window, 0, zeros);
-    if (zeros < span) FERRY_TRY(ferry__fs_pread(x->fh->fs, x->window + zeros, span - zeros, from, &have));
-    x->fh->stats.sieve_extra_bytes += (long long)have;
-    memset(x->window + zeros + have, 0, span - zeros - have);
+    memset(x->window, 0, (size_t)(w->last - w->first));
+    for (MPI_Offset at = w->first, start, end; at < w->last; at = end) {
+        ferry__fs_data_region(x->fh->fs, at, &start, &end);
+        if (start >= w->last) break;
+        start = start > at ? start : at;
+        end = end < w->last ? end : w->last;
+        size_t have = 0;
+        FERRY_TRY(ferry__fs_pread(x->fh->fs, x->window + (start - w->first), (size_t)(end - start), start, &have));
+        x->fh->stats.sieve_extra_bytes += (long long)have;
+        if ((MPI_Offset)have < end - start) break; /* end of file */
+    }
     return 0;
 }
 

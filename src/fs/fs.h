@@ -65,10 +65,12 @@ struct ferry__fs_ops {
      * read soon; DONTNEED: done with it; WRITEBACK: start writing its dirty
      * pages to storage now, without waiting); advisory, never fails. */
     void (*advise)(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len, int advice);
-    /* The first offset at or after `offset` that may hold data rather than
-     * a hole (INT64_MAX: none); `offset` itself when the file system cannot
-     * tell. Lets a locked read-modify-write skip reading holes. Never fails. */
-    MPI_Offset (*next_data)(ferry__fs_file_t *file, MPI_Offset offset);
+    /* The first stretch of data at or after `offset`, [*start, *end): the
+     * bytes between are file-system holes, which read as zeros (*start is
+     * INT64_MAX when no data follows; [offset, INT64_MAX) when the file
+     * system cannot tell). Lets a locked read-modify-write skip reading
+     * holes. Never fails. */
+    void (*data_region)(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset *start, MPI_Offset *end);
 };
 
 enum { FERRY_FS_WILLNEED = 1, FERRY_FS_DONTNEED = 2, FERRY_FS_WRITEBACK = 3 };
@@ -111,9 +113,9 @@ static inline void ferry__fs_advise(ferry__fs_file_t *f, MPI_Offset off, MPI_Off
 {
     f->ops->advise(f, off, len, advice);
 }
-static inline MPI_Offset ferry__fs_next_data(ferry__fs_file_t *f, MPI_Offset off)
+static inline void ferry__fs_data_region(ferry__fs_file_t *f, MPI_Offset off, MPI_Offset *start, MPI_Offset *end)
 {
-    return f->ops->next_data(f, off);
+    f->ops->data_region(f, off, start, end);
 }
 
 /* The one errno -> MPI error class mapping. */

@@ -33,7 +33,7 @@ typedef struct ferry__posix_syscalls {
     int (*unlink)(const char *path);
     int (*lock)(int fd, int cmd, struct flock *lock); /* fcntl with a struct flock */
     int (*advise)(int fd, off_t offset, off_t len, int advice); /* returns an errno, like posix_fadvise */
-    off_t (*seek)(int fd, off_t offset, int whence);            /* lseek (SEEK_DATA) */
+    off_t (*seek)(int fd, off_t offset, int whence);            /* lseek (SEEK_DATA, SEEK_HOLE) */
 } ferry__posix_syscalls_t;
 
 /* What posix.c calls: the top layer. */

@@ -262,16 +262,22 @@ static void posix_advise(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset l
     (void)ferry__posix_syscalls.advise(fd_of(file), (off_t)offset, (off_t)len, kernel_advice);
 }
 
-/* SEEK_DATA: the next byte that is not in a hole. A file system that
- * cannot tell (EINVAL) or any other failure: assume data at offset. */
-static MPI_Offset posix_next_data(ferry__fs_file_t *file, MPI_Offset offset)
+/* SEEK_DATA, then SEEK_HOLE from there (end of file counts as a hole). A
+ * file system that cannot tell (EINVAL) or any other failure: data. */
+static void posix_data_region(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset *start, MPI_Offset *end)
 {
+    *start = offset;
+    *end = INT64_MAX;
 #ifdef SEEK_DATA
     off_t data = ferry__posix_syscalls.seek(fd_of(file), (off_t)offset, SEEK_DATA);
-    if (data >= 0) return (MPI_Offset)data;
-    if (errno == ENXIO) return INT64_MAX; /* no data at or after offset */
+    if (data < 0) {
+        if (errno == ENXIO) *start = INT64_MAX; /* no data at or after offset */
+        return;
+    }
+    off_t hole = ferry__posix_syscalls.seek(fd_of(file), data, SEEK_HOLE);
+    *start = (MPI_Offset)data;
+    if (hole > data) *end = (MPI_Offset)hole;
 #endif
-    return offset;
 }
 
 const ferry__fs_ops_t ferry__fs_posix = {
@@ -289,5 +295,5 @@ const ferry__fs_ops_t ferry__fs_posix = {
     .lock = posix_lock,
     .unlock = posix_unlock,
     .advise = posix_advise,
-    .next_data = posix_next_data,
+    .data_region = posix_data_region,
 };

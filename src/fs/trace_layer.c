@@ -118,7 +118,8 @@ static int trace_advise(int fd, off_t offset, off_t len, int advice)
 static off_t trace_seek(int fd, off_t offset, int whence)
 {
     double start = ferry__trace_now();
-    return (off_t)record("seek_data", fd, NULL, offset, 0, ferry__posix_below_trace.seek(fd, offset, whence), start);
+    const char *op = whence == SEEK_HOLE ? "seek_hole" : "seek_data";
+    return (off_t)record(op, fd, NULL, offset, 0, ferry__posix_below_trace.seek(fd, offset, whence), start);
 }
 
 const ferry__posix_syscalls_t ferry__posix_trace_syscalls = {
