@@ -92,7 +92,7 @@ typedef struct exchange {
     step_t steps[2];
     char *window, *mask;
     window_t win;            /* the window being written (aggregators) */
-    MPI_Offset eof;          /* file size when the call began (aggregators; estimates only), -1 unknown */
+    MPI_Offset eof;          /* file size before anyone wrote in this call (writing aggregators) */
     MPI_Count done;
     int failed;              /* sticky error class of this rank */
 } exchange_t;
@@ -187,7 +187,6 @@ static int window_has_holes(exchange_t *x, const step_t *st, int *holes)
     MPI_Offset span = w->last - w->first;
     *holes = 0;
     if (w->total == span && w->contributors == 1) return 0; /* one monotone view: no byte twice, no hole */
-    if (x->eof < 0) FERRY_TRY(ferry__fs_size(x->fh->fs, &x->eof));
     int covered = 0;
     if (w->total >= span) FERRY_TRY(covered_by_views(x, st, w->first, w->last, &covered));
     /* Past the old end of file a mask would cost more than the zeros it spares. */
@@ -256,18 +255,14 @@ static int lock_window(exchange_t *x)
     return rc;
 }
 
-/* Patched windows: under the lock, what the file holds now; its
- * file-system holes (and whatever lies past its end) are zeros without
- * reading, so a fresh file's windows cost no read, as before issue 13, but
- * the bytes someone wrote there meanwhile are read. */
-static int read_holes(exchange_t *x)
+/* Past the old end of file: only the data regions (file-system holes read
+ * as zeros), which there are the last page of this aggregator's previous
+ * window and whatever another writer put there meanwhile; a fresh file's
+ * windows so cost no read, as before issue 13. (Below it the data run on,
+ * and on tmpfs finding their end walks every page: read the span whole.) */
+static int read_data_regions(exchange_t *x)
 {
     window_t *w = &x->win;
-    FERRY_TRY(lock_window(x));
-    if (!w->locked) {
-        w->way = WRITE_PIECES; /* the file system refused: never write a hole unlocked */
-        return 0;
-    }
     memset(x->window, 0, (size_t)(w->last - w->first));
     for (MPI_Offset at = w->first, start, end; at < w->last; at = end) {
         ferry__fs_data_region(x->fh->fs, at, &start, &end);
@@ -279,6 +274,23 @@ static int read_holes(exchange_t *x)
         x->fh->stats.sieve_extra_bytes += (long long)have;
         if ((MPI_Offset)have < end - start) break; /* end of file */
     }
+    return 0;
+}
+
+/* Patched windows: under the lock, what the file holds now (zeros past its end). */
+static int read_holes(exchange_t *x)
+{
+    window_t *w = &x->win;
+    FERRY_TRY(lock_window(x));
+    if (!w->locked) {
+        w->way = WRITE_PIECES; /* the file system refused: never write a hole unlocked */
+        return 0;
+    }
+    if (w->first >= x->eof) return read_data_regions(x);
+    size_t have = 0, span = (size_t)(w->last - w->first);
+    FERRY_TRY(ferry__fs_pread(x->fh->fs, x->window, span, w->first, &have));
+    x->fh->stats.sieve_extra_bytes += (long long)have;
+    memset(x->window + have, 0, span - have);
     return 0;
 }
 
@@ -611,6 +623,8 @@ int ferry__coll_two_phase(const ferry__coll_call_t *call, MPI_Count *done)
     exchange_t x;
     x.failed = setup(&x, call);
     if (!x.failed) x.failed = size_buffers(&x);
+    /* Before the agreement below, so no aggregator has written yet. */
+    if (!x.failed && call->write && x.me_agg >= 0) x.failed = ferry__fs_size(x.fh->fs, &x.eof);
     if (!anyone_failed(&x) && x.d->steps > 0) {
         if (call->write) write_steps(&x);
         else read_steps(&x);
