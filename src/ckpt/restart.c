@@ -58,6 +58,7 @@ int ferry_ckpt_write(ferry_ckpt_t ck, long long step, double time, void *const *
     int rc = ferry_ckpt_path(ck, step, path, (int)sizeof path);
     if (rc == MPI_SUCCESS) rc = ferry_ckpt_write_file(ck, path, step, time, bufs);
     if (rc == MPI_SUCCESS && ck->rank == 0) prune(ck);
+    if (rc == MPI_SUCCESS) MPI_Barrier(ck->comm); /* every rank returns once the set is pruned */
     return rc;
 }
 

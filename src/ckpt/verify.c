@@ -4,6 +4,7 @@
  * every variable (whatever wrote the file) in pieces of at most 4 MiB and
  * sums it; one reduction gives each variable's checksum.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "ckpt/ckpt_int.h"
@@ -37,7 +38,11 @@ static int root_read_header(ckpt_file_t *f, unsigned char **region, size_t *len)
         if (cls == MPI_ERR_TRUNCATE)
             return ferry__error_set(MPI_ERR_IO, "ferry_ckpt: %s is truncated inside its header (%lld bytes)", f->path,
                                     (long long)size);
-        if (cls) return cls;
+        if (cls) {
+            char why[300];
+            snprintf(why, sizeof why, "%s", ferry__error_message());
+            return ferry__error_set(cls, "%s (%s)", why, f->path);
+        }
         /* The region ends where the first data variable (one with a checksum) begins. */
         int64_t end = INT64_MAX;
         for (int i = 0; i < nc.nvars; i++)
