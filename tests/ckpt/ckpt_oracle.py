@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """The checkpoint files against independent readers (issue 17).
 
-usage: ckpt_oracle.py <run_mpi.sh> <ckpt_sample> <dir>
+usage: ckpt_oracle.py <run_mpi.sh> <ckpt_sample> <dir> <ferry-ckpt>
 
 Runs ckpt_sample on 3 ranks, then for every file: ncvalidator (PnetCDF) and
 ncdump -h (netCDF-C) accept it; netCDF4-python and xarray read every
 variable's global array (stacked files reassembled with the recipe of
 docs/checkpoint.md) equal to the values the writer put there; every
 ferry_checksum attribute matches the spec's checksum computed here from the
-file's bytes (a second implementation of docs/checkpoint.md).
+file's bytes (a second implementation of docs/checkpoint.md). ferry-ckpt
+converts every stacked file to the global image, serially and on 2 ranks
+(read back here like the others), verifies every file and rejects one with
+a flipped byte.
 """
 import os
 import shutil
@@ -59,16 +62,17 @@ def checksum(values):
         return "%016x" % int(np.sum(bits * k, dtype=np.uint64))
 
 
-def check_file(path):
+def check_file(path, stacked=None, nranks=3):
     for tool in (["ncvalidator", "-q", path], ["ncdump", "-h", path]):
         if shutil.which(tool[0]):
             subprocess.run(tool, check=True, stdout=subprocess.DEVNULL)
         else:
             print("ckpt_oracle: %s not installed (tools/setup.sh installs it)" % tool[0])
             sys.exit(1)
-    stacked = "stack" in os.path.basename(path)
+    if stacked is None:
+        stacked = "stack" in os.path.basename(path)
     with netCDF4.Dataset(path) as nc:
-        assert nc.ferry_step == 7 and nc.ferry_time == 3.5 and nc.ferry_nranks == 3, path
+        assert nc.ferry_step == 7 and nc.ferry_time == 3.5 and nc.ferry_nranks == nranks, path
         for name in VARS:
             data = nc[name][:].data
             assert nc[name].ferry_checksum == checksum(data), (path, name, nc[name].ferry_checksum, checksum(data))
@@ -80,8 +84,29 @@ def check_file(path):
     print("ckpt_oracle: %s: ncvalidator, ncdump -h, netCDF4, xarray and checksums agree" % os.path.basename(path))
 
 
+def check_tool(run_mpi, tool, path):
+    subprocess.run([tool, "info", path], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([tool, "verify", path], check=True, stdout=subprocess.DEVNULL)
+    if "stack" in os.path.basename(path):
+        for ranks in ("1", "2"):
+            out = path.replace("stack", "image%s" % ranks).replace(".000000000007.nc", ".nc")
+            subprocess.run([run_mpi, "60", ranks, tool, "convert", path, out], check=True, stdout=subprocess.DEVNULL)
+            check_file(out, False, int(ranks))
+            os.remove(out)
+    flipped = path + ".flipped"
+    shutil.copy(path, flipped)
+    with open(flipped, "r+b") as f:
+        f.seek(-9, os.SEEK_END)
+        byte = f.read(1)
+        f.seek(-9, os.SEEK_END)
+        f.write(bytes([byte[0] ^ 0x40]))
+    bad = subprocess.run([tool, "verify", flipped], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    assert bad.returncode == 1 and "fails its checksum" in bad.stderr, bad.stderr
+    os.remove(flipped)
+
+
 def main():
-    run_mpi, sample, directory = sys.argv[1:4]
+    run_mpi, sample, directory, tool = sys.argv[1:5]
     shutil.rmtree(directory, ignore_errors=True)
     os.makedirs(directory)
     subprocess.run([run_mpi, "120", "3", sample, directory], check=True)
@@ -89,6 +114,7 @@ def main():
     assert len(files) == 6, files
     for f in files:
         check_file(os.path.join(directory, f))
+        check_tool(run_mpi, tool, os.path.join(directory, f))
     shutil.rmtree(directory)
 
 
