@@ -111,6 +111,7 @@ static void on_ranks(int k, const matrix_case_t *c, void (*fn)(const matrix_case
 int main(int argc, char **argv)
 {
     ft_init(&argc, &argv);
+    ft_scratch_dir(); /* collective on the world: before sub-communicators use ft_path */
     int id = 0, only = getenv("CKPT_CASE") ? atoi(getenv("CKPT_CASE")) : -1;
     for (int ndims = 1; ndims <= 4; ndims++)
         for (int strategy = 0; strategy < 3; strategy++)
