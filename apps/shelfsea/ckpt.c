@@ -2,6 +2,8 @@
  * The model's checkpoint: temp and salt (level, y, x), eta and the land mask
  * (y, x), each rank's domain with halos of width 2 excluded by ferry_ckpt.
  */
+#include <stddef.h>
+
 #include "shelfsea.h"
 
 void shelf_ckpt_buffers(model_t *m, void *bufs[NFIELDS])

@@ -146,7 +146,7 @@ void shelf_exchange(model_t *m)
     int n = 0;
     for (int r = 0; r < m->nprocs; r++)
         if (r != m->rank) n += exchange_with(m, r, reqs + n);
-    MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
+    for (int i = 0; i < n; i++) MPI_Wait(&reqs[i], MPI_STATUS_IGNORE); /* MPICH's mpi.h makes gcc misjudge Waitall */
     free(reqs);
 }
 

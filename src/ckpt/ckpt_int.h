@@ -58,11 +58,12 @@ int ckpt_file_open(const ckpt_io_t *io, MPI_Comm comm, const char *path, int amo
 int ckpt_file_close(ckpt_file_t *f);
 /* rc from a backend call: 0, or records "ferry_ckpt: <op> on <path> (<io>): <why>" and returns the class. */
 int ckpt_io_check(const ckpt_file_t *f, int rc, const char *op);
-/* A transfer through the current view: write or read, collective or not. */
-int ckpt_io_transfer(ckpt_file_t *f, int write, int collective, void *buf, int count, MPI_Datatype type);
+/* How a transfer goes: bits of CKPT_WRITE (else read) and CKPT_COLLECTIVE (else independent). */
+enum { CKPT_WRITE = 1, CKPT_COLLECTIVE = 2 };
+/* A transfer through the current view. */
+int ckpt_io_transfer(ckpt_file_t *f, int how, void *buf, int count, MPI_Datatype type);
 /* An explicit-offset transfer (byte offsets under the default view). */
-int ckpt_io_transfer_at(ckpt_file_t *f, int write, int collective, MPI_Offset off, void *buf, int count,
-                        MPI_Datatype type);
+int ckpt_io_transfer_at(ckpt_file_t *f, int how, MPI_Offset off, void *buf, int count, MPI_Datatype type);
 
 typedef struct ckpt_var {
     char *name, *mask, *units; /* owned; mask and units may be NULL */
@@ -139,7 +140,7 @@ typedef struct ckpt_plan {
 } ckpt_plan_t;
 int ckpt_plan_add(ferry_ckpt_t ck, ckpt_plan_t *plan, const ckpt_piece_t *piece);
 /* Collective: sets the view of every piece and transfers them in one call. */
-int ckpt_plan_run(ckpt_file_t *f, ckpt_plan_t *plan, int write, int collective);
+int ckpt_plan_run(ckpt_file_t *f, ckpt_plan_t *plan, int how);
 void ckpt_plan_free(ferry_ckpt_t ck, ckpt_plan_t *plan);
 
 /* layout.c: the file a write produces. */

@@ -79,7 +79,7 @@ static int root_transfer(ferry_ckpt_t ck, ckpt_file_t *f, unsigned char *g, MPI_
     for (MPI_Offset at = 0; at < bytes; at += PIECE) {
         int n = bytes - at < PIECE ? (int)(bytes - at) : PIECE;
         if (ck->rank != 0 && ck->independent) break;
-        int cls = ckpt_io_transfer_at(f, write, !ck->independent, begin + at, ck->rank == 0 ? g + at : NULL,
+        int cls = ckpt_io_transfer_at(f, (write ? CKPT_WRITE : 0) | (ck->independent ? 0 : CKPT_COLLECTIVE), begin + at, ck->rank == 0 ? g + at : NULL,
                                       ck->rank == 0 ? n : 0, MPI_BYTE);
         if (cls) return cls;
     }

@@ -98,18 +98,19 @@ int ckpt_file_close(ckpt_file_t *f)
     return cls;
 }
 
-int ckpt_io_transfer(ckpt_file_t *f, int write, int collective, void *buf, int count, MPI_Datatype type)
+int ckpt_io_transfer(ckpt_file_t *f, int how, void *buf, int count, MPI_Datatype type)
 {
     const ckpt_io_t *io = f->io;
+    int write = how & CKPT_WRITE, collective = how & CKPT_COLLECTIVE;
     int rc = write ? (collective ? io->write_all : io->write)(f, buf, count, type)
                    : (collective ? io->read_all : io->read)(f, buf, count, type);
     return ckpt_io_check(f, rc, write ? (collective ? "write_all" : "write") : (collective ? "read_all" : "read"));
 }
 
-int ckpt_io_transfer_at(ckpt_file_t *f, int write, int collective, MPI_Offset off, void *buf, int count,
-                        MPI_Datatype type)
+int ckpt_io_transfer_at(ckpt_file_t *f, int how, MPI_Offset off, void *buf, int count, MPI_Datatype type)
 {
     const ckpt_io_t *io = f->io;
+    int write = how & CKPT_WRITE, collective = how & CKPT_COLLECTIVE;
     int rc = write ? (collective ? io->write_at_all : io->write_at)(f, off, buf, count, type)
                    : (collective ? io->read_at_all : io->read_at)(f, off, buf, count, type);
     return ckpt_io_check(f, rc,

@@ -57,11 +57,11 @@ static void combine(const ckpt_plan_t *plan, int memory, int *lens, MPI_Aint *di
     MPI_Type_commit(out);
 }
 
-int ckpt_plan_run(ckpt_file_t *f, ckpt_plan_t *plan, int write, int collective)
+int ckpt_plan_run(ckpt_file_t *f, ckpt_plan_t *plan, int how)
 {
     if (plan->count == 0) {
         int cls = ckpt_io_check(f, f->io->set_view(f, MPI_BYTE), "set_view");
-        return cls ? cls : ckpt_io_transfer(f, write, collective, NULL, 0, MPI_BYTE);
+        return cls ? cls : ckpt_io_transfer(f, how, NULL, 0, MPI_BYTE);
     }
     qsort(plan->pieces, (size_t)plan->count, sizeof *plan->pieces, by_disp);
     int *lens = ferry__malloc((size_t)plan->count * sizeof *lens);
@@ -75,7 +75,7 @@ int ckpt_plan_run(ckpt_file_t *f, ckpt_plan_t *plan, int write, int collective)
     combine(plan, 1, lens, disps, types, &mtype);
     ferry__free(lens), ferry__free(disps), ferry__free(types);
     int cls = ckpt_io_check(f, f->io->set_view(f, ftype), "set_view");
-    if (!cls) cls = ckpt_io_transfer(f, write, collective, MPI_BOTTOM, 1, mtype);
+    if (!cls) cls = ckpt_io_transfer(f, how, MPI_BOTTOM, 1, mtype);
     MPI_Type_free(&ftype);
     MPI_Type_free(&mtype);
     return cls;

@@ -165,7 +165,7 @@ int ckpt_read_data(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_nc_t *nc, const u
     int planned = plan.count;
     if (cls) plan.count = 0;
     if (!cls && rc.stacked) pass_blocks(ck, bufs, CKPT_ZERO);
-    int run = ckpt_plan_run(f, &plan, 0, !ck->independent);
+    int run = ckpt_plan_run(f, &plan, ck->independent ? 0 : CKPT_COLLECTIVE);
     plan.count = planned;
     ckpt_plan_free(ck, &plan);
     if (!cls && !run) pass_blocks(ck, bufs, CKPT_SWAP);

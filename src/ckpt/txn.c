@@ -44,7 +44,7 @@ static int write_body(ferry_ckpt_t ck, ckpt_file_t *f, ckpt_layout_t *layout, vo
     if (!cls && ck->rank == 0) {
         ckpt_layout_t final;
         cls = ckpt_layout_build(ck, sums, step, time, &final);
-        if (!cls) cls = ckpt_io_transfer_at(f, 1, 0, 0, final.region, (int)final.region_len, MPI_BYTE);
+        if (!cls) cls = ckpt_io_transfer_at(f, CKPT_WRITE, 0, final.region, (int)final.region_len, MPI_BYTE);
         ckpt_layout_free(ck, &final);
     }
     if (ck->strategy != FERRY_CKPT_GATHER) {
@@ -68,8 +68,11 @@ static int write_open_file(ferry_ckpt_t ck, const char *tmp, ckpt_layout_t *layo
     ckpt_file_t f;
     if (!cls) cls = root_outcome(ck, ckpt_file_open(ckpt_io_get(ck->io_kind), ck->comm, tmp, MPI_MODE_CREATE | MPI_MODE_WRONLY, ck->info, &f), "ferry_ckpt_write");
     if (!cls) {
-        cls = write_body(ck, &f, layout, bufs, ck->strategy == FERRY_CKPT_GATHER ? sums : total, step, time);
-        if (!cls) cls = ckpt_io_check(&f, f.io->set_size(&f, layout->total), "set_size");
+        /* The final size first: points no rank writes then read as zeros, also to an MPI-IO whose
+         * sieving writes read back what lies around the data (MPICH's ROMIO otherwise writes its
+         * buffer's stale bytes there, past the end of file). */
+        cls = ckpt_io_check(&f, f.io->set_size(&f, layout->total), "set_size");
+        if (!cls) cls = write_body(ck, &f, layout, bufs, ck->strategy == FERRY_CKPT_GATHER ? sums : total, step, time);
         if (!cls) cls = ckpt_io_check(&f, f.io->sync(&f), "sync");
         int closed = ckpt_file_close(&f);
         cls = root_outcome(ck, cls ? cls : closed, "ferry_ckpt_write");

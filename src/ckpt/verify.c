@@ -99,7 +99,7 @@ static int slice_sums(MPI_Comm comm, ckpt_file_t *f, const ckpt_nc_t *nc, uint64
         if (!ckpt_nc_att(&v->atts, "ferry_checksum")) continue;
         for (int64_t k = 0; k < rounds && !cls; k++) {
             int64_t from = lo + k * per, m = from < hi ? (hi - from < per ? hi - from : per) : 0;
-            cls = ckpt_io_transfer_at(f, 0, 1, v->begin + from * esize, piece, (int)(m * esize), MPI_BYTE);
+            cls = ckpt_io_transfer_at(f, CKPT_COLLECTIVE, v->begin + from * esize, piece, (int)(m * esize), MPI_BYTE);
             sums[i] += ckpt_checksum_be(piece, m, esize, from);
         }
     }

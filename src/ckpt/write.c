@@ -70,7 +70,7 @@ int ckpt_write_data(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_layout_t *layout
     /* Every rank calls set_view and the transfer, even one that failed to plan. */
     int planned = plan.count;
     if (cls) plan.count = 0;
-    int run = ckpt_plan_run(f, &plan, 1, !ck->independent);
+    int run = ckpt_plan_run(f, &plan, CKPT_WRITE | (ck->independent ? 0 : CKPT_COLLECTIVE));
     plan.count = planned;
     ckpt_plan_free(ck, &plan);
     return cls ? cls : run;

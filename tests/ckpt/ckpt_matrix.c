@@ -50,14 +50,20 @@ static ferry_ckpt_t open_set(const matrix_case_t *c, MPI_Comm comm, int strategy
     return ck;
 }
 
-static void write_side(const matrix_case_t *c, MPI_Comm comm)
+/* The variables of this side's decomposition (seeded by salt) and its checkpoint set. */
+static ferry_ckpt_t side(const matrix_case_t *c, MPI_Comm comm, uint64_t salt, int strategy, int io, ckpt_case_var_t v[2])
 {
     int rank, n, ids[2];
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &n);
+    make_vars(c, v, n, c->seed * salt + salt, rank);
+    return open_set(c, comm, strategy, io, v, ids);
+}
+
+static void write_side(const matrix_case_t *c, MPI_Comm comm)
+{
     ckpt_case_var_t v[2];
-    make_vars(c, v, n, c->seed * 31 + 1, rank);
-    ferry_ckpt_t ck = open_set(c, comm, c->strategy, c->io, v, ids);
+    ferry_ckpt_t ck = side(c, comm, 31, c->strategy, c->io, v);
     cc_fill(&v[0], 0, c->id);
     cc_fill(&v[1], 1, c->id);
     void *bufs[2] = {v[0].buf, v[1].buf};
@@ -71,13 +77,9 @@ static void write_side(const matrix_case_t *c, MPI_Comm comm)
 
 static void read_side(const matrix_case_t *c, MPI_Comm comm)
 {
-    int rank, n, ids[2];
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &n);
     ckpt_case_var_t v[2];
-    make_vars(c, v, n, c->seed * 77 + 5, rank);
     int strategy = (c->strategy + 1 + c->id % 2) % 3; /* the reader's own strategy: any may read any file */
-    ferry_ckpt_t ck = open_set(c, comm, strategy, 1 - c->io, v, ids);
+    ferry_ckpt_t ck = side(c, comm, 77, strategy, 1 - c->io, v);
     for (int k = 0; k < 2; k++) {
         cc_fill(&v[k], k, -1);
         memset(v[k].buf, 0x5A, v[k].bytes);
