@@ -28,15 +28,23 @@ typedef struct ckpt_file {
     const struct ckpt_io *io;
     ferry_File ff;
     MPI_File mf;
-    const char *path; /* borrowed */
+    const char *path;    /* borrowed */
+    const char *datarep; /* of data views: "external32", or "native" with blocks swapped in place */
+    int swaps;           /* datarep is native: ckpt swaps blocks to big-endian around transfers */
 } ckpt_file_t;
 
-/* One MPI-IO implementation: ferry's or the host's (io.c). */
+/* One MPI-IO implementation: ferry's or the host's (io.c). converts: its
+ * external32 view converts typed memory to big-endian while it packs (ferry),
+ * so no pass over the user's blocks is needed; otherwise (the host: MPICH's
+ * ROMIO corrupts its heap on external32 with derived memory types) ckpt
+ * swaps the blocks in place before the write and back after. */
 typedef struct ckpt_io {
     const char *name;
+    int converts;
+    int agrees; /* its collective calls fail on every rank or on none (ferry's end in one agreement) */
     int (*open)(MPI_Comm comm, const char *path, int amode, MPI_Info info, ckpt_file_t *f);
     int (*close)(ckpt_file_t *f);
-    int (*set_view)(ckpt_file_t *f, MPI_Datatype filetype);
+    int (*set_view)(ckpt_file_t *f, MPI_Datatype filetype, const char *datarep);
     int (*write)(ckpt_file_t *f, const void *buf, int count, MPI_Datatype type);
     int (*write_all)(ckpt_file_t *f, const void *buf, int count, MPI_Datatype type);
     int (*read)(ckpt_file_t *f, void *buf, int count, MPI_Datatype type);
@@ -60,6 +68,8 @@ int ckpt_file_close(ckpt_file_t *f);
 int ckpt_io_check(const ckpt_file_t *f, int rc, const char *op);
 /* How a transfer goes: bits of CKPT_WRITE (else read) and CKPT_COLLECTIVE (else independent). */
 enum { CKPT_WRITE = 1, CKPT_COLLECTIVE = 2 };
+/* Collective: ckpt_io_check of a collective call, agreed over comm when the backend does not agree itself. */
+int ckpt_io_collective(MPI_Comm comm, const ckpt_file_t *f, int rc, const char *op);
 /* A transfer through the current view. */
 int ckpt_io_transfer(ckpt_file_t *f, int how, void *buf, int count, MPI_Datatype type);
 /* An explicit-offset transfer (byte offsets under the default view). */
@@ -113,7 +123,7 @@ int ckpt_memtype(const ckpt_var_t *v, const MPI_Offset part_start[CKPT_D], const
 int ckpt_elem_bytes(const ckpt_var_t *v, MPI_Datatype *type);
 
 /* walk.c: passes over a rank's block in its local buffer. */
-typedef enum { CKPT_SUM_SWAP, CKPT_SWAP, CKPT_ZERO } ckpt_pass_t;
+typedef enum { CKPT_SUM, CKPT_SUM_SWAP, CKPT_SWAP, CKPT_ZERO } ckpt_pass_t;
 typedef struct ckpt_block {
     unsigned char *base; /* the block's first element */
     int esize;
@@ -124,7 +134,7 @@ typedef struct ckpt_block {
 } ckpt_block_t;
 /* The rank's block of v in buf, indexed as in a file of the given strategy. */
 ckpt_block_t ckpt_block_of(const ferry_ckpt_t ck, const ckpt_var_t *v, void *buf, int strategy);
-/* Applies pass to every element; returns the checksum for CKPT_SUM_SWAP. */
+/* Applies pass to every element; returns the checksum for CKPT_SUM and CKPT_SUM_SWAP. */
 uint64_t ckpt_walk(const ckpt_block_t *b, ckpt_pass_t pass);
 
 /* plan.c: one view and one transfer for many variables. */
@@ -168,7 +178,8 @@ int ckpt_nc_nctype(MPI_Datatype type);
 /* The piece of v's block in an image file (steer, gather) whose data begin at begin. */
 int ckpt_image_piece(const ckpt_var_t *v, void *buf, MPI_Offset begin, ckpt_piece_t *p);
 int ckpt_write_data(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_layout_t *layout, void *const *bufs);
-int ckpt_checksums(ferry_ckpt_t ck, void *const *bufs, uint64_t *sums);
+/* Every block's checksum, swapping the blocks to big-endian on the way when swap. */
+int ckpt_checksums(ferry_ckpt_t ck, void *const *bufs, uint64_t *sums, int swap);
 /* gather.c: rank 0 reads v whole and sends every rank its block (collective). */
 int ckpt_scatter_read(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_var_t *v, void *buf, MPI_Offset begin);
 int ckpt_gather_write(ferry_ckpt_t ck, ckpt_file_t *f, ckpt_layout_t *layout, void *const *bufs, uint64_t *sums);
@@ -176,6 +187,11 @@ int ckpt_read_data(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_nc_t *nc, const u
                    size_t region_len, void *const *bufs);
 /* verify.c: collective; 0 when every checksum matches. */
 int ckpt_verify_file(MPI_Comm comm, ckpt_file_t *f, const ckpt_nc_t *nc);
+
+/* txn.c: collective; writes path as a transaction, pruning the set after it when prune. */
+int ckpt_write_path(ferry_ckpt_t ck, const char *path, long long step, double time, void *const *bufs, int prune);
+/* restart.c: rank 0 removes all but the set's newest K checkpoints. */
+void ckpt_prune(ferry_ckpt_t ck);
 
 /* Local hex form of a checksum (16 digits and NUL). */
 void ckpt_hex(uint64_t sum, char out[17]);

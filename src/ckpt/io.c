@@ -1,24 +1,28 @@
 /*
  * The I/O backends: one table of MPI-IO calls per implementation, chosen
  * per file, so the same checkpoint code runs on ferry and on the host MPI's
- * own MPI-IO (benchmarks compare them side by side). Views are always
- * etype MPI_BYTE, "native": values are big-endian before they reach MPI-IO.
+ * own MPI-IO (benchmarks compare them side by side). Views are etype and
+ * filetype MPI_BYTE; big-endian values come from the implementation's
+ * external32 conversion where it is trusted (ckpt_io_t.converts), else from
+ * swapping the blocks in place. FERRY_CKPT_DATAREP=native forces the swaps
+ * on ferry too (to compare the two).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "ckpt/ckpt_int.h"
 
 /* One backend from its prefix (ferry or MPI) and the handle field it uses:
  * every function is the library's call with the file's handle. */
-#define CKPT_BACKEND(P, H)                                                                                          \
+#define CKPT_BACKEND(P, H, CONVERTS, AGREES)                                                                                          \
     static int P##_open(MPI_Comm c, const char *path, int amode, MPI_Info info, ckpt_file_t *f)                     \
     {                                                                                                               \
         return P##_File_open(c, path, amode, info, &f->H);                                                          \
     }                                                                                                               \
     static int P##_close(ckpt_file_t *f) { return P##_File_close(&f->H); }                                         \
-    static int P##_set_view(ckpt_file_t *f, MPI_Datatype ft)                                                        \
+    static int P##_set_view(ckpt_file_t *f, MPI_Datatype ft, const char *datarep)                                   \
     {                                                                                                               \
-        return P##_File_set_view(f->H, 0, MPI_BYTE, ft, "native", MPI_INFO_NULL);                                   \
+        return P##_File_set_view(f->H, 0, MPI_BYTE, ft, datarep, MPI_INFO_NULL);                                    \
     }                                                                                                               \
     static int P##_write(ckpt_file_t *f, const void *b, int n, MPI_Datatype t)                                      \
     {                                                                                                               \
@@ -55,12 +59,12 @@
     static int P##_set_size(ckpt_file_t *f, MPI_Offset s) { return P##_File_set_size(f->H, s); }                 \
     static int P##_get_size(ckpt_file_t *f, MPI_Offset *s) { return P##_File_get_size(f->H, s); }                 \
     static int P##_sync(ckpt_file_t *f) { return P##_File_sync(f->H); }                                           \
-    static const ckpt_io_t P##_backend = {#P,           P##_open,     P##_close,   P##_set_view,     P##_write,     \
+    static const ckpt_io_t P##_backend = {#P, CONVERTS, AGREES, P##_open,     P##_close,   P##_set_view,     P##_write,     \
                                           P##_write_all, P##_read,    P##_read_all, P##_write_at,    P##_write_at_all, \
                                           P##_read_at,  P##_read_at_all, P##_set_size, P##_get_size, P##_sync};
 
-CKPT_BACKEND(ferry, ff)
-CKPT_BACKEND(MPI, mf)
+CKPT_BACKEND(ferry, ff, 1, 1)
+CKPT_BACKEND(MPI, mf, 0, 0)
 
 const ckpt_io_t *ckpt_io_get(int which)
 {
@@ -78,6 +82,12 @@ int ckpt_io_check(const ckpt_file_t *f, int rc, const char *op)
                             f->io == &MPI_backend ? "host" : "ferry", why);
 }
 
+int ckpt_io_collective(MPI_Comm comm, const ckpt_file_t *f, int rc, const char *op)
+{
+    int cls = ckpt_io_check(f, rc, op);
+    return f->io && f->io->agrees ? cls : ferry__error_agree(comm, cls, op);
+}
+
 int ckpt_file_open(const ckpt_io_t *io, MPI_Comm comm, const char *path, int amode, MPI_Info info, ckpt_file_t *f)
 {
     memset(f, 0, sizeof *f);
@@ -85,6 +95,9 @@ int ckpt_file_open(const ckpt_io_t *io, MPI_Comm comm, const char *path, int amo
     f->path = path;
     f->ff = FERRY_FILE_NULL;
     f->mf = MPI_FILE_NULL;
+    const char *force = getenv("FERRY_CKPT_DATAREP");
+    f->swaps = !io->converts || (force && strcmp(force, "native") == 0);
+    f->datarep = f->swaps ? "native" : "external32";
     int cls = ckpt_io_check(f, io->open(comm, path, amode, info ? info : MPI_INFO_NULL, f), "open");
     if (cls) f->io = NULL;
     return cls;

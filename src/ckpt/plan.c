@@ -60,7 +60,7 @@ static void combine(const ckpt_plan_t *plan, int memory, int *lens, MPI_Aint *di
 int ckpt_plan_run(ckpt_file_t *f, ckpt_plan_t *plan, int how)
 {
     if (plan->count == 0) {
-        int cls = ckpt_io_check(f, f->io->set_view(f, MPI_BYTE), "set_view");
+        int cls = ckpt_io_check(f, f->io->set_view(f, MPI_BYTE, f->datarep), "set_view");
         return cls ? cls : ckpt_io_transfer(f, how, NULL, 0, MPI_BYTE);
     }
     qsort(plan->pieces, (size_t)plan->count, sizeof *plan->pieces, by_disp);
@@ -74,7 +74,7 @@ int ckpt_plan_run(ckpt_file_t *f, ckpt_plan_t *plan, int how)
     combine(plan, 0, lens, disps, types, &ftype);
     combine(plan, 1, lens, disps, types, &mtype);
     ferry__free(lens), ferry__free(disps), ferry__free(types);
-    int cls = ckpt_io_check(f, f->io->set_view(f, ftype), "set_view");
+    int cls = ckpt_io_check(f, f->io->set_view(f, ftype, f->datarep), "set_view");
     if (!cls) cls = ckpt_io_transfer(f, how, MPI_BOTTOM, 1, mtype);
     MPI_Type_free(&ftype);
     MPI_Type_free(&mtype);

@@ -168,6 +168,6 @@ int ckpt_read_data(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_nc_t *nc, const u
     int run = ckpt_plan_run(f, &plan, ck->independent ? 0 : CKPT_COLLECTIVE);
     plan.count = planned;
     ckpt_plan_free(ck, &plan);
-    if (!cls && !run) pass_blocks(ck, bufs, CKPT_SWAP);
+    if (!cls && !run && f->swaps) pass_blocks(ck, bufs, CKPT_SWAP);
     return cls ? cls : run;
 }

@@ -41,8 +41,7 @@ static int list_steps(const char *base, long long *steps, int max)
     return n;
 }
 
-/* Rank 0: removes all but the newest keep checkpoints. */
-static void prune(ferry_ckpt_t ck)
+void ckpt_prune(ferry_ckpt_t ck)
 {
     long long *steps = ferry__malloc(MAX_LISTED * sizeof *steps);
     int n = steps ? list_steps(ck->base, steps, MAX_LISTED) : 0;
@@ -56,10 +55,7 @@ int ferry_ckpt_write(ferry_ckpt_t ck, long long step, double time, void *const *
 {
     char path[4200];
     int rc = ferry_ckpt_path(ck, step, path, (int)sizeof path);
-    if (rc == MPI_SUCCESS) rc = ferry_ckpt_write_file(ck, path, step, time, bufs);
-    if (rc == MPI_SUCCESS && ck->rank == 0) prune(ck);
-    if (rc == MPI_SUCCESS) MPI_Barrier(ck->comm); /* every rank returns once the set is pruned */
-    return rc;
+    return rc == MPI_SUCCESS ? ferry__error_code(ckpt_write_path(ck, path, step, time, bufs, 1)) : rc;
 }
 
 static void fill_info(const ckpt_nc_t *nc, const char *path, ferry_ckpt_info_t *info)

@@ -48,13 +48,13 @@ static int host_is_little(void)
 static inline uint64_t run_sized(unsigned char *p, MPI_Offset n, int esize, uint64_t k, ckpt_pass_t pass)
 {
     uint64_t sum = 0;
-    int swap = host_is_little();
+    int swap = host_is_little() && pass != CKPT_SUM;
     if (pass == CKPT_ZERO) {
         memset(p, 0, (size_t)n * (size_t)esize);
         return 0;
     }
     for (MPI_Offset i = 0; i < n; i++, p += esize, k += 2 * CKPT_GOLDEN) {
-        if (pass == CKPT_SUM_SWAP) sum += load_native(p, esize) * k;
+        if (pass != CKPT_SWAP) sum += load_native(p, esize) * k;
         if (swap) swap_one(p, esize);
     }
     return sum;

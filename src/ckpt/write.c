@@ -43,14 +43,15 @@ static int stack_piece(ferry_ckpt_t ck, const ckpt_var_t *v, void *buf, MPI_Offs
     return cls;
 }
 
-int ckpt_checksums(ferry_ckpt_t ck, void *const *bufs, uint64_t *sums)
+int ckpt_checksums(ferry_ckpt_t ck, void *const *bufs, uint64_t *sums, int swap)
 {
-    for (int i = 0; i < ck->nvars; i++) {
-        ckpt_block_t b = ckpt_block_of(ck, &ck->vars[i], bufs[i], ck->strategy);
-        if (ckpt_elems(b.count) && !b.base)
+    for (int i = 0; i < ck->nvars; i++) /* all checked before any block is swapped */
+        if (ckpt_elems(ck->vars[i].count) && !bufs[i])
             return ferry__error_set(MPI_ERR_BUFFER, "ferry_ckpt: no buffer for variable %s, whose block is not empty",
                                     ck->vars[i].name);
-        sums[i] = ckpt_walk(&b, CKPT_SUM_SWAP);
+    for (int i = 0; i < ck->nvars; i++) {
+        ckpt_block_t b = ckpt_block_of(ck, &ck->vars[i], bufs[i], ck->strategy);
+        sums[i] = ckpt_walk(&b, swap ? CKPT_SUM_SWAP : CKPT_SUM);
     }
     return 0;
 }

@@ -150,9 +150,42 @@ static void memory(void)
     }
 }
 
+/* Bad input: clear errors on every rank, never a crash or a hang. */
+static void errors(void)
+{
+    ckpt_case_var_t v;
+    ferry_ckpt_t ck = make_set("err", FERRY_CKPT_STEER, &v);
+    cc_fill(&v, 0, 1);
+    FT_FAILS_NAMING(MPI_ERR_NO_SUCH_FILE, "no valid checkpoint", ferry_ckpt_restart(ck, (void *[]){v.buf}, NULL));
+    FT_FAILS_NAMING(MPI_ERR_NO_SUCH_FILE, "/nonexistent-dir/x.nc.tmp",
+                    ferry_ckpt_write_file(ck, "/nonexistent-dir/x.nc", 1, 0.0, (void *[]){v.buf}));
+    FT_FAILS_NAMING(MPI_ERR_ARG, "negative", ferry_ckpt_write(ck, -1, 0.0, (void *[]){v.buf}));
+    int dims[1] = {0}, id;
+    MPI_Offset start[1] = {0}, count[1] = {1 << 20};
+    ferry_ckpt_var_t bad = {.name = "big", .type = MPI_DOUBLE, .ndims = 1, .dimids = dims, .start = start, .count = count};
+    FT_FAILS_NAMING(MPI_ERR_ARG, "outside", ferry_ckpt_def_var(ck, &bad, &id));
+    count[0] = 1;
+    bad.type = MPI_C_BOOL;
+    FT_FAILS(MPI_ERR_TYPE, ferry_ckpt_def_var(ck, &bad, &id));
+    FT_OK(ferry_ckpt_write(ck, 1, 0.0, (void *[]){v.buf}));
+    ferry_ckpt_free(&ck);
+    /* The same name declared as another type: the read says which. */
+    ferry_ckpt_options_t o = {0};
+    FT_OK(ferry_ckpt_create(MPI_COMM_WORLD, ft_path("err"), &o, &ck));
+    v.type = MPI_FLOAT;
+    cc_define(ck, &v, "eta", &id);
+    FT_FAILS_NAMING(MPI_ERR_NO_SUCH_FILE, "no valid checkpoint", ferry_ckpt_restart(ck, (void *[]){v.buf}, NULL));
+    char path[4200];
+    FT_OK(ferry_ckpt_path(ck, 1, path, sizeof path));
+    FT_FAILS_NAMING(MPI_ERR_TYPE, "is double in the checkpoint", ferry_ckpt_read_file(ck, path, (void *[]){v.buf}, NULL));
+    free(v.buf);
+    ferry_ckpt_free(&ck);
+}
+
 int main(int argc, char **argv)
 {
     ft_init(&argc, &argv);
+    errors();
     keep_flip_truncate();
     leftover_and_corrupt_header();
     memory();
