@@ -17,8 +17,8 @@
 #include "ckpt/ckpt_int.h"
 #include "core/core.h"
 
-/* Rank 0's system call outcome on every rank (0 or MPI_ERR_IO with message). */
-static int root_outcome(ferry_ckpt_t ck, int cls, const char *what)
+/* Collective: one rank's failure (a system call on rank 0, a local allocation) fails the call everywhere. */
+static int agree_all(ferry_ckpt_t ck, int cls, const char *what)
 {
     return ferry__error_agree(ck->comm, cls, what);
 }
@@ -50,7 +50,7 @@ static int write_body(ferry_ckpt_t ck, ckpt_file_t *f, ckpt_layout_t *layout, vo
         int data = ckpt_write_data(ck, f, layout, bufs);
         cls = cls ? cls : data;
     }
-    return root_outcome(ck, cls, "ferry_ckpt_write");
+    return agree_all(ck, cls, "ferry_ckpt_write");
 }
 
 /* Steer and stack: every block's checksum (swapping it to big-endian on the way
@@ -89,7 +89,7 @@ static int write_open_file(ferry_ckpt_t ck, const char *tmp, ckpt_txn_t *t, void
     ckpt_layout_t *layout = &t->layout;
     int cls = 0, swapped = 0;
     ckpt_file_t f = {0};
-    cls = root_outcome(ck, ckpt_file_open(ckpt_io_get(ck->io_kind), ck->comm, tmp, MPI_MODE_CREATE | MPI_MODE_WRONLY, ck->info, &f), "ferry_ckpt_write");
+    cls = agree_all(ck, ckpt_file_open(ckpt_io_get(ck->io_kind), ck->comm, tmp, MPI_MODE_CREATE | MPI_MODE_WRONLY, ck->info, &f), "ferry_ckpt_write");
     if (!cls && ck->strategy != FERRY_CKPT_GATHER) {
         cls = block_sums(ck, &f, bufs, sums, total);
         swapped = f.swaps && !cls;
@@ -101,7 +101,7 @@ static int write_open_file(ferry_ckpt_t ck, const char *tmp, ckpt_txn_t *t, void
     if (!cls) cls = write_body(ck, &f, layout, bufs, ck->strategy == FERRY_CKPT_GATHER ? sums : total, t->step, t->time);
     if (!cls) cls = ckpt_io_collective(ck->comm, &f, f.io->sync(&f), "sync");
     int closed = ckpt_file_close(&f);
-    cls = root_outcome(ck, cls ? cls : closed, "ferry_ckpt_write");
+    cls = agree_all(ck, cls ? cls : closed, "ferry_ckpt_write");
     if (swapped) swap_back(ck, bufs);
     return cls;
 }
@@ -122,7 +122,7 @@ static int commit(ferry_ckpt_t ck, const char *tmp, const char *path, int prune)
     if (ck->rank == 0 && !cls && sync_directory(path) != 0)
         cls = ferry__error_set(MPI_ERR_IO, "ferry_ckpt: cannot sync the directory of %s: %s", path, strerror(errno));
     if (ck->rank == 0 && !cls && prune) ckpt_prune(ck);
-    return root_outcome(ck, cls, "ferry_ckpt_write");
+    return agree_all(ck, cls, "ferry_ckpt_write");
 }
 
 int ckpt_write_path(ferry_ckpt_t ck, const char *path, long long step, double time, void *const *bufs, int prune)
@@ -135,7 +135,7 @@ int ckpt_write_path(ferry_ckpt_t ck, const char *path, long long step, double ti
     if (tmp) snprintf(tmp, n, "%s.tmp", path);
     if (!cls && ck->rank == 0) cls = unlink_quietly(tmp); /* a crashed write's leftovers */
     int built = cls ? cls : ckpt_layout_build(ck, NULL, step, time, &t.layout);
-    cls = root_outcome(ck, built, "ferry_ckpt_write"); /* one agreement for all the preparations */
+    cls = agree_all(ck, built, "ferry_ckpt_write"); /* one agreement for all the preparations */
     if (!cls) cls = write_open_file(ck, tmp, &t, bufs);
     if (!built) ckpt_layout_free(ck, &t.layout);
     if (!cls) cls = commit(ck, tmp, path, prune);
