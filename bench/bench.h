@@ -14,6 +14,7 @@
 typedef int (*bench_workload_fn)(int argc, char **argv);
 
 int ferry_bench_btio(int argc, char **argv);
+int ferry_bench_ckpt(int argc, char **argv);
 int ferry_bench_contig(int argc, char **argv);
 int ferry_bench_hints(int argc, char **argv);
 int ferry_bench_noncontig(int argc, char **argv);

@@ -16,7 +16,7 @@ mpi=${FERRY_MPI:-openmpi}
 ranks=${FERRY_BENCH_RANKS:-4}
 workload=contig
 case "${1:-}" in
-  contig|noncontig|discontig|btio|types|overlap) workload=$1; shift ;;
+  contig|noncontig|discontig|btio|types|overlap|ckpt) workload=$1; shift ;;
 esac
 reps=()
 [ "$workload" = contig ] && reps=(--reps 5)
