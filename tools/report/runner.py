@@ -82,6 +82,9 @@ def run_one(r, host, bench, out, options):
         status, text = 124, "timed out after %s s\n%s" % (e.timeout, e.stdout or "")
     with open(raw_path, "w") as f:
         f.write("$ " + " ".join(shlex.quote(a) for a in argv) + "\n" + text)
+    if status == 0 and not os.path.exists(json_path):
+        status = 3  # a workload that parses argv by hand ignores --json: see docs/report.md
+        text += "\nno JSON written: the workload has not adopted bench_parse/bench_finish yet\n"
     if status != 0:
         with open(failed_path, "w") as f:
             f.write("exit status %d; output in %s\n" % (status, os.path.relpath(raw_path, out)))
