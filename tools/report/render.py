@@ -82,12 +82,14 @@ def overview_ratios(data, runs):
 
 
 def plot_overview(data, runs, out):
-    lines = overview_ratios(data, runs)
+    """The ratio bars of the workloads (scaling and volume runs have their own plots); returns every line."""
+    every = overview_ratios(data, runs)
+    lines = overview_ratios(data, [r for r in runs if r["section"] not in ("scaling", "volume")])
     if not lines:
-        return None, lines
+        return None, every
     plt = _plt()
     hosts = hosts_in(data)
-    fig, ax = plt.subplots(figsize=(8, 0.28 * len(lines) * len(hosts) + 1.5))
+    fig, ax = plt.subplots(figsize=(8, 0.2 * len(lines) * len(hosts) + 1.5))
     height = 0.8 / len(hosts)
     for k, h in enumerate(hosts):
         ys = [i + k * height for i in range(len(lines))]
@@ -99,23 +101,25 @@ def plot_overview(data, runs, out):
     ax.axvline(1, color="black", linewidth=0.8)
     ax.set_xlabel("ferry / host (speed ratio, geometric mean over the run's cases; > 1: ferry faster)")
     ax.legend(fontsize=7)
-    return _save(fig, out, "overview_ratios.png"), lines
+    return _save(fig, out, "overview_ratios.png"), every
 
 
 def plot_series(data, series, out, name, xlabel):
     """series: [(title, [(x, {host: doc}), ...], keep(row, x), [contenders])] -> one subplot each."""
     plt = _plt()
     fig, axes = plt.subplots(1, len(series), figsize=(4.2 * len(series), 3.4), squeeze=False)
+    styles = {"ferry": "-o", "host": "--s", "posix": ":^"}  # colour: the host run; line: the contender
     for ax, (title, points, keep, contenders) in zip(axes[0], series):
-        for h in hosts_in(data):
-            for c, style in zip(contenders, ("-o", "--s", ":^", "-.v")):
+        for k, h in enumerate(hosts_in(data)):
+            for c in contenders:
                 xy = []
                 for x, docs in points:
                     rows = [row for row in call_rows(docs.get(h, {})) if keep(row, x)]
                     if rows and c in rows[0]["contenders"]:
                         xy.append((x, rows[0]["contenders"][c]))
-                if xy and (c != "posix" or h == hosts_in(data)[0]):
-                    ax.plot([p[0] for p in xy], [p[1] for p in xy], style,
+                if xy and (c != "posix" or k == 0):
+                    ax.plot([p[0] for p in xy], [p[1] for p in xy], styles.get(c, "-.v"),
+                            color="black" if c == "posix" else "C%d" % k,
                             label="%s (%s)" % (c, HOSTS[h]["label"]) if c != "posix" else c)
         ax.set_title(title, fontsize=9)
         ax.set_xscale("log", base=2)

@@ -92,7 +92,7 @@ def run_one(r, host, bench, out, options):
 
 
 def run_set(runs, hosts, benches, out, options):
-    """Every run on every host it names among `hosts`; returns the failures [(host, id, status)]."""
+    """Every run on every host it names among `hosts`; returns the failures [(host, id, status)] and the runs made."""
     failures, todo = [], [(r, h) for r in runs for h in hosts if h in r["hosts"]]
     offered = {mpi: workloads_of(path) for mpi, path in benches.items()}
     todo = [(r, h) for r, h in todo if r["workload"] in offered[HOSTS[h]["mpi"]]]
@@ -111,4 +111,4 @@ def run_set(runs, hosts, benches, out, options):
             print("ferry-report:   %.1f s" % seconds, flush=True)
     print("ferry-report: %d runs in %.0f s, %d failed" % (len(todo), time.time() - started, len(failures)),
           flush=True)
-    return failures
+    return failures, len(todo)

@@ -83,7 +83,7 @@ def _set(sizes, reps, rank_counts, volumes, btio_class, btio_scale_class):
     return runs + _volume(volumes, reps) + _scaling(sizes, rank_counts, btio_scale_class, reps)
 
 
-QUICK_SIZES = {"contig": "64m", "nc": "512k", "nc_scale": "512k", "budget": "0.5", "discontig": "16m",
+QUICK_SIZES = {"contig": "64m", "nc": "256k", "nc_scale": "256k", "budget": "0.5", "discontig": "16m",
                "mar": "32m", "partition": "1m", "ylib": "4m", "types": "64k", "overlap": "16m", "disk": "/var/tmp"}
 FULL_SIZES = {"contig": "1g", "nc": "4m", "nc_scale": "4m", "budget": "2", "discontig": "64m", "mar": "256m",
               "partition": "16m", "ylib": "64m", "types": "256k", "overlap": "64m", "disk": "/var/tmp"}
