@@ -85,7 +85,6 @@ void bench_row_value(bench_row_t *row, const char *contender, double value);
 /* A number that qualifies the row (counters, the block size of the case...). */
 void bench_row_extra(bench_row_t *row, const char *key, double value);
 
-
 /* The workloads and their option tables. */
 int ferry_bench_btio(int argc, char **argv);
 int ferry_bench_contig(int argc, char **argv);

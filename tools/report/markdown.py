@@ -165,6 +165,16 @@ def write_report(out, runs, data, meta):
     return os.path.join(out, "README.md")
 
 
+def _settings(path):
+    """What the hints file sets, in one sentence."""
+    lines = [l.strip() for l in open(path)] if path and os.path.exists(path) else []
+    settings = [l for l in lines if l and not l.startswith("#")]
+    if not settings:
+        return ("The file sets nothing (every default kept): both columns ran the same configuration, so their "
+                "ratios measure the run-to-run noise of this machine.")
+    return "The file sets: %s." % ", ".join("`%s`" % l for l in settings)
+
+
 def before_after(before, after, out_path):
     """ferry's figures without and with a hints file, per run, host and row: the ferry-tune check."""
     data_b, _ = render.load(before)
@@ -183,9 +193,10 @@ def before_after(before, after, out_path):
                 worst = speed if speed is not None and (worst is None or speed < worst) else worst
                 lines.append([HOSTS[h]["label"], rid, row["table"], row["case"], row["op"], render.fmt(b),
                               render.fmt(a), render.fmt(speed)])
+    _, meta = render.load(after)
     text = ("# ferry with the tuned hints file against the defaults\n\n"
             "ferry's figure per run and case, without (before) and with (after) FERRY_HINTS; speed ratio > 1: "
-            "faster with the file. Slowest ratio: %s.\n\n" % render.fmt(worst))
+            "faster with the file. Slowest ratio: %s. %s\n\n" % (render.fmt(worst), _settings(meta.get("hints"))))
     with open(out_path, "w") as f:
         f.write(text + table(["host", "run", "table", "case", "op", "before", "after", "after/before"], lines))
     return worst

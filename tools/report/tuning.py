@@ -74,22 +74,22 @@ def geomean(values):
 
 
 def choose(doc, ranks):
-    """[(name, chosen value or None, gain, ratios of the choice, every value's summary)] per parameter."""
+    """Per parameter a decision: {name, value (None: the default), gain, ratios, tried, note}."""
     decisions = []
     for name, _, ops, default, values in PARAMETERS:
-        tried, best = [], (None, 1.0, {})
+        d = {"name": name, "value": None, "gain": 1.0, "ratios": {}, "tried": [], "note": ""}
         for v in values:
             ratios = _ratios(doc, hint_text(name, v, ranks), ops)
             gain = geomean(list(ratios.values()))
-            tried.append((v.replace("RANKS", str(ranks)), gain, ratios))
-            if ratios and gain >= GAIN and min(ratios.values()) >= TOLERANCE and gain > best[1]:
-                best = (v.replace("RANKS", str(ranks)), gain, ratios)
-        decisions.append((name, best[0], best[1], best[2], tried))
+            d["tried"].append((v.replace("RANKS", str(ranks)), gain, ratios))
+            if ratios and gain >= GAIN and min(ratios.values()) >= TOLERANCE and gain > d["gain"]:
+                d.update(value=v.replace("RANKS", str(ranks)), gain=gain, ratios=ratios)
+        decisions.append(d)
     return decisions
 
 
 def combined_hints(decisions, ranks):
-    return " ".join(hint_text(name, value, ranks) for name, value, _, _, _ in decisions if value)
+    return " ".join(hint_text(d["name"], d["value"], ranks) for d in decisions if d["value"])
 
 
 def slowest(doc, label):
@@ -98,15 +98,17 @@ def slowest(doc, label):
     return (min(ratios.values()), min(ratios, key=ratios.get)) if ratios else (1.0, None)
 
 
-def drop_weakest(decisions):
-    """The decisions without the chosen value that gained least."""
-    chosen = [d for d in decisions if d[1]]
-    weakest = min(chosen, key=lambda d: d[2])
-    return [(n, None if n == weakest[0] else v, g, r, t) for n, v, g, r, t in decisions]
+def drop_weakest(decisions, worst, where):
+    """Drops the kept value that gained least, noting why (the set together was slower at `where`)."""
+    weakest = min((d for d in decisions if d["value"]), key=lambda d: d["gain"])
+    weakest["note"] = "%s measured %.2fx alone, dropped: all kept values together gave %s %s %.2fx" % (
+        weakest["value"], weakest["gain"], where[0], where[1], worst)
+    weakest["value"] = None
+    return decisions
 
 
 def _summary(tried):
-    return ", ".join("%s %.2fx" % (v, g) for v, g, _ in tried)
+    return ", ".join("%s %.2fx (slowest %.2fx)" % (v, g, min(r.values()) if r else 1.0) for v, g, r in tried)
 
 
 def hints_file(decisions, context):
@@ -118,15 +120,16 @@ def hints_file(decisions, context):
              "# ratios: ferry's speed with the value over its speed with the default (geometric mean over the",
              "# classes and directions the hint changes); a value is kept at >= %.2fx and no class below %.2fx" %
              (GAIN, TOLERANCE), "# load average during the measurement: %s" % context["load"], ""]
-    for name, value, gain, ratios, tried in decisions:
-        lines.append("# %s: %s" % (name, EXPLAIN[name]))
-        if value:
-            per_class = ", ".join("%s %s %.2fx" % (c, op, r) for (c, op), r in sorted(ratios.items()))
+    for d in decisions:
+        lines.append("# %s: %s" % (d["name"], EXPLAIN[d["name"]]))
+        if d["value"]:
+            per_class = ", ".join("%s %s %.2fx" % (c, op, r) for (c, op), r in sorted(d["ratios"].items()))
             lines.append("# measured %.2fx over the default (%s): %s; tried %s" %
-                         (gain, _default_of(name), per_class, _summary(tried)))
-            lines += [token.replace("=", " ", 1) for token in hint_text(name, value, context["ranks"]).split()]
+                         (d["gain"], _default_of(d["name"]), per_class, _summary(d["tried"])))
+            lines += [token.replace("=", " ", 1) for token in hint_text(d["name"], d["value"], context["ranks"]).split()]
         else:
-            lines.append("# default %s kept: tried %s" % (_default_of(name), _summary(tried)))
+            lines.append("# default %s kept: tried %s%s" % (_default_of(d["name"]), _summary(d["tried"]),
+                                                           "; " + d["note"] if d["note"] else ""))
         lines.append("")
     if context.get("verified"):
         lines.append("# all lines together against the defaults: slowest class %s at %.2fx" % context["verified"])
