@@ -35,7 +35,8 @@ typedef struct types_config {
 static const types_config_t types_defaults = {.common = {.reps = 7}, .bytes = 256 << 10};
 
 static const cli_option_t types_options[] = {
-    {"bytes", 0, CLI_SIZE, offsetof(types_config_t, bytes), 1024, 1 << 30, NULL, "packed bytes per workload, about"},
+    {"bytes", 0, CLI_SIZE, offsetof(types_config_t, bytes), 16 << 10, 1 << 30, NULL,
+     "packed bytes per workload, about (at least one 16 KiB block)"},
     {NULL, 0, 0, 0, 0, 0, NULL, NULL},
 };
 
@@ -339,7 +340,9 @@ static void nav_op(void *p)
 {
     nav_t *n = p;
     MPI_Count off;
-    n->next = (n->next * 6364136223846793005LL + 1442695040888963407LL) & 0x7fffffffffffLL;
+    /* unsigned: the generator wraps around, which signed arithmetic may not */
+    n->next = (MPI_Count)(((unsigned long long)n->next * 6364136223846793005ULL + 1442695040888963407ULL) &
+                          0x7fffffffffffULL);
     ferry__datatype_offset(n->type, n->next % n->total, &off);
     n->sink += off;
 }

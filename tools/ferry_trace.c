@@ -229,7 +229,7 @@ int main(int argc, char **argv)
         if (stat(cfg.inputs.values[i], &st) == 0 && S_ISDIR(st.st_mode)) read_dir(cfg.inputs.values[i]);
         else read_file(cfg.inputs.values[i]);
     }
-    qsort(records, record_count, sizeof *records, by_time);
+    if (record_count > 0) qsort(records, record_count, sizeof *records, by_time); /* records is NULL when none */
     printf("ferry-trace: %zu records\n", record_count);
     print_summaries();
     print_errors();

@@ -88,7 +88,7 @@ QUICK_SIZES = {"contig": "64m", "nc": "256k", "nc_scale": "256k", "budget": "0.5
 FULL_SIZES = {"contig": "1g", "nc": "4m", "nc_scale": "4m", "budget": "2", "discontig": "64m", "mar": "256m",
               "partition": "16m", "ylib": "64m", "types": "256k", "overlap": "64m", "disk": "/var/tmp"}
 SMOKE_SIZES = {"contig": "1m", "nc": "16k", "nc_scale": "16k", "budget": "0.2", "discontig": "256k",
-               "mar": "1m", "partition": "64k", "ylib": "256k", "types": "4k", "overlap": "1m", "disk": "/var/tmp"}
+               "mar": "1m", "partition": "64k", "ylib": "256k", "types": "16k", "overlap": "1m", "disk": "/var/tmp"}
 
 
 def runs_of(name):
