@@ -7,6 +7,13 @@ from sets import HOSTS, SECTIONS
 
 SIZE_UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 
+# Sections whose rows carry counters worth a table: (what they are, key fragments).
+EXTRAS = {
+    "ylib": ("From ferry's statistics (`ferry_stats_coll_targets` / `ferry_stats_coll_aggregator_calls`): the "
+             "aggregators of the call and the distinct storage targets each touched, mean and largest.",
+             ("aggregators", "targets")),
+}
+
 
 def size_of(text):
     return int(text[:-1]) * SIZE_UNITS[text[-1]] if text[-1] in SIZE_UNITS else int(text)
@@ -38,6 +45,20 @@ def run_table(data, rid):
         if lines[i][0] == lines[i - 1][0]:
             lines[i][0] = ""
     return table(header, lines)
+
+
+def extras_table(data, rid, wanted):
+    """The row extras whose key contains one of `wanted` (e.g. ylib's targets per aggregator), per host."""
+    hosts = [h for h in render.hosts_in(data) if data[h].get(rid, {}).get("results")]
+    keys = []
+    for h in hosts:
+        for row in render.call_rows(data[h][rid]):
+            keys += [(row["table"], k) for k in row["extra"] if any(w in k for w in wanted) and (row["table"], k)
+                     not in keys]
+    lines = [[key] + [render.fmt(next((r["extra"][key] for r in render.call_rows(data[h][rid])
+                                       if r["table"] == table and key in r["extra"]), None)) for h in hosts]
+             for table, key in keys]
+    return table(["counter"] + [HOSTS[h]["label"] for h in hosts], lines) if lines else ""
 
 
 def _cell(doc, key):
@@ -160,6 +181,8 @@ def write_report(out, runs, data, meta):
         for r in section_runs:
             parts.append("### %s (%d ranks)\n\n%s\n%s" % (r["id"], r["ranks"], commands(data, r["id"]),
                                                            run_table(data, r["id"])))
+            if sid in EXTRAS:
+                parts.append(EXTRAS[sid][0] + "\n\n" + extras_table(data, r["id"], EXTRAS[sid][1]))
     with open(os.path.join(out, "README.md"), "w") as f:
         f.write("\n".join(parts))
     return os.path.join(out, "README.md")
