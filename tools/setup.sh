@@ -11,6 +11,7 @@ root_dir=$(cd "$(dirname "$0")/.." && pwd)
 packages=(build-essential cmake ninja-build pkg-config python3 openmpi-bin libopenmpi-dev mpich libmpich-dev
           libhdf5-openmpi-dev libhdf5-mpich-dev libpnetcdf-dev python3-mpi4py)
 packages+=(netcdf-bin pnetcdf-bin python3-netcdf4 python3-xarray python3-matplotlib python3-numpy)  # issue 17: checkpoint oracles (ncdump, ncvalidator, netCDF4/xarray) and plots
+packages+=(python3-matplotlib)  # issue 18: tools/ferry-report draws the report's plots with it
 
 install_missing_packages() {
   local missing=()
@@ -25,6 +26,7 @@ install_missing_packages() {
     exit 1
   fi
   echo "ferry: installing ${missing[*]}"
+  # Several sessions may install at once: wait for dpkg's lock instead of failing.
   apt-get -o DPkg::Lock::Timeout=900 update -qq
   DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -qq "${missing[@]}" >/dev/null
 }
