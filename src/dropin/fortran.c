@@ -1,7 +1,8 @@
 /*
- * Fortran file error handlers.
+ * Fortran entry points the hosts' bindings do not serve well on their own:
+ * file error handlers and user data representations.
  *
- * MPI_File_create_errhandler's Fortran bindings give the host a Fortran
+ * Error handlers: MPI_File_create_errhandler's Fortran bindings give the host a Fortran
  * subroutine, to be called with the file's Fortran handle and the error
  * code, both INTEGERs by reference. Open MPI's bindings (mpif.h, use mpi,
  * use mpi_f08) create it with an internal call (ompi_errhandler_create),
@@ -15,8 +16,10 @@
  * subroutine the handler stands for and calls it with MPI_File_c2f of the
  * file.
  */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "dropin/dropin.h"
 
@@ -95,3 +98,93 @@ void mpi_file_create_errhandler_(fortran_file_errhandler *subroutine, MPI_Fint *
 FERRY_DROPIN_ALIAS(pmpi_file_create_errhandler_, mpi_file_create_errhandler_)
 FERRY_DROPIN_ALIAS(mpi_file_create_errhandler_f08_, mpi_file_create_errhandler_)
 FERRY_DROPIN_ALIAS(pmpi_file_create_errhandler_f08_, mpi_file_create_errhandler_)
+
+/*
+ * Fortran user data representations. MPI_REGISTER_DATAREP's conversion and
+ * extent functions are Fortran subroutines taking every argument by
+ * reference and returning their error in IERROR (mpi_f08's pass the two
+ * buffers as TYPE(C_PTR), VALUE: the same pointers). Open MPI's bindings
+ * wrap them in C functions; MPICH's hand them to the C registration as if
+ * they were C functions, so set_view fails (the extent function reads a
+ * datatype handle as an address) and nothing converts. The drop-in
+ * registers C adapters instead, on both hosts.
+ */
+typedef void fortran_conversion(void *userbuf, MPI_Fint *datatype, MPI_Fint *count, void *filebuf,
+                                MPI_Offset *position, MPI_Aint *extra_state, MPI_Fint *ierror);
+typedef void fortran_extent(MPI_Fint *datatype, MPI_Aint *extent, MPI_Aint *extra_state, MPI_Fint *ierror);
+
+typedef struct fortran_datarep {
+    fortran_conversion *read, *write; /* NULL for MPI_CONVERSION_FN_NULL */
+    fortran_extent *extent;
+    MPI_Aint extra_state;
+} fortran_datarep_t; /* one per registration, kept for the life of the process as ferry keeps the representation */
+
+static int read_with_fortran(void *userbuf, MPI_Datatype type, int count, void *filebuf, MPI_Offset position,
+                             void *extra)
+{
+    fortran_datarep_t *rep = extra;
+    MPI_Fint fortran_type = MPI_Type_c2f(type), fortran_count = count, ierror = MPI_SUCCESS;
+    rep->read(userbuf, &fortran_type, &fortran_count, filebuf, &position, &rep->extra_state, &ierror);
+    return ierror;
+}
+
+static int write_with_fortran(void *userbuf, MPI_Datatype type, int count, void *filebuf, MPI_Offset position,
+                              void *extra)
+{
+    fortran_datarep_t *rep = extra;
+    MPI_Fint fortran_type = MPI_Type_c2f(type), fortran_count = count, ierror = MPI_SUCCESS;
+    rep->write(userbuf, &fortran_type, &fortran_count, filebuf, &position, &rep->extra_state, &ierror);
+    return ierror;
+}
+
+static int extent_with_fortran(MPI_Datatype type, MPI_Aint *extent, void *extra)
+{
+    fortran_datarep_t *rep = extra;
+    MPI_Fint fortran_type = MPI_Type_c2f(type), ierror = MPI_SUCCESS;
+    rep->extent(&fortran_type, extent, &rep->extra_state, &ierror);
+    return ierror;
+}
+
+/* MPI_CONVERSION_FN_NULL of mpif.h and use mpi (an external procedure) or
+ * of mpi_f08 (a module procedure): the same names in both hosts. */
+static int is_conversion_fn_null(fortran_conversion *fn)
+{
+    static const char *const names[] = {"mpi_conversion_fn_null_", "__mpi_f08_callbacks_MOD_mpi_conversion_fn_null"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        void *symbol = dlsym(RTLD_DEFAULT, names[i]);
+        fortran_conversion *null_fn;
+        memcpy(&null_fn, &symbol, sizeof null_fn); /* ISO C has no cast from object to function pointers */
+        if (symbol && null_fn == fn) return 1;
+    }
+    return 0;
+}
+
+/* MPI_REGISTER_DATAREP(DATAREP, READ_CONVERSION_FN, WRITE_CONVERSION_FN,
+ * DTYPE_FILE_EXTENT_FN, EXTRA_STATE, IERROR); gfortran passes DATAREP's
+ * length last. Trailing blanks of DATAREP are not part of the name. */
+void mpi_register_datarep_(const char *datarep, fortran_conversion *read_fn, fortran_conversion *write_fn,
+                           fortran_extent *extent_fn, MPI_Aint *extra_state, MPI_Fint *ierror, size_t datarep_length);
+
+void mpi_register_datarep_(const char *datarep, fortran_conversion *read_fn, fortran_conversion *write_fn,
+                           fortran_extent *extent_fn, MPI_Aint *extra_state, MPI_Fint *ierror, size_t datarep_length)
+{
+    char name[MPI_MAX_DATAREP_STRING + 2]; /* one more than ferry accepts, so a longer name is refused */
+    while (datarep_length > 0 && datarep[datarep_length - 1] == ' ') datarep_length--;
+    if (datarep_length >= sizeof name) datarep_length = sizeof name - 1;
+    memcpy(name, datarep, datarep_length);
+    name[datarep_length] = '\0';
+    fortran_datarep_t *rep = malloc(sizeof *rep);
+    int rc = MPI_ERR_NO_MEM;
+    if (rep) {
+        *rep = (fortran_datarep_t){is_conversion_fn_null(read_fn) ? NULL : read_fn,
+                                   is_conversion_fn_null(write_fn) ? NULL : write_fn, extent_fn, *extra_state};
+        rc = ferry_Register_datarep(name, rep->read ? read_with_fortran : MPI_CONVERSION_FN_NULL,
+                                    rep->write ? write_with_fortran : MPI_CONVERSION_FN_NULL, extent_with_fortran,
+                                    rep);
+        if (rc != MPI_SUCCESS) free(rep);
+    }
+    if (ierror) *ierror = (MPI_Fint)rc;
+}
+FERRY_DROPIN_ALIAS(pmpi_register_datarep_, mpi_register_datarep_)
+FERRY_DROPIN_ALIAS(mpi_register_datarep_f08_, mpi_register_datarep_)
+FERRY_DROPIN_ALIAS(pmpi_register_datarep_f08_, mpi_register_datarep_)

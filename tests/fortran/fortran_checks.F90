@@ -3,6 +3,7 @@
 #include "fortran_binding.h"
 module fortran_checks
 #if defined(FERRY_USE_MPI_F08)
+  use, intrinsic :: iso_c_binding, only : c_ptr, c_f_pointer
   use mpi_f08
 #elif defined(FERRY_USE_MPI)
   use mpi
@@ -13,6 +14,9 @@ module fortran_checks
 #endif
   ! What file_handler saw at its last call.
   integer :: handler_calls = 0, handler_file = -1, handler_code = 0
+  ! Calls of the wide representation's conversion functions; their extra_state.
+  integer :: wide_reads = 0, wide_writes = 0
+  integer(kind=MPI_ADDRESS_KIND) :: wide_state = -1
 
 contains
 
@@ -84,5 +88,47 @@ contains
     handler_file = HANDLE_VALUE(fh)
     handler_code = code
   end subroutine file_handler
+
+  ! A user data representation: each INTEGER in 8 bytes, times 1000 (so an
+  ! unconverted transfer shows). mpi_f08 passes the buffers as TYPE(C_PTR).
+  subroutine wide_write(userbuf, datatype, count, filebuf, position, extra_state, ierror)
+    CONVERSION_ARGUMENTS
+    integer :: k
+    CONVERSION_ARRAYS
+    do k = 1, count
+      FILE_AT(k) = 1000_8 * USER_AT(position + k)
+    end do
+    wide_writes = wide_writes + 1
+    wide_state = extra_state
+    ierror = MPI_SUCCESS
+  end subroutine wide_write
+
+  subroutine wide_read(userbuf, datatype, count, filebuf, position, extra_state, ierror)
+    CONVERSION_ARGUMENTS
+    integer :: k
+    CONVERSION_ARRAYS
+    do k = 1, count
+      USER_AT(position + k) = int(FILE_AT(k) / 1000_8)
+    end do
+    wide_reads = wide_reads + 1
+    ierror = MPI_SUCCESS
+  end subroutine wide_read
+
+  subroutine wide_extent(datatype, extent, extra_state, ierror)
+    DATATYPE_T :: datatype
+    integer(kind=MPI_ADDRESS_KIND) :: extent, extra_state
+    integer :: ierror
+    extent = 8
+    ierror = MPI_SUCCESS
+    if (datatype /= MPI_INTEGER) ierror = MPI_ERR_TYPE
+  end subroutine wide_extent
+
+  subroutine native_extent(datatype, extent, extra_state, ierror)
+    DATATYPE_T :: datatype
+    integer(kind=MPI_ADDRESS_KIND) :: extent, extra_state
+    integer :: ierror, size
+    call MPI_Type_size(datatype, size, ierror)
+    extent = size
+  end subroutine native_extent
 
 end module fortran_checks

@@ -22,6 +22,7 @@ program fortran_io
   call shared_pointers()
   call beyond_2gib()
   call error_handlers()
+  call user_datarep()
   if (rank == 0) write (*, '(3a)') 'fortran_io (', BINDING_NAME, '): every value checked, every file served by ferry'
   call MPI_Finalize(ierr)
 
@@ -266,5 +267,58 @@ contains
     call MPI_Barrier(MPI_COMM_WORLD, ierr)
     if (rank == 0) call MPI_File_delete(name, MPI_INFO_NULL, ierr)
   end subroutine error_handlers
+
+  ! A representation registered from Fortran (fortran_checks' wide_*)
+  ! converts: rank r writes 4 INTEGERs at etype offset 4r through a view in
+  ! it; the file holds them as 8-byte values times 1000 and they read back.
+  ! One registered with MPI_CONVERSION_FN_NULL moves native bytes.
+  subroutine user_datarep()
+    integer :: values(4), back(4), i
+    integer(kind=8) :: raw(4)
+    integer(kind=MPI_ADDRESS_KIND) :: state, extent
+    FILE_T :: fh
+    STATUS_T :: STATUS(status)
+    character(len=512) :: name
+#if defined(FERRY_USE_MPI) && defined(FERRY_HOST_MPICH)
+    external :: MPI_CONVERSION_FN_NULL ! MPICH 4.0.2's mpi module leaves it undeclared
+#endif
+    state = 42
+    values = [(rank * 100 + i * (-1) ** i, i = 1, 4)]
+    call MPI_Register_datarep('ferry-fortran-wide', wide_read, wide_write, wide_extent, state, ierr)
+    call must(ierr, 'register_datarep')
+    call MPI_Register_datarep('ferry-fortran-null', MPI_CONVERSION_FN_NULL, MPI_CONVERSION_FN_NULL, &
+                              native_extent, state, ierr)
+    call must(ierr, 'register_datarep with MPI_CONVERSION_FN_NULL')
+    call open_fresh('datarep', name, fh)
+    call MPI_File_set_view(fh, 0_MPI_OFFSET_KIND, MPI_INTEGER, MPI_INTEGER, 'ferry-fortran-wide', MPI_INFO_NULL, ierr)
+    call must(ierr, 'set_view in a Fortran representation')
+    call MPI_File_get_type_extent(fh, MPI_INTEGER, extent, ierr)
+    call check(extent == 8, 'get_type_extent in the representation')
+    call MPI_File_write_at_all(fh, int(4 * rank, MPI_OFFSET_KIND), values, 4, MPI_INTEGER, status, ierr)
+    call must(ierr, 'write_at_all through the representation')
+    call check(wide_writes > 0 .and. wide_state == 42, 'the write conversion ran with its extra_state')
+    call MPI_File_sync(fh, ierr)
+    call MPI_Barrier(MPI_COMM_WORLD, ierr)
+    call MPI_File_sync(fh, ierr)
+    back = -1
+    call MPI_File_read_at_all(fh, int(4 * rank, MPI_OFFSET_KIND), back, 4, MPI_INTEGER, status, ierr)
+    call check(wide_reads > 0 .and. all(back == values), 'read back through the representation')
+    call MPI_File_set_view(fh, 0_MPI_OFFSET_KIND, MPI_INTEGER8, MPI_INTEGER8, 'native', MPI_INFO_NULL, ierr)
+    call MPI_File_read_at(fh, int(4 * rank, MPI_OFFSET_KIND), raw, 4, MPI_INTEGER8, status, ierr)
+    call check(all(raw == 1000_8 * values), 'the file holds the converted values')
+    call MPI_File_set_view(fh, 0_MPI_OFFSET_KIND, MPI_INTEGER, MPI_INTEGER, 'ferry-fortran-null', MPI_INFO_NULL, ierr)
+    call must(ierr, 'set_view in a representation without conversion')
+    call MPI_File_write_at_all(fh, int(4 * rank, MPI_OFFSET_KIND), values, 4, MPI_INTEGER, status, ierr)
+    call MPI_File_sync(fh, ierr)
+    call MPI_Barrier(MPI_COMM_WORLD, ierr)
+    call MPI_File_sync(fh, ierr)
+    call MPI_File_set_view(fh, 0_MPI_OFFSET_KIND, MPI_INTEGER, MPI_INTEGER, 'native', MPI_INFO_NULL, ierr)
+    back = -1
+    call MPI_File_read_at(fh, int(4 * rank, MPI_OFFSET_KIND), back, 4, MPI_INTEGER, status, ierr)
+    call check(all(back == values), 'MPI_CONVERSION_FN_NULL moved native bytes')
+    call MPI_File_close(fh, ierr)
+    call MPI_Barrier(MPI_COMM_WORLD, ierr)
+    if (rank == 0) call MPI_File_delete(name, MPI_INFO_NULL, ierr)
+  end subroutine user_datarep
 
 end program fortran_io
