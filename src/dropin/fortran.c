@@ -32,7 +32,8 @@ typedef struct fortran_handler {
 
 /* Entries stay until the process ends: a file keeps its handler after the
  * program frees the handle. Only a handle value the host hands out again
- * for a newer Fortran handler replaces its entry. */
+ * for a newer Fortran handler replaces its entry. The lock also guards the
+ * list of Fortran data representations below. */
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static fortran_handler_t *table;
 static size_t table_count, table_capacity;
@@ -117,7 +118,13 @@ typedef struct fortran_datarep {
     fortran_conversion *read, *write; /* NULL for MPI_CONVERSION_FN_NULL */
     fortran_extent *extent;
     MPI_Aint extra_state;
-} fortran_datarep_t; /* one per registration, kept for the life of the process as ferry keeps the representation */
+    struct fortran_datarep *next;
+} fortran_datarep_t;
+
+/* One per registration, kept for the life of the process (ferry keeps the
+ * representation until MPI_Finalize, and a representation cannot be
+ * unregistered). */
+static fortran_datarep_t *registered;
 
 static int read_with_fortran(void *userbuf, MPI_Datatype type, int count, void *filebuf, MPI_Offset position,
                              void *extra)
@@ -159,9 +166,35 @@ static int is_conversion_fn_null(fortran_conversion *fn)
     return 0;
 }
 
+/* A Fortran CHARACTER argument as a C string in name[size]: trailing
+ * blanks are not part of it; too long a string is cut to size - 1. */
+static void c_string(const char *text, size_t length, char *name, size_t size)
+{
+    while (length > 0 && text[length - 1] == ' ') length--;
+    if (length >= size) length = size - 1;
+    memcpy(name, text, length);
+    name[length] = '\0';
+}
+
+/* Registers rep (owned by the list from then on) as `name`. */
+static int register_fortran_datarep(const char *name, fortran_datarep_t *rep)
+{
+    int rc = ferry_Register_datarep(name, rep->read ? read_with_fortran : MPI_CONVERSION_FN_NULL,
+                                    rep->write ? write_with_fortran : MPI_CONVERSION_FN_NULL, extent_with_fortran,
+                                    rep);
+    if (rc != MPI_SUCCESS) {
+        free(rep);
+        return rc;
+    }
+    pthread_mutex_lock(&table_lock);
+    rep->next = registered, registered = rep;
+    pthread_mutex_unlock(&table_lock);
+    return MPI_SUCCESS;
+}
+
 /* MPI_REGISTER_DATAREP(DATAREP, READ_CONVERSION_FN, WRITE_CONVERSION_FN,
  * DTYPE_FILE_EXTENT_FN, EXTRA_STATE, IERROR); gfortran passes DATAREP's
- * length last. Trailing blanks of DATAREP are not part of the name. */
+ * length last. */
 void mpi_register_datarep_(const char *datarep, fortran_conversion *read_fn, fortran_conversion *write_fn,
                            fortran_extent *extent_fn, MPI_Aint *extra_state, MPI_Fint *ierror, size_t datarep_length);
 
@@ -169,20 +202,12 @@ void mpi_register_datarep_(const char *datarep, fortran_conversion *read_fn, for
                            fortran_extent *extent_fn, MPI_Aint *extra_state, MPI_Fint *ierror, size_t datarep_length)
 {
     char name[MPI_MAX_DATAREP_STRING + 2]; /* one more than ferry accepts, so a longer name is refused */
-    while (datarep_length > 0 && datarep[datarep_length - 1] == ' ') datarep_length--;
-    if (datarep_length >= sizeof name) datarep_length = sizeof name - 1;
-    memcpy(name, datarep, datarep_length);
-    name[datarep_length] = '\0';
+    c_string(datarep, datarep_length, name, sizeof name);
     fortran_datarep_t *rep = malloc(sizeof *rep);
-    int rc = MPI_ERR_NO_MEM;
-    if (rep) {
+    if (rep)
         *rep = (fortran_datarep_t){is_conversion_fn_null(read_fn) ? NULL : read_fn,
-                                   is_conversion_fn_null(write_fn) ? NULL : write_fn, extent_fn, *extra_state};
-        rc = ferry_Register_datarep(name, rep->read ? read_with_fortran : MPI_CONVERSION_FN_NULL,
-                                    rep->write ? write_with_fortran : MPI_CONVERSION_FN_NULL, extent_with_fortran,
-                                    rep);
-        if (rc != MPI_SUCCESS) free(rep);
-    }
+                                   is_conversion_fn_null(write_fn) ? NULL : write_fn, extent_fn, *extra_state, NULL};
+    int rc = rep ? register_fortran_datarep(name, rep) : MPI_ERR_NO_MEM;
     if (ierror) *ierror = (MPI_Fint)rc;
 }
 FERRY_DROPIN_ALIAS(pmpi_register_datarep_, mpi_register_datarep_)
