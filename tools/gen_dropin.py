@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Generates src/dropin/dropin_generated.c from include/ferry.h.
 
-ferry_Error_string is exported as MPI_Error_string (see ferry.h for why).
+ferry_Error_string is exported as MPI_Error_string and PMPI_Error_string
+(see ferry.h for why; MPICH's mpi_f08 binding calls the PMPI_ name).
 
 Every ferry_File_* / ferry_Register_datarep[_c] prototype in ferry.h becomes
 a PMPI_File_* / PMPI_Register_datarep[_c] definition with the host's

@@ -8,7 +8,8 @@
  * interposes the host library's MPI-IO, so unmodified programs run on ferry:
  * C and Fortran callers of either name, and a profiling tool preloaded
  * before it (its MPI_File_* calling PMPI_File_*) on top. fortran.c adds the
- * Fortran entry points that need more than a C function (error handlers).
+ * Fortran entry points that need more than a C function (file error
+ * handlers, user data representations).
  * A ferry_File and the host's MPI_File are both pointers, so handles cross
  * the boundary by a cast, except the null handle: Open MPI's MPI_FILE_NULL
  * is the address of a host object, ferry's is NULL. Nothing here ever calls
