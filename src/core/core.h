@@ -63,6 +63,12 @@ struct ferry_file {
  * call from any thread once MPI is initialized. Returns 0 or an error class. */
 int ferry__core_init(void);
 
+/* The host MPI library's definition of function `name` (host.c), for the
+ * PMPI_ names the drop-in interposes; NULL when the host has none. Cast it
+ * to the function's type before calling. */
+typedef void (*ferry__host_fn_t)(void);
+ferry__host_fn_t ferry__host_function(const char *name);
+
 void *ferry__malloc(size_t size);
 void *ferry__calloc(size_t count, size_t size);
 void *ferry__realloc(void *ptr, size_t size);

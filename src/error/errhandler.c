@@ -1,7 +1,7 @@
 /*
  * File error handlers.
  *
- * Handlers are created by the host (PMPI_File_create_errhandler, so the
+ * Handlers are created by the host (its PMPI_File_create_errhandler, so the
  * caller gets a genuine MPI_Errhandler it may free with MPI_Errhandler_free)
  * and ferry remembers which function each one stands for. A file captures
  * the function when the handler is set, so freeing the handle later leaves
@@ -48,6 +48,15 @@ ferry_File_errhandler_function *ferry__errhandler_function(MPI_Errhandler eh)
     return fn;
 }
 
+/* The host's PMPI_File_create_errhandler: the drop-in exports that name as
+ * ferry_File_create_errhandler, so it is found through core/host.c. */
+static int host_create_errhandler(MPI_File_errhandler_function *fn, MPI_Errhandler *errhandler)
+{
+    typedef int create_fn(MPI_File_errhandler_function *, MPI_Errhandler *);
+    create_fn *host = (create_fn *)ferry__host_function("PMPI_File_create_errhandler");
+    return (host ? host : PMPI_File_create_errhandler)(fn, errhandler);
+}
+
 int ferry_File_create_errhandler(ferry_File_errhandler_function *file_errhandler_fn, MPI_Errhandler *errhandler)
 {
     int init_cls = ferry__core_init();
@@ -55,8 +64,7 @@ int ferry_File_create_errhandler(ferry_File_errhandler_function *file_errhandler
     if (!file_errhandler_fn || !errhandler)
         return ferry__error_return(FERRY_FILE_NULL,
                                    ferry__error_set(MPI_ERR_ARG, "ferry: File_create_errhandler: NULL argument"));
-    int rc = PMPI_File_create_errhandler((MPI_File_errhandler_function *)(void (*)(void))file_errhandler_fn,
-                                         errhandler);
+    int rc = host_create_errhandler((MPI_File_errhandler_function *)(void (*)(void))file_errhandler_fn, errhandler);
     if (rc != MPI_SUCCESS) return rc;
     pthread_mutex_lock(&registry_lock);
     for (size_t i = 0; i < registry_count; i++)

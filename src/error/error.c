@@ -170,6 +170,15 @@ int ferry__error_return(ferry_File fh, int cls)
     return code;
 }
 
+/* The host's string for a code that is not ferry's; through its own
+ * definition, as the drop-in exports PMPI_Error_string as ferry_Error_string. */
+static int host_error_string(int errorcode, char *string, int *resultlen)
+{
+    typedef int error_string_fn(int, char *, int *);
+    error_string_fn *host = (error_string_fn *)ferry__host_function("PMPI_Error_string");
+    return (host ? host : PMPI_Error_string)(errorcode, string, resultlen);
+}
+
 int ferry_Error_string(int errorcode, char *string, int *resultlen)
 {
     if (!string || !resultlen) return MPI_ERR_ARG;
@@ -183,7 +192,7 @@ int ferry_Error_string(int errorcode, char *string, int *resultlen)
                 break;
             }
     pthread_mutex_unlock(&code_lock);
-    if (!found) return PMPI_Error_string(errorcode, string, resultlen);
+    if (!found) return host_error_string(errorcode, string, resultlen);
     *resultlen = (int)strlen(string);
     return MPI_SUCCESS;
 }
