@@ -71,6 +71,22 @@ static int open_here(const char *filename, int amode, int creating, ferry__fs_fi
     return ferry__fs_open(filename, flags, fs);
 }
 
+/* Collective: the first agreement of every open, after rank 0 created the
+ * file (when its amode says so). Every rank takes part whatever its amode,
+ * and learns rank 0's outcome and whether all ranks passed the same amode:
+ * one that differs (the CREATE bit included, which decides who creates)
+ * fails the open on every rank with MPI_ERR_AMODE. */
+static int agree_amode(MPI_Comm comm, int local_cls, int amode, const char *filename)
+{
+    int64_t range[2] = {amode, ~(int64_t)amode}; /* the largest amode, and the smallest one's complement */
+    int cls = ferry__error_agree_max(comm, local_cls, "open", range, 2);
+    if (cls != 0 || range[0] == ~range[1]) return cls;
+    return ferry__error_set(MPI_ERR_AMODE,
+                            "ferry: open '%s': amode differs between ranks (values from 0x%llx to 0x%llx; this "
+                            "rank passed 0x%x): MPI requires the same amode on every rank",
+                            filename, (unsigned long long)~range[1], (unsigned long long)range[0], amode);
+}
+
 /* Collective over comm (a private duplicate): opens the file on every rank
  * or on none. Rank 0 alone creates it. *develop is ORed over ranks. The
  * shared file pointer's window is made on every rank before the last
@@ -81,10 +97,9 @@ static int open_everywhere(MPI_Comm comm, int local_cls, const char *filename, i
     int rank;
     MPI_Comm_rank(comm, &rank);
     *fs = NULL;
-    if (amode & MPI_MODE_CREATE) {
-        if (rank == 0 && local_cls == 0) local_cls = open_here(filename, amode, 1, fs, readable);
-        local_cls = ferry__error_agree(comm, local_cls, "open (create)");
-    }
+    if (rank == 0 && local_cls == 0 && (amode & MPI_MODE_CREATE))
+        local_cls = open_here(filename, amode, 1, fs, readable);
+    local_cls = agree_amode(comm, local_cls, amode, filename);
     if (local_cls == 0 && *fs == NULL) local_cls = open_here(filename, amode, 0, fs, readable);
     /* What the file needs from the file system, checked in the same agreement. */
     if (local_cls == 0) local_cls = ferry__fs_layout(*fs, &file->layout);
