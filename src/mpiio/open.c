@@ -141,7 +141,11 @@ static int open_everywhere(MPI_Comm comm, int local_cls, const char *filename, i
     MPI_Comm_rank(comm, &rank);
     if (rank == 0 && local_cls == 0 && (amode & MPI_MODE_CREATE)) local_cls = create_here(filename, amode, o);
     local_cls = agree_amode(comm, local_cls, amode, filename);
-    if (local_cls == 0 && o->fs == NULL) local_cls = open_here(filename, amode, 0, &o->fs, &o->readable);
+    if (local_cls != 0) { /* agreed: every rank stops here, before the costly window */
+        undo_open(comm, filename, o);
+        return local_cls;
+    }
+    if (o->fs == NULL) local_cls = open_here(filename, amode, 0, &o->fs, &o->readable);
     /* What the file needs from the file system, checked in the same agreement. */
     if (local_cls == 0) local_cls = ferry__fs_layout(o->fs, &file->layout);
     MPI_Offset end = 0;
