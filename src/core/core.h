@@ -88,23 +88,25 @@ ferry_File ferry__handle_from_fortran(MPI_Fint index);
 void ferry__handle_forget(ferry_File fh);
 void ferry__handle_finalize(void);
 
-/* Live handles (live.c): every open file, so entry points refuse closed,
- * stale and garbage handles without dereferencing them. register: at open
- * (numbers the file in this rank's open order); 0 or MPI_ERR_NO_MEM.
- * unregister: at close. live: 1 when fh is an open file (a read lock and a
- * probe). retire: frees a closed file's memory, after later closes, so its
- * address is not reused at once. All thread-safe. */
-int ferry__handle_register(ferry_File fh);
+/* File handles (live.c): the structs live in slots ferry keeps until
+ * MPI_Finalize, so entry points refuse closed, stale and garbage handles
+ * without reading through them. create: a zeroed struct (NULL when out of
+ * memory); destroy: gives it back (its slot is reused only after many
+ * other opens). register: at open (marks it open and numbers it in this
+ * rank's open order); unregister: at close. live: 1 when fh is an open
+ * file (a few comparisons and an atomic load). All thread-safe. */
+ferry_File ferry__handle_create(void);
+void ferry__handle_destroy(ferry_File fh);
+void ferry__handle_register(ferry_File fh);
 void ferry__handle_unregister(ferry_File fh);
 int ferry__handle_live(ferry_File fh);
 /* 0 when fh is an open file, else MPI_ERR_FILE with a message naming op. */
 int ferry__handle_check_live(ferry_File fh, const char *op);
-void ferry__handle_retire(ferry_File fh);
 
 /* Finalize: mpiio/ sets the function that closes a file (collective over the
  * file's ranks, no error handler); ferry__handle_close_all calls it for
  * every file still open, in this rank's open order (see live.c);
- * ferry__handle_live_finalize frees the registry. */
+ * ferry__handle_live_finalize frees the slots. */
 typedef void ferry__handle_closer_t(ferry_File fh);
 void ferry__handle_set_closer(ferry__handle_closer_t *close_fn);
 void ferry__handle_close_all(void);

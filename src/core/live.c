@@ -1,18 +1,19 @@
 /*
- * The registry of live handles: every open file, so that an entry point
+ * The memory of file handles, and which of them are open: an entry point
  * can refuse a closed file, a stale copy of a handle or garbage without
- * dereferencing it, and so that MPI_Finalize can close what the program
- * left open.
+ * reading through it, and MPI_Finalize can close what the program left
+ * open.
  *
- * A hash set of pointers (open addressing, linear probing) behind a
- * read-write lock: a lookup on the hot path is one uncontended read lock
- * and a probe or two; open and close, which are collective anyway, take
- * the write lock. Removed entries leave a marker until the next rebuild,
- * and at least half the slots stay empty so every probe ends.
- *
- * Closed files' memory is freed only after RETIRED_KEPT later closes, so a
- * new file does not at once take the address of a closed one: a stale
- * handle then stays unknown instead of silently naming another file.
+ * File structs live in slots of chunks that ferry keeps until MPI_Finalize
+ * (chunk k holds FIRST_CHUNK << k slots), each slot with a `live` flag. A
+ * handle is open when it points at the struct of a slot in one of the
+ * chunks and that slot's flag is set: a few address comparisons and one
+ * atomic load, no lock (a lock-protected hash set cost 80 ns a call). The
+ * memory behind a stale handle stays allocated, so reading its flag is
+ * safe. Free slots wait in a FIFO and a slot is reused only once more than
+ * REUSE_DELAY others are free, so a new file does not at once take a closed
+ * file's address (a stale handle then reads "closed" rather than naming the
+ * new file; after that many opens it may).
  *
  * Finalize closes files in the order this rank opened them. Opens are
  * blocking collectives, so the orders in which the ranks opened their files
@@ -22,86 +23,120 @@
  * time by two threads are the exception the program must avoid.
  */
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/core.h"
 #include "error/error.h"
 
-#define REMOVED ((ferry_File)(uintptr_t)1)
+enum { FIRST_CHUNK = 16, MAX_CHUNKS = 40, REUSE_DELAY = 32 };
 
-enum { MIN_CAPACITY = 16, RETIRED_KEPT = 32 };
+typedef struct slot {
+    atomic_int live;
+    struct ferry_file file;
+} slot_t;
 
-static pthread_rwlock_t live_lock = PTHREAD_RWLOCK_INITIALIZER;
-static ferry_File *slots; /* NULL: never used; REMOVED: used, then removed */
-static size_t capacity, filled, count; /* filled counts live and removed slots */
+/* Chunks are published by the count: an entry is complete before the count covers it. */
+static struct {
+    slot_t *base;
+    size_t count;
+} chunks[MAX_CHUNKS];
+static atomic_int nchunks;
+
+static pthread_mutex_t slab_lock = PTHREAD_MUTEX_INITIALIZER;
+static slot_t **free_ring; /* a FIFO of free slots, as a ring */
+static size_t ring_capacity, ring_head, ring_length;
 static uint64_t opens; /* files registered so far: the next open sequence */
-static ferry_File retired[RETIRED_KEPT];
-static size_t retired_next;
 static ferry__handle_closer_t *closer;
 
-static size_t home_slot(ferry_File fh, size_t cap)
+static void ring_push(slot_t *slot)
 {
-    uint64_t h = (uint64_t)(uintptr_t)fh * 0x9E3779B97F4A7C15ull; /* Fibonacci hashing */
-    return (size_t)(h >> 32) & (cap - 1);
+    free_ring[(ring_head + ring_length++) % ring_capacity] = slot;
 }
 
-/* The slot holding fh, or the empty slot where its probe ends. */
-static size_t probe(ferry_File *table, size_t cap, ferry_File fh)
+/* Adds a chunk and queues its slots; called with slab_lock held. */
+static int add_chunk(void)
 {
-    size_t i = home_slot(fh, cap);
-    while (table[i] != NULL && table[i] != fh) i = (i + 1) & (cap - 1);
-    return i;
-}
-
-/* Rebuilds the table with room for `needed` live entries, dropping removed markers. */
-static int rebuild(size_t needed)
-{
-    size_t cap = MIN_CAPACITY;
-    while (cap < 4 * needed) cap *= 2;
-    ferry_File *table = ferry__calloc(cap, sizeof *table);
-    if (!table) return MPI_ERR_NO_MEM;
-    for (size_t i = 0; i < capacity; i++)
-        if (slots[i] != NULL && slots[i] != REMOVED) table[probe(table, cap, slots[i])] = slots[i];
-    ferry__free(slots);
-    slots = table;
-    capacity = cap;
-    filled = count;
+    int k = atomic_load(&nchunks);
+    if (k == MAX_CHUNKS) return MPI_ERR_NO_MEM;
+    size_t count = (size_t)FIRST_CHUNK << k;
+    slot_t *base = ferry__calloc(count, sizeof *base);
+    slot_t **ring = ferry__calloc(ring_capacity + count, sizeof *ring);
+    if (!base || !ring) {
+        ferry__free(base);
+        ferry__free(ring);
+        return MPI_ERR_NO_MEM;
+    }
+    for (size_t i = 0; i < ring_length; i++) ring[i] = free_ring[(ring_head + i) % ring_capacity];
+    ferry__free(free_ring);
+    free_ring = ring;
+    ring_capacity += count;
+    ring_head = 0;
+    for (size_t i = 0; i < count; i++) ring_push(&base[i]);
+    chunks[k].base = base;
+    chunks[k].count = count;
+    atomic_store(&nchunks, k + 1);
     return 0;
 }
 
-int ferry__handle_register(ferry_File fh)
+ferry_File ferry__handle_create(void)
 {
-    int cls = 0;
-    pthread_rwlock_wrlock(&live_lock);
-    if (2 * (filled + 1) > capacity) cls = rebuild(count + 1);
-    if (cls == 0) {
-        size_t i = probe(slots, capacity, fh);
-        if (slots[i] == NULL) filled++, count++;
-        slots[i] = fh;
-        fh->open_sequence = ++opens;
+    slot_t *slot = NULL;
+    pthread_mutex_lock(&slab_lock);
+    while (ring_length <= REUSE_DELAY && add_chunk() == 0) continue;
+    if (ring_length > 0) { /* out of memory for a chunk: reuse sooner rather than fail */
+        slot = free_ring[ring_head];
+        ring_head = (ring_head + 1) % ring_capacity;
+        ring_length--;
+        memset(&slot->file, 0, sizeof slot->file);
     }
-    pthread_rwlock_unlock(&live_lock);
-    return cls;
+    pthread_mutex_unlock(&slab_lock);
+    return slot ? &slot->file : NULL;
+}
+
+/* The slot whose file fh points at, or NULL when fh points at none. */
+static slot_t *slot_of(ferry_File fh)
+{
+    uintptr_t p = (uintptr_t)fh - offsetof(slot_t, file);
+    int n = atomic_load(&nchunks);
+    for (int k = 0; k < n; k++) {
+        uintptr_t base = (uintptr_t)chunks[k].base;
+        if (p >= base && p < base + chunks[k].count * sizeof(slot_t) && (p - base) % sizeof(slot_t) == 0)
+            return (slot_t *)p;
+    }
+    return NULL;
+}
+
+void ferry__handle_destroy(ferry_File fh)
+{
+    slot_t *slot = slot_of(fh);
+    if (!slot) return;
+    atomic_store(&slot->live, 0);
+    pthread_mutex_lock(&slab_lock);
+    ring_push(slot);
+    pthread_mutex_unlock(&slab_lock);
+}
+
+void ferry__handle_register(ferry_File fh)
+{
+    slot_t *slot = slot_of(fh);
+    pthread_mutex_lock(&slab_lock);
+    fh->open_sequence = ++opens;
+    pthread_mutex_unlock(&slab_lock);
+    if (slot) atomic_store(&slot->live, 1);
 }
 
 void ferry__handle_unregister(ferry_File fh)
 {
-    pthread_rwlock_wrlock(&live_lock);
-    if (capacity > 0) {
-        size_t i = probe(slots, capacity, fh);
-        if (slots[i] == fh) slots[i] = REMOVED, count--;
-    }
-    pthread_rwlock_unlock(&live_lock);
+    slot_t *slot = slot_of(fh);
+    if (slot) atomic_store(&slot->live, 0);
 }
 
 int ferry__handle_live(ferry_File fh)
 {
-    if (fh == FERRY_FILE_NULL || fh == REMOVED) return 0;
-    pthread_rwlock_rdlock(&live_lock);
-    int live = capacity > 0 && slots[probe(slots, capacity, fh)] == fh;
-    pthread_rwlock_unlock(&live_lock);
-    return live;
+    slot_t *slot = fh ? slot_of(fh) : NULL;
+    return slot && atomic_load(&slot->live);
 }
 
 int ferry__handle_check_live(ferry_File fh, const char *op)
@@ -111,20 +146,11 @@ int ferry__handle_check_live(ferry_File fh, const char *op)
                             "opened)", op, (void *)fh);
 }
 
-void ferry__handle_retire(ferry_File fh)
-{
-    pthread_rwlock_wrlock(&live_lock);
-    ferry__free(retired[retired_next]);
-    retired[retired_next] = fh;
-    retired_next = (retired_next + 1) % RETIRED_KEPT;
-    pthread_rwlock_unlock(&live_lock);
-}
-
 void ferry__handle_set_closer(ferry__handle_closer_t *close_fn)
 {
-    pthread_rwlock_wrlock(&live_lock);
+    pthread_mutex_lock(&slab_lock);
     closer = close_fn;
-    pthread_rwlock_unlock(&live_lock);
+    pthread_mutex_unlock(&slab_lock);
 }
 
 static int by_sequence(const void *a, const void *b)
@@ -133,15 +159,17 @@ static int by_sequence(const void *a, const void *b)
     return x->open_sequence < y->open_sequence ? -1 : x->open_sequence > y->open_sequence;
 }
 
-/* A copy of the live handles (owned, ferry__free), in open-sequence order. */
+/* The open files (owned list, ferry__free), in open-sequence order. */
 static ferry_File *live_in_order(size_t *n)
 {
-    pthread_rwlock_rdlock(&live_lock);
-    ferry_File *list = count > 0 ? ferry__malloc(count * sizeof *list) : NULL;
+    size_t total = 0;
+    int nk = atomic_load(&nchunks);
+    for (int k = 0; k < nk; k++) total += chunks[k].count;
+    ferry_File *list = total ? ferry__malloc(total * sizeof *list) : NULL;
     *n = 0;
-    for (size_t i = 0; list && i < capacity; i++)
-        if (slots[i] != NULL && slots[i] != REMOVED) list[(*n)++] = slots[i];
-    pthread_rwlock_unlock(&live_lock);
+    for (int k = 0; list && k < nk; k++)
+        for (size_t i = 0; i < chunks[k].count; i++)
+            if (atomic_load(&chunks[k].base[i].live)) list[(*n)++] = &chunks[k].base[i].file;
     if (*n > 1) qsort(list, *n, sizeof *list, by_sequence);
     return list;
 }
@@ -156,11 +184,13 @@ void ferry__handle_close_all(void)
 
 void ferry__handle_live_finalize(void)
 {
-    pthread_rwlock_wrlock(&live_lock);
-    for (size_t i = 0; i < RETIRED_KEPT; i++) ferry__free(retired[i]);
-    memset(retired, 0, sizeof retired);
-    ferry__free(slots);
-    slots = NULL;
-    capacity = filled = count = 0;
-    pthread_rwlock_unlock(&live_lock);
+    pthread_mutex_lock(&slab_lock);
+    int n = atomic_load(&nchunks);
+    for (int k = 0; k < n; k++) ferry__free(chunks[k].base);
+    memset(chunks, 0, sizeof chunks);
+    atomic_store(&nchunks, 0);
+    ferry__free(free_ring);
+    free_ring = NULL;
+    ring_capacity = ring_head = ring_length = 0;
+    pthread_mutex_unlock(&slab_lock);
 }

@@ -109,16 +109,6 @@ static int create_here(const char *filename, int amode, opening_t *o)
     return cls;
 }
 
-/* Collective: the last agreement of an open, which also ORs develop mode
- * over ranks. The handle is registered as live before it, as a local step
- * that may fail, and forgotten again (free_file) when the open fails. */
-static int agree_opened(MPI_Comm comm, int local_cls, ferry_File file, opening_t *o)
-{
-    if (local_cls == 0 && ferry__handle_register(file) != 0)
-        local_cls = ferry__error_set(MPI_ERR_NO_MEM, "ferry: open '%s': out of memory", file->filename);
-    return ferry__error_agree_flag(comm, local_cls, "open", &o->develop);
-}
-
 /* Collective, after a failed open: every rank drops what it made, and the
  * file rank 0 created (all or nothing) is gone before any rank returns. */
 static void undo_open(MPI_Comm comm, const char *filename, opening_t *o)
@@ -153,7 +143,7 @@ static int open_everywhere(MPI_Comm comm, int local_cls, const char *filename, i
     if (local_cls == 0) file->position = end;
     int shared_cls = ferry__sharedfp_create(comm, end, &o->shared);
     if (local_cls == 0) local_cls = shared_cls;
-    int cls = agree_opened(comm, local_cls, file, o);
+    int cls = ferry__error_agree_flag(comm, local_cls, "open", &o->develop);
     if (cls != 0) undo_open(comm, filename, o);
     return cls;
 }
@@ -197,7 +187,7 @@ static void free_file(ferry_File file)
     ferry__scratch_release(&file->sieve);
     if (file->comm != MPI_COMM_NULL) MPI_Comm_free(&file->comm);
     ferry__free(file->filename);
-    ferry__handle_retire(file); /* freed later: a stale handle must not meet a new file at its address */
+    ferry__handle_destroy(file);
 }
 
 /* Collective over the file's ranks: ends everything the open made; returns
@@ -243,7 +233,7 @@ int ferry_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info inf
     opening_t o = {.fs = NULL, .develop = ferry__develop_from_environment(), .shared = MPI_WIN_NULL};
     if (o.develop) cls = check_same_everywhere(dup, cls, filename, amode);
     ferry_File file = NULL;
-    if (cls == 0 && !(file = ferry__calloc(1, sizeof *file)))
+    if (cls == 0 && !(file = ferry__handle_create()))
         cls = ferry__error_set(MPI_ERR_NO_MEM, "ferry: open '%s': out of memory", filename);
     if (file) file->comm = MPI_COMM_NULL;
     if (cls == 0) cls = init_file(file, dup, filename, amode, info);
@@ -262,6 +252,7 @@ int ferry_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info inf
     o.fs->stats = &file->stats;
     file->develop = o.develop;
     file->readable = o.readable;
+    ferry__handle_register(file);
     *fh = file;
     return MPI_SUCCESS;
 }

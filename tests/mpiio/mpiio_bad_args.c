@@ -38,7 +38,16 @@ static void stale_and_garbage_handles(void)
     FT_OK(ferry_File_open(MPI_COMM_WORLD, ft_path("stale"), MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
     copy = fh;
     FT_OK(ferry_File_close(&fh));
+    /* Files opened and closed meanwhile do not take the closed one's memory (core/live.c reuses a slot
+     * only after more than 32 others are free). */
+    for (int i = 0; i < 20; i++) {
+        ferry_File churn;
+        FT_OK(ferry_File_open(MPI_COMM_WORLD, ft_path("churn"), MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &churn));
+        FT_CHECK(churn != copy);
+        FT_OK(ferry_File_close(&churn));
+    }
     FT_OK(ferry_File_open(MPI_COMM_WORLD, ft_path("next"), MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &next));
+    FT_CHECK(next != copy);
     int local = 0;
     ferry_File bad[] = {copy, (ferry_File)&local, (ferry_File)(uintptr_t)0x1000, (ferry_File)(uintptr_t)-64};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
