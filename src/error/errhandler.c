@@ -100,12 +100,20 @@ static int resolve_handler(MPI_Errhandler eh, ferry_File_errhandler_function **f
     return 0;
 }
 
+/* FERRY_FILE_NULL names the default handler; anything else must be an open file. */
+static int check_handle(ferry_File file, const char *op)
+{
+    return file == FERRY_FILE_NULL ? 0 : ferry__handle_check_live(file, op);
+}
+
 int ferry_File_set_errhandler(ferry_File file, MPI_Errhandler errhandler)
 {
     int init_cls = ferry__core_init();
     if (init_cls) return ferry__error_return(FERRY_FILE_NULL, init_cls);
     ferry_File_errhandler_function *fn;
-    int cls = resolve_handler(errhandler, &fn);
+    int cls = check_handle(file, "File_set_errhandler");
+    if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
+    cls = resolve_handler(errhandler, &fn);
     if (cls) return ferry__error_return(file, cls);
     if (file == FERRY_FILE_NULL) {
         pthread_mutex_lock(&registry_lock);
@@ -132,6 +140,8 @@ int ferry_File_get_errhandler(ferry_File file, MPI_Errhandler *errhandler)
 {
     int init_cls = ferry__core_init();
     if (init_cls) return ferry__error_return(FERRY_FILE_NULL, init_cls);
+    int cls = check_handle(file, "File_get_errhandler");
+    if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
     if (!errhandler)
         return ferry__error_return(file, ferry__error_set(MPI_ERR_ARG, "ferry: File_get_errhandler: NULL argument"));
     *errhandler = file == FERRY_FILE_NULL ? ferry__errhandler_default() : file->errhandler;
@@ -169,6 +179,8 @@ int ferry_File_call_errhandler(ferry_File fh, int errorcode)
 {
     int init_cls = ferry__core_init();
     if (init_cls) return ferry__error_return(FERRY_FILE_NULL, init_cls);
+    int cls = check_handle(fh, "File_call_errhandler");
+    if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
     ferry__errhandler_invoke(fh, errorcode);
     return MPI_SUCCESS;
 }
