@@ -7,6 +7,8 @@
 # 1,000 and 200 (or $1 and $1 / 5) per mode and MPI.
 #
 # usage: tools/race-rounds.sh [rounds] [config...]   (default: 1000 openmpi mpich)
+# FERRY_RACE_BUILD=DIR runs the programs under DIR/<config> instead (built
+# elsewhere, e.g. an older ferry with this test added, to show it losing bytes).
 set -uo pipefail
 
 root_dir=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,14 +16,15 @@ rounds=${1:-1000}
 [ $# -gt 0 ] && shift
 configs=("$@")
 [ ${#configs[@]} -eq 0 ] && configs=(openmpi mpich)
+build_root=${FERRY_RACE_BUILD:-$root_dir/build}
 status=0
 run() { # config mode rounds [fault]
   echo "=== $1, $2 handle(s), $3 rounds${4:+, FERRY_FAULT=$4} ==="
-  FERRY_FAULT=${4:-} FERRY_RACE_ROUNDS=$3 "$root_dir/build/$1/tests/run_mpi.sh" 7200 4 \
-    "$root_dir/build/$1/tests/coll/coll_racing_writer_$2" "$2" || status=1
+  FERRY_FAULT=${4:-} FERRY_RACE_ROUNDS=$3 "$build_root/$1/tests/run_mpi.sh" 7200 4 \
+    "$build_root/$1/tests/coll/coll_racing_writer_$2" "$2" || status=1
 }
 for config in "${configs[@]}"; do
-  "$root_dir/tools/setup.sh" "$config" || exit 1
+  [ -n "${FERRY_RACE_BUILD:-}" ] || "$root_dir/tools/setup.sh" "$config" || exit 1
   for mode in one two; do run "$config" "$mode" "$rounds"; done
   for mode in one two; do run "$config" "$mode" $((rounds / 5)) "write:1+:slow"; done
 done
