@@ -51,16 +51,19 @@ hdf5_run() {
   src=$(source_tree "libhdf5-$mpi-dev") || return 1
   bin="$(hdf5_build_dir "$src" "$mpi")/testpar"
   if [ "$subset" = 1 ]; then programs=("${hdf5_subset[@]}"); else read -ra programs <<<"$(hdf5_programs "$src")"; fi
+  # As under `make check`, each program runs as ./<program> from a directory that holds the
+  # programs (t_cache_image executes itself by that name) and takes the files they write.
   mkdir -p "$dir/files"
+  for prog in "${programs[@]}" t_pflush1 t_pflush2; do ln -sf "$bin/$prog" "$dir/files/$prog"; done
   export FERRY_SUITES_LOG="$dir/log"
   for prog in "${programs[@]}"; do
-    (cd "$dir/files" && "$launcher" -n "$hdf5_ranks" "$bin/$prog")
+    (cd "$dir/files" && "$launcher" -n "$hdf5_ranks" "./$prog")
   done
   if [ "$subset" = 0 ]; then
     # testpflush.sh: t_pflush1 exits without MPI_Finalize on purpose (its status is ignored there too),
     # t_pflush2 then checks what the flush left in the files.
-    (cd "$dir/files" && FERRY_SUITES_LOG="" "$launcher" -n "$hdf5_ranks" "$bin/t_pflush1")
-    (cd "$dir/files" && "$launcher" -n "$hdf5_ranks" "$bin/t_pflush2")
+    (cd "$dir/files" && FERRY_SUITES_LOG="" "$launcher" -n "$hdf5_ranks" ./t_pflush1)
+    (cd "$dir/files" && "$launcher" -n "$hdf5_ranks" ./t_pflush2)
   fi
   record_runs "$dir/log" "" "$dir/results.tsv"
 }
