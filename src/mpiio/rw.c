@@ -54,6 +54,8 @@ int ferry__access_transfer(const ferry__access_t *call, ferry_File fh, int local
      * ones first (async.h). */
     if (call->collective) ferry__async_drain(fh);
     MPI_Offset skip = 0;
+    if (call->collective) local_cls = ferry__split_misuse(fh, local_cls, call->name);
+    if (local_cls == 0) local_cls = ferry__check_memory(fh, buf, count, type, call->name);
     /* Through an empty view the arguments are checked, then nothing moves (view.h). */
     MPI_Count moving = ferry__view_is_empty(&fh->view) ? 0 : count;
     int cls = call->shared ? ferry__access_shared_offset(call, fh, local_cls, moving, type, &offset) : local_cls;
