@@ -39,11 +39,19 @@ static int default_set;
  * file, so no host file operation sees it there). Under registry_lock. */
 static void host_retain(MPI_Errhandler eh)
 {
+    /* The host's own PMPI_File_*: the drop-in exports those names as ferry's
+     * (a plain call would come back here and wait for registry_lock for ever). */
+    typedef int get_fn(MPI_File, MPI_Errhandler *);
+    typedef int set_fn(MPI_File, MPI_Errhandler);
+    get_fn *get = (get_fn *)ferry__host_function("PMPI_File_get_errhandler");
+    set_fn *set = (set_fn *)ferry__host_function("PMPI_File_set_errhandler");
+    if (!get) get = PMPI_File_get_errhandler;
+    if (!set) set = PMPI_File_set_errhandler;
     MPI_Errhandler saved = MPI_ERRORS_RETURN, extra = MPI_ERRORS_RETURN;
-    PMPI_File_get_errhandler(MPI_FILE_NULL, &saved);
-    PMPI_File_set_errhandler(MPI_FILE_NULL, eh);
-    PMPI_File_get_errhandler(MPI_FILE_NULL, &extra); /* the reference this function adds */
-    PMPI_File_set_errhandler(MPI_FILE_NULL, saved);
+    get(MPI_FILE_NULL, &saved);
+    set(MPI_FILE_NULL, eh);
+    get(MPI_FILE_NULL, &extra); /* the reference this function adds */
+    set(MPI_FILE_NULL, saved);
     PMPI_Errhandler_free(&saved);
 }
 
