@@ -16,6 +16,8 @@
 #   --build-only  fetch and build, run nothing
 #   --runs N      every (suite, MPI) N times on the host and N times on ferry (default 1)
 #   --subset      the fast subset tools/run-tests.sh runs (tests/software/)
+#   --if-built    run only suites built already, exit 77 (skipped) when none is: no fetch, no build
+#                 (tools/run-tests.sh's subset: a fresh machine's fetch and builds take too long for CI)
 #   --dropin      the drop-in to test (default: build/release-<mpi>, built by tools/setup.sh);
 #                 with it only one --mpi. --preload-prefix: what LD_PRELOAD needs before it (libasan)
 # environment: FERRY_SUITES_DIR, FERRY_SUITES_TIMEOUT (seconds per program, default 1800),
@@ -27,7 +29,7 @@ set -uo pipefail
 root_dir=$(cd "$(dirname "$0")/.." && pwd)
 suites_dir=${FERRY_SUITES_DIR:-/var/tmp/ferry-suites}
 launcher="$root_dir/tools/suites/mpirun.sh"
-mpis=() suites=() runs=1 subset=0 build_only=0 dropin="" preload_prefix=""
+mpis=() suites=() runs=1 subset=0 build_only=0 if_built=0 dropin="" preload_prefix=""
 # Tools to unpack and build the sources; pnetcdf-bin's ncvalidator checks the files written over ferry.
 suite_packages=(dpkg-dev autoconf automake libtool gfortran pnetcdf-bin)
 
@@ -44,6 +46,7 @@ parse_arguments() {
       --runs) runs=$2; shift 2 ;;
       --subset) subset=1; shift ;;
       --build-only) build_only=1; shift ;;
+      --if-built) if_built=1; shift ;;
       --dropin) dropin=$2; shift 2 ;;
       --preload-prefix) preload_prefix=$2; shift 2 ;;
       *) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2 ;;
@@ -59,6 +62,7 @@ parse_arguments() {
 }
 
 install_suite_packages() {
+  [ "$if_built" = 1 ] && return 0 # what built the suites installed them
   "$root_dir/tools/setup.sh" || exit 1
   local missing=() p
   for p in "${suite_packages[@]}"; do
@@ -88,16 +92,24 @@ EOF
   apt-get -o DPkg::Lock::Timeout=900 update -qq
 }
 
+# Where the source tree of the source package behind an installed binary
+# package is unpacked: <source>-<upstream version> (fetched or not).
+source_dir() {
+  local source version upstream
+  source=$(dpkg-query -W -f='${source:Package}' "$1") || exit 1
+  version=$(dpkg-query -W -f='${source:Version}' "$1")
+  upstream=${version#*:}
+  echo "$suites_dir/src/$source-${upstream%-*}"
+}
+
 # The source tree of the source package behind an installed binary package:
 # prints its directory, fetched and unpacked (Debian patches applied) once.
 source_tree() {
-  local binary=$1 source version upstream dir
-  source=$(dpkg-query -W -f='${source:Package}' "$binary") || exit 1
-  version=$(dpkg-query -W -f='${source:Version}' "$binary")
-  upstream=${version#*:}
-  upstream=${upstream%-*}
-  dir="$suites_dir/src/$source-$upstream"
+  local binary=$1 source version dir
+  dir=$(source_dir "$binary") || exit 1
   if [ ! -d "$dir" ]; then
+    source=$(dpkg-query -W -f='${source:Package}' "$binary")
+    version=$(dpkg-query -W -f='${source:Version}' "$binary")
     ensure_deb_src
     mkdir -p "$suites_dir/src"
     (cd "$suites_dir/src" && apt-get source -qq "$source=$version" >"$source.log" 2>&1) ||
@@ -173,6 +185,13 @@ failures() {
     "$1/results.tsv" | tr '|' '/'
 }
 
+# Whether one suite is built for one MPI already (nothing fetched or built to tell).
+suite_built() {
+  local dir
+  dir=$(source_dir "$("${1}_package" "$2")") || return 1
+  [ -f "$suites_dir/build/$(basename "$dir")-$2/.built" ]
+}
+
 # Builds one suite for one MPI once, whoever else asks at the same time
 # (another worktree's tools/run-tests.sh): one lock per build.
 build_locked() {
@@ -205,7 +224,10 @@ main() {
   runs_dir="$suites_dir/runs/$(date +%Y%m%d-%H%M%S)-$$"
   for mpi in "${mpis[@]}"; do
     for suite in "${suites[@]}"; do
-      if ! build_locked "$suite" "$mpi"; then
+      if [ "$if_built" = 1 ] && ! suite_built "$suite" "$mpi"; then
+        echo "run-suites: $suite is not built for $mpi (tools/run-suites.sh --build-only --mpi $mpi): skipped" >&2
+        continue
+      elif ! build_locked "$suite" "$mpi"; then
         rows+=("| $suite | $mpi | - | build failed | build failed | see $suites_dir/build |")
         status=1
       elif [ "$build_only" = 0 ]; then
@@ -216,6 +238,7 @@ main() {
     done
   done
   [ "$build_only" = 1 ] && return $status
+  [ ${#rows[@]} -eq 0 ] && [ "$if_built" = 1 ] && return 77
   echo "| suite | MPI | run | host | ferry | failures (program: first error line) |"
   echo "|---|---|---|---|---|---|"
   printf '%s\n' "${rows[@]}"

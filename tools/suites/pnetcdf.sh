@@ -21,13 +21,17 @@ pnetcdf_subset_dir=testcases
 pnetcdf_subset_programs=(tst_info check_type mix_collectives test_fillvalue tst_vars_fill add_var flexible
                          varn_int nonblocking test_vard collective_error)
 
+pnetcdf_package() {
+  echo libpnetcdf-dev
+}
+
 pnetcdf_build_dir() {
   echo "$suites_dir/build/$(basename "$1")-$2"
 }
 
 pnetcdf_build() {
   local mpi=$1 src build
-  src=$(source_tree libpnetcdf-dev) || return 1
+  src=$(source_tree "$(pnetcdf_package)") || return 1
   build=$(pnetcdf_build_dir "$src" "$mpi")
   [ -f "$build/.built" ] && return 0
   echo "run-suites: building PnetCDF and its tests for $mpi ($build)" >&2
@@ -53,7 +57,7 @@ pnetcdf_make_variable() {
 # each writes its files into <dir>/files/<directory>-np<N>.
 pnetcdf_run() {
   local mpi=$1 dir=$2 src build d np
-  src=$(source_tree libpnetcdf-dev) || return 1
+  src=$(source_tree "$(pnetcdf_package)") || return 1
   build=$(pnetcdf_build_dir "$src" "$mpi")
   if [ "$subset" = 1 ]; then
     pnetcdf_run_harness "$build" "$dir" "$pnetcdf_subset_dir" 4 check_PROGRAMS="${pnetcdf_subset_programs[*]}"
