@@ -53,6 +53,14 @@ typedef int(ferry_Datarep_conversion_function_c)(void *userbuf, MPI_Datatype dat
 /* Returns the ferry version string, e.g. "0.1.0". */
 FERRY_API const char *ferry_version(void);
 
+/* Sets ferry up now rather than at its first use; call after MPI_Init.
+ * MPI_Finalize runs MPI_COMM_SELF's delete callbacks in the reverse order
+ * of their setting, and libraries (HDF5) close the files a program left
+ * open in theirs: set up first, ferry's comes after them and its files
+ * still work there. The drop-in calls it from MPI_Init and MPI_Init_thread.
+ * Returns MPI_SUCCESS or an error class. */
+FERRY_API int ferry_core_init(void);
+
 /* File manipulation (MPI-3.1 13.2) */
 FERRY_API int ferry_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, ferry_File *fh);
 FERRY_API int ferry_File_close(ferry_File *fh);

@@ -144,31 +144,23 @@ static int run_now(const ferry__async_op_t *op, MPI_Request *request)
 
 /* ---- the pool and files' state ---------------------------------------- */
 
-static int on_finalize(MPI_Comm comm, int keyval, void *attr, void *extra)
+static void on_finalize(void)
 {
-    (void)comm, (void)attr, (void)extra;
     pthread_mutex_lock(&setup_lock);
     ferry__async_queue_destroy(pool);
     pool = NULL;
     pthread_mutex_unlock(&setup_lock);
-    MPI_Comm_free_keyval(&keyval);
-    return MPI_SUCCESS;
 }
 
-/* The pool, started at the first background request and stopped by a
- * finalize hook (MPI_COMM_SELF's attribute is deleted first in MPI_Finalize). */
+/* The pool, started at the first background request and stopped at
+ * MPI_Finalize (core's hook, after the files left open are closed). */
 static int pool_get(ferry__async_queue_t **q)
 {
-    int cls = 0, keyval;
+    static int finalizer_registered;
+    int cls = 0;
     pthread_mutex_lock(&setup_lock);
-    if (!pool) {
-        if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_finalize, &keyval, NULL) != MPI_SUCCESS)
-            cls = ferry__error_set(MPI_ERR_INTERN, "ferry: cannot register the background pool's finalize hook");
-        else if ((cls = ferry__async_queue_create(FERRY_ASYNC_POOL, &pool)) != 0)
-            MPI_Comm_free_keyval(&keyval);
-        else
-            MPI_Comm_set_attr(MPI_COMM_SELF, keyval, NULL);
-    }
+    if (!finalizer_registered && (cls = ferry__core_at_finalize(on_finalize)) == 0) finalizer_registered = 1;
+    if (!pool && cls == 0) cls = ferry__async_queue_create(FERRY_ASYNC_POOL, &pool);
     *q = pool;
     pthread_mutex_unlock(&setup_lock);
     return cls;

@@ -66,6 +66,14 @@ struct ferry_file {
  * call from any thread once MPI is initialized. Returns 0 or an error class. */
 int ferry__core_init(void);
 
+/* Registers fn to run once at MPI_Finalize, from core's hook: after the files
+ * the program left open are closed, before core's own registries go; the
+ * last registered runs first. A module with process state that must go
+ * before MPI does (keyvals, threads) stops it there rather than in a hook
+ * of its own, whose place among MPI_COMM_SELF's attributes would depend on
+ * when the module was first used. Returns 0 or MPI_ERR_INTERN (too many). */
+int ferry__core_at_finalize(void (*fn)(void));
+
 /* The host MPI library's definition of function `name` (host.c), for the
  * PMPI_ names the drop-in interposes; NULL when the host has none. Cast it
  * to the function's type before calling. */

@@ -7,6 +7,15 @@
  * Files the program left open are closed there first (core/live.c), while
  * MPI still works: their windows and communicators must go before the host
  * finalizes (MPICH 4.0 aborts on a window left behind).
+ *
+ * MPI_Finalize deletes MPI_COMM_SELF's attributes in the reverse order of
+ * their setting (MPI-3.1 8.7.1), and libraries close their own files in
+ * theirs: HDF5 sets its hook in H5open, before its first MPI_File_open,
+ * and closes the files a program left open there. ferry's hook must come
+ * after such hooks, i.e. be set before them: the drop-in sets it up in
+ * MPI_Init (ferry_core_init); a program linked to ferry directly gets it
+ * at its first ferry call. It is ferry's only hook: modules stop their
+ * state from it (ferry__core_at_finalize), after the files are closed.
  */
 #include <pthread.h>
 
@@ -15,8 +24,34 @@
 #include "error/error.h"
 #include "trace/trace.h"
 
+enum { MAX_FINALIZERS = 8 };
+
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int init_result;
+static pthread_mutex_t finalizers_lock = PTHREAD_MUTEX_INITIALIZER;
+static void (*finalizers[MAX_FINALIZERS])(void);
+static int nfinalizers;
+
+int ferry__core_at_finalize(void (*fn)(void))
+{
+    pthread_mutex_lock(&finalizers_lock);
+    int full = nfinalizers == MAX_FINALIZERS;
+    if (!full) finalizers[nfinalizers++] = fn;
+    pthread_mutex_unlock(&finalizers_lock);
+    return full ? ferry__error_set(MPI_ERR_INTERN, "ferry: too many finalize functions") : 0;
+}
+
+static void run_finalizers(void)
+{
+    pthread_mutex_lock(&finalizers_lock);
+    while (nfinalizers > 0) {
+        void (*fn)(void) = finalizers[--nfinalizers];
+        pthread_mutex_unlock(&finalizers_lock);
+        fn();
+        pthread_mutex_lock(&finalizers_lock);
+    }
+    pthread_mutex_unlock(&finalizers_lock);
+}
 
 static int on_finalize(MPI_Comm comm, int keyval, void *attr, void *extra)
 {
@@ -24,6 +59,7 @@ static int on_finalize(MPI_Comm comm, int keyval, void *attr, void *extra)
     (void)attr;
     (void)extra;
     ferry__handle_close_all(); /* files the program left open: MPI objects must go before MPI does */
+    run_finalizers();
     ferry__handle_live_finalize();
     ferry__handle_finalize();
     ferry__error_finalize();
@@ -52,6 +88,11 @@ int ferry__core_init(void)
     pthread_once(&init_once, initialize);
     if (init_result) return ferry__error_set(init_result, "ferry: cannot register the MPI_Finalize hook");
     return 0;
+}
+
+int ferry_core_init(void)
+{
+    return ferry__core_init();
 }
 
 const char *ferry_version(void)

@@ -12,8 +12,9 @@
  *
  * Decoding and setting the attribute happen under one mutex, so two threads
  * never both install a tree on a type (the loser's would be deleted under
- * the winner). The keyval is freed by a finalize hook on MPI_COMM_SELF
- * registered here, so core/ does not depend on this module.
+ * the winner). The keyval is freed at MPI_Finalize by a function this
+ * module registers with core (ferry__core_at_finalize), so core/ does not
+ * depend on this module.
  */
 #include <pthread.h>
 
@@ -50,26 +51,20 @@ static int delete_tree(MPI_Datatype type, int keyval, void *attr, void *extra)
     return MPI_SUCCESS;
 }
 
-static int on_finalize(MPI_Comm comm, int keyval, void *attr, void *extra)
+static void on_finalize(void)
 {
-    (void)comm, (void)attr, (void)extra;
     if (type_keyval != MPI_KEYVAL_INVALID) MPI_Type_free_keyval(&type_keyval);
     if (probe_comm != MPI_COMM_NULL) MPI_Comm_free(&probe_comm);
-    MPI_Comm_free_keyval(&keyval);
-    return MPI_SUCCESS;
 }
 
 static void create_keyval(void)
 {
-    int hook;
+    if (ferry__core_init() != 0 || ferry__core_at_finalize(on_finalize) != 0) return;
     if (MPI_Comm_dup(MPI_COMM_SELF, &probe_comm) != MPI_SUCCESS) probe_comm = MPI_COMM_NULL;
     else MPI_Comm_set_errhandler(probe_comm, MPI_ERRORS_RETURN);
     if (MPI_Type_create_keyval(copy_tree, delete_tree, &type_keyval, NULL) != MPI_SUCCESS) {
         type_keyval = MPI_KEYVAL_INVALID;
-        return;
     }
-    if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_finalize, &hook, NULL) == MPI_SUCCESS)
-        MPI_Comm_set_attr(MPI_COMM_SELF, hook, NULL);
 }
 
 int ferry__datatype_committed(MPI_Datatype type)

@@ -6,6 +6,12 @@
  * and ferry remembers which function each one stands for. A file captures
  * the function when the handler is set, so freeing the handle later leaves
  * the file's handler working, as MPI requires.
+ *
+ * References (MPI-3.1 8.3.4, 13.7): every file, and the FERRY_FILE_NULL
+ * default once set, holds one host reference to its handler, and
+ * get_errhandler hands its caller a new one to free. So get+free rounds,
+ * and a creator freeing its handle while files hold it, leave the host's
+ * count where it belongs, and a handle ferry returns stays valid.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -26,6 +32,33 @@ static size_t registry_count, registry_capacity;
 static MPI_Errhandler default_handle; /* MPI_ERRHANDLER_NULL is not a constant expression in every host */
 static ferry_File_errhandler_function *default_function;
 static int default_set;
+
+/* One more host reference to eh. MPI has no MPI_Errhandler_dup; the
+ * host's own MPI_File_get_errhandler is what adds a reference, so eh sits
+ * on the host's MPI_FILE_NULL for the moment it takes (ferry serves every
+ * file, so no host file operation sees it there). Under registry_lock. */
+static void host_retain(MPI_Errhandler eh)
+{
+    /* The host's own PMPI_File_*: the drop-in exports those names as ferry's
+     * (a plain call would come back here and wait for registry_lock for ever). */
+    typedef int get_fn(MPI_File, MPI_Errhandler *);
+    typedef int set_fn(MPI_File, MPI_Errhandler);
+    get_fn *get = (get_fn *)ferry__host_function("PMPI_File_get_errhandler");
+    set_fn *set = (set_fn *)ferry__host_function("PMPI_File_set_errhandler");
+    if (!get) get = PMPI_File_get_errhandler;
+    if (!set) set = PMPI_File_set_errhandler;
+    MPI_Errhandler saved = MPI_ERRORS_RETURN, extra = MPI_ERRORS_RETURN;
+    get(MPI_FILE_NULL, &saved);
+    set(MPI_FILE_NULL, eh);
+    get(MPI_FILE_NULL, &extra); /* the reference this function adds */
+    set(MPI_FILE_NULL, saved);
+    PMPI_Errhandler_free(&saved);
+}
+
+static void host_release(MPI_Errhandler eh)
+{
+    PMPI_Errhandler_free(&eh);
+}
 
 static int is_predefined(MPI_Errhandler eh)
 {
@@ -115,25 +148,39 @@ int ferry_File_set_errhandler(ferry_File file, MPI_Errhandler errhandler)
     if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
     cls = resolve_handler(errhandler, &fn);
     if (cls) return ferry__error_return(file, cls);
+    pthread_mutex_lock(&registry_lock);
+    host_retain(errhandler); /* before the old one goes: they may be the same */
     if (file == FERRY_FILE_NULL) {
-        pthread_mutex_lock(&registry_lock);
+        if (default_set) host_release(default_handle);
         default_handle = errhandler;
         default_function = fn;
         default_set = 1;
-        pthread_mutex_unlock(&registry_lock);
     } else {
+        host_release(file->errhandler);
         file->errhandler = errhandler;
         file->errfn = fn;
     }
+    pthread_mutex_unlock(&registry_lock);
     return MPI_SUCCESS;
 }
 
-MPI_Errhandler ferry__errhandler_default(void)
+void ferry__errhandler_inherit(ferry_File file)
 {
     pthread_mutex_lock(&registry_lock);
-    MPI_Errhandler eh = default_set ? default_handle : MPI_ERRORS_RETURN;
+    file->errhandler = default_set ? default_handle : MPI_ERRORS_RETURN;
+    file->errfn = default_set ? default_function : NULL;
+    host_retain(file->errhandler);
     pthread_mutex_unlock(&registry_lock);
-    return eh;
+}
+
+void ferry__errhandler_drop(ferry_File file)
+{
+    if (file->errhandler == MPI_ERRHANDLER_NULL) return; /* a file that failed before it took one */
+    pthread_mutex_lock(&registry_lock);
+    host_release(file->errhandler);
+    file->errhandler = MPI_ERRHANDLER_NULL;
+    file->errfn = NULL;
+    pthread_mutex_unlock(&registry_lock);
 }
 
 int ferry_File_get_errhandler(ferry_File file, MPI_Errhandler *errhandler)
@@ -144,7 +191,11 @@ int ferry_File_get_errhandler(ferry_File file, MPI_Errhandler *errhandler)
     if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
     if (!errhandler)
         return ferry__error_return(file, ferry__error_set(MPI_ERR_ARG, "ferry: File_get_errhandler: NULL argument"));
-    *errhandler = file == FERRY_FILE_NULL ? ferry__errhandler_default() : file->errhandler;
+    pthread_mutex_lock(&registry_lock);
+    if (file != FERRY_FILE_NULL) *errhandler = file->errhandler;
+    else *errhandler = default_set ? default_handle : MPI_ERRORS_RETURN;
+    host_retain(*errhandler); /* the caller's, to free */
+    pthread_mutex_unlock(&registry_lock);
     return MPI_SUCCESS;
 }
 
@@ -191,6 +242,7 @@ void ferry__errhandler_finalize(void)
     ferry__free(registry);
     registry = NULL;
     registry_count = registry_capacity = 0;
+    if (default_set) host_release(default_handle);
     default_set = 0;
     pthread_mutex_unlock(&registry_lock);
 }

@@ -54,9 +54,11 @@ int ferry__error_return(ferry_File fh, int cls);
  * through a request's status (async/). */
 int ferry__error_code(int cls);
 
-/* The error handler errors on files without their own go to (the one set on
- * FERRY_FILE_NULL); file handles copy it at open. */
-MPI_Errhandler ferry__errhandler_default(void);
+/* A file being opened takes the handler set on FERRY_FILE_NULL (MPI-3.1
+ * 13.7) and holds a host reference to it until ferry__errhandler_drop,
+ * which the file's release calls. */
+void ferry__errhandler_inherit(ferry_File file);
+void ferry__errhandler_drop(ferry_File file);
 
 /* Looks up the function behind a user errhandler created with
  * ferry_File_create_errhandler; NULL for predefined handlers. */

@@ -56,14 +56,16 @@ int ferry__access_transfer(const ferry__access_t *call, ferry_File fh, int local
     MPI_Offset skip = 0;
     if (call->collective) local_cls = ferry__split_misuse(fh, local_cls, call->name);
     if (local_cls == 0) local_cls = ferry__check_memory(fh, buf, count, type, call->name);
-    int cls = call->shared ? ferry__access_shared_offset(call, fh, local_cls, count, type, &offset) : local_cls;
+    /* Through an empty view the arguments are checked, then nothing moves (view.h). */
+    MPI_Count moving = ferry__view_is_empty(&fh->view) ? 0 : count;
+    int cls = call->shared ? ferry__access_shared_offset(call, fh, local_cls, moving, type, &offset) : local_cls;
     if (cls == 0) cls = ferry__access_check(call, fh, offset, count, type, &skip);
     if (call->collective)
-        cls = call->write ? ferry__coll_write(fh, cls, skip, buf, count, type, done, call->name)
-                          : ferry__coll_read(fh, cls, skip, buf, count, type, done, call->name);
+        cls = call->write ? ferry__coll_write(fh, cls, skip, buf, moving, type, done, call->name)
+                          : ferry__coll_read(fh, cls, skip, buf, moving, type, done, call->name);
     else if (cls == 0)
-        cls = call->write ? ferry__indep_write(fh, skip, buf, count, type, done)
-                          : ferry__indep_read(fh, skip, buf, count, type, done);
+        cls = call->write ? ferry__indep_write(fh, skip, buf, moving, type, done)
+                          : ferry__indep_read(fh, skip, buf, moving, type, done);
     /* A call that failed anywhere leaves every rank's pointer where it was. */
     if (call->individual && cls == 0) fh->position += *done / fh->view.etype_size;
     if (cls == 0) count_transfer(&fh->stats, call->write, *done);

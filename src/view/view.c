@@ -50,19 +50,29 @@ static int keep_type(MPI_Datatype type, MPI_Datatype *kept)
 }
 
 /* MPI-3.1 13.3: etype and filetype have nonnegative, monotonically
- * nondecreasing displacements; the filetype is made of whole etypes. */
+ * nondecreasing displacements. */
+static int check_type_map(const ferry__typeinfo_t *t, const char *what, const char *name)
+{
+    if (t->true_lb < 0)
+        return ferry__error_set(MPI_ERR_TYPE, "ferry: set_view '%s': %s has negative displacements", name, what);
+    if (!t->monotone)
+        return ferry__error_set(MPI_ERR_TYPE,
+                                "ferry: set_view '%s': %s displacements are not monotonically nondecreasing", name,
+                                what);
+    return 0;
+}
+
+/* A filetype of size 0 (what HDF5's chunk fill and PnetCDF's variable fill
+ * set on ranks with nothing to access) has no type map to check: the view
+ * has no stream bytes and every access through it moves nothing, as in
+ * ROMIO and OMPIO. Otherwise the filetype is made of whole etypes. */
 static int check_types(const ferry__typeinfo_t *e, const ferry__typeinfo_t *f, MPI_Count etype_size,
                        MPI_Count tile_size, const char *name)
 {
     if (e->size == 0) return ferry__error_set(MPI_ERR_TYPE, "ferry: set_view '%s': etype has size 0", name);
-    if (f->size == 0) return ferry__error_set(MPI_ERR_TYPE, "ferry: set_view '%s': filetype has size 0", name);
-    if (e->true_lb < 0 || f->true_lb < 0)
-        return ferry__error_set(MPI_ERR_TYPE, "ferry: set_view '%s': %s has negative displacements", name,
-                                e->true_lb < 0 ? "etype" : "filetype");
-    if (!e->monotone || !f->monotone)
-        return ferry__error_set(MPI_ERR_TYPE,
-                                "ferry: set_view '%s': %s displacements are not monotonically nondecreasing", name,
-                                !e->monotone ? "etype" : "filetype");
+    FERRY_TRY(check_type_map(e, "etype", name));
+    if (f->size == 0) return 0;
+    FERRY_TRY(check_type_map(f, "filetype", name));
     if (tile_size % etype_size != 0)
         return ferry__error_set(MPI_ERR_TYPE,
                                 "ferry: set_view '%s': filetype (%lld bytes) is not made of whole etypes (%lld bytes)",
@@ -98,6 +108,7 @@ static int describe(ferry__view_t *view, const char *filename)
     if (!l.monotone && l.monotone_element && l.size > 0 && l.extent > 0 && l.true_extent > l.extent)
         FERRY_TRY(resize_to_span(view, &l, filename));
     FERRY_TRY(check_types(&e, &l, view->etype_size, view->tile_size, filename));
+    if (ferry__view_is_empty(view)) return 0; /* contiguous, vacuously: no stream byte to place */
     if (l.extent <= 0)
         return ferry__error_set(MPI_ERR_TYPE, "ferry: set_view '%s': filetype extent must be positive", filename);
     MPI_Offset first_tile_end;
@@ -187,6 +198,7 @@ static int unreachable(MPI_Offset r)
 
 int ferry__view_file_offset(const ferry__view_t *view, MPI_Offset r, MPI_Offset *offset)
 {
+    if (ferry__view_is_empty(view)) r = 0; /* no stream byte has a place: all point at disp (OMPIO's answer) */
     if (view->contiguous) return ferry__offset_add(view->disp, r, offset) ? unreachable(r) : 0;
     /* Overlapping tiles: tile k starts at k * extent, its inside is the layout's first tile. */
     MPI_Offset tile = view->tiles_overlap ? r / view->tile_size : 0, tiles_start, start;
@@ -211,7 +223,7 @@ static int stream_below_overlapping(const ferry__view_t *view, MPI_Offset end, M
 
 int ferry__view_stream_below(const ferry__view_t *view, MPI_Offset end, MPI_Offset *bytes)
 {
-    if (end <= view->disp) {
+    if (end <= view->disp || ferry__view_is_empty(view)) {
         *bytes = 0;
         return 0;
     }
@@ -231,7 +243,7 @@ void ferry__view_cursor_init(ferry__view_cursor_t *cursor, const ferry__view_t *
 {
     cursor->view = view;
     cursor->pos = skip;
-    cursor->end = skip + len;
+    cursor->end = ferry__view_is_empty(view) ? skip : skip + len;
     if (!view->contiguous) ferry__datatype_cursor_init(&cursor->tiles, view->layout, skip, len);
 }
 

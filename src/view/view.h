@@ -22,7 +22,7 @@ typedef struct ferry__view {
     MPI_Datatype filetype; /* likewise */
     MPI_Datatype layout;   /* filetype in the representation's layout (owned unless predefined) */
     MPI_Count etype_size;  /* file-stream bytes per etype */
-    MPI_Count tile_size;   /* file-stream bytes per filetype */
+    MPI_Count tile_size;   /* file-stream bytes per filetype; 0: the empty view */
     MPI_Count tile_extent; /* bytes of file per filetype */
     int tiles_overlap;     /* the filetype spans more file than its extent (parallel HDF5 builds such
                             * types: resized members make the lower bound sticky above the first
@@ -33,6 +33,14 @@ typedef struct ferry__view {
     int contiguous;        /* stream byte r is file byte disp + r */
     const ferry__datarep_t *rep;
 } ferry__view_t;
+
+/* A view whose filetype has size 0 has no stream bytes: an access through
+ * it moves nothing (ROMIO and OMPIO accept such views; HDF5 and PnetCDF set
+ * them on ranks with nothing to access). It counts as contiguous. */
+static inline int ferry__view_is_empty(const ferry__view_t *view)
+{
+    return view->tile_size == 0;
+}
 
 /* The default view (disp 0, MPI_BYTE, MPI_BYTE, "native") on a view that owns nothing. */
 void ferry__view_init(ferry__view_t *view);
