@@ -23,7 +23,7 @@
 #include "container_model.h"
 #include "ferry_test.h"
 
-enum { CRASH_LENGTH = 256 << 20, CRASH_PIECE = 100000 };
+enum { CRASH_LENGTH = 64 << 20, CRASH_PIECE = 100000 };
 
 static void write_expected(const char *dir, const ct_model_t *m)
 {
@@ -83,6 +83,7 @@ static int mode_crash(int argc, char **argv)
         if (len > m.length - pos) len = m.length - pos;
         FT_OK(ferry_container_write(c, bytes + pos, len, &done));
         pos += done;
+        usleep(2000); /* about 50 MB/s: the kill finds the writers busy */
         if (ft_rand(&state) % 3) continue;
         FT_OK(ferry_container_flush(c));
         put_number(argv[3], "ledger", (long long)pos);
