@@ -15,6 +15,7 @@ typedef int (*bench_workload_fn)(int argc, char **argv);
 
 int ferry_bench_btio(int argc, char **argv);
 int ferry_bench_contig(int argc, char **argv);
+int ferry_bench_container(int argc, char **argv); /* bench_container.c, issue 16 */
 int ferry_bench_hints(int argc, char **argv);
 int ferry_bench_noncontig(int argc, char **argv);
 int ferry_bench_overlap(int argc, char **argv);

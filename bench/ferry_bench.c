@@ -12,6 +12,7 @@ static const struct {
     const char *summary;
 } workloads[] = {
     {"btio", ferry_bench_btio, "BTIO-like 3-D array of 5 doubles per point, subarray views, write_all then read_all (host MPI-IO, ferry)"},
+    {"container", ferry_bench_container, "N task-local files vs one ferry container (vs SIONlib when built with it): create, write, read"},
     {"contig", ferry_bench_contig, "each rank writes then reads its own contiguous block (POSIX, host MPI-IO, ferry)"},
     {"discontig", ferry_bench_discontig, "1 KiB blocks at random places through an indexed view, prefetching (host MPI-IO, ferry)"},
     {"hints", ferry_bench_hints, "print ferry's hint table (Markdown)"},

@@ -49,12 +49,12 @@ static int answer_all(ferry_container_t c, const read_request_t *req, const int 
     FERRY_TRY(ferry__container_set_load(c->path, 0, 0, &set));
     int cls = 0;
     if (req->same_count && set->streams != (uint32_t)c->nprocs)
-        cls = ferry__error_set(MPI_ERR_ARG, "the container has %u streams (written by %u ranks) and is opened by %d: "
-                               "ferry_container_open_mapped reads it with any number of ranks",
-                               (unsigned)set->streams, (unsigned)set->streams, c->nprocs);
+        cls = ferry__error_set(MPI_ERR_ARG, "%u streams (written by %u ranks), opened by %d ranks: use "
+                               "ferry_container_open_mapped", (unsigned)set->streams, (unsigned)set->streams,
+                               c->nprocs);
     for (int i = 0; i < total && !cls; i++) {
         if (names[i] < 0 || (uint32_t)names[i] >= set->streams)
-            cls = ferry__error_set(MPI_ERR_ARG, "stream %d asked for; the container has streams 0 to %u", names[i],
+            cls = ferry__error_set(MPI_ERR_ARG, "no stream %d (streams are 0 to %u)", names[i],
                                    (unsigned)set->streams - 1);
         else
             answer(set, names[i], answers + (size_t)i * W_COUNT);

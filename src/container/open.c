@@ -69,7 +69,7 @@ static int create_file(ferry_container_t c, const shared_settings_t *set, uint32
                        uint64_t *block)
 {
     ferry__fs_layout_t layout;
-    c->meta_calls += 3;
+    c->meta_calls += 3; /* ftruncate; fstat and fstatfs for the layout */
     FERRY_TRY(ferry__container_handle_file(c, k, FERRY_FS_READ | FERRY_FS_WRITE | FERRY_FS_CREATE, fs));
     FERRY_TRY(ferry__fs_resize(*fs, 0));
     FERRY_TRY(ferry__fs_layout(*fs, &layout));

@@ -1,0 +1,337 @@
+/*
+ * ferry-bench container: N task-local files against one ferry container
+ * (and SIONlib 1.7.6 when built with -DFERRY_SIONLIB_DIR=<its install>),
+ * side by side in one run, rotating their order each repetition.
+ *
+ * Three timed phases per contender and repetition, each from a barrier to
+ * a barrier: create (create, open and close, no data: the metadata cost),
+ * write (create, open, write the stream in --piece calls, optionally sync,
+ * close) and read (open, read it all back and check it, close; the pages
+ * dropped from the cache first, a no-op on tmpfs). The table gives median
+ * times, bandwidths and ferry's ratios; metadata system calls are counted
+ * by the contenders that know theirs (tools/bench-container-syscalls.sh
+ * counts every contender's with strace). --json FILE appends the results
+ * as one JSON object per run.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench_container.h"
+#include "ferry_container.h"
+
+enum { MAX_CONTENDERS = 3, MAX_REPS = 64, PHASES = 3 };
+
+void ctr_failed(ctr_job_t *job, const char *who, const char *what)
+{
+    fprintf(stderr, "ferry-bench container: %s on rank %d: %s: %s\n", who, job->rank, job->path, what);
+    job->failed = 1;
+}
+
+/* ---- task-local files: one POSIX file per rank in one directory ---- */
+
+static void tasklocal_name(const ctr_job_t *job, char *name, size_t len)
+{
+    snprintf(name, len, "%s.%06d", job->path, job->rank);
+}
+
+static void tasklocal_write(ctr_job_t *job)
+{
+    char name[640];
+    tasklocal_name(job, name, sizeof name);
+    int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    job->meta = 2 + (job->sync != 0);
+    if (fd < 0) return ctr_failed(job, "tasklocal", strerror(errno));
+    for (long long done = 0; done < job->bytes;) {
+        size_t want = job->bytes - done < (long long)job->piece ? (size_t)(job->bytes - done) : job->piece;
+        ssize_t put = write(fd, job->buf + done, want);
+        if (put <= 0 && errno != EINTR) {
+            ctr_failed(job, "tasklocal", strerror(errno));
+            break;
+        }
+        if (put > 0) done += put;
+    }
+    if (job->sync && fsync(fd) != 0) ctr_failed(job, "tasklocal", strerror(errno));
+    if (close(fd) != 0) ctr_failed(job, "tasklocal", strerror(errno));
+}
+
+static void tasklocal_read(ctr_job_t *job)
+{
+    char name[640];
+    tasklocal_name(job, name, sizeof name);
+    int fd = open(name, O_RDONLY);
+    if (fd < 0) return ctr_failed(job, "tasklocal", strerror(errno));
+    for (long long done = 0; done < job->bytes;) {
+        size_t want = job->bytes - done < (long long)job->piece ? (size_t)(job->bytes - done) : job->piece;
+        ssize_t got = read(fd, job->buf + done, want);
+        if (got <= 0 && errno != EINTR) {
+            ctr_failed(job, "tasklocal", got == 0 ? "short file" : strerror(errno));
+            break;
+        }
+        if (got > 0) done += got;
+    }
+    close(fd);
+}
+
+static void tasklocal_remove(ctr_job_t *job)
+{
+    char name[640];
+    tasklocal_name(job, name, sizeof name);
+    unlink(name);
+}
+
+/* ---- one ferry container ---- */
+
+static void ferry_failed(ctr_job_t *job, int code)
+{
+    char text[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+    ferry_Error_string(code, text, &len);
+    ctr_failed(job, "ferry", text);
+}
+
+static void ferry_write(ctr_job_t *job)
+{
+    ferry_container_params_t p = {0};
+    p.chunk_size = job->chunk;
+    p.durable = job->sync;
+    p.no_data_checksums = !job->checksums;
+    ferry_container_t c;
+    int rc = ferry_container_open_write(MPI_COMM_WORLD, job->path, &p, &c);
+    if (rc != MPI_SUCCESS) return ferry_failed(job, rc);
+    for (long long done = 0; done < job->bytes && rc == MPI_SUCCESS;) {
+        size_t want = job->bytes - done < (long long)job->piece ? (size_t)(job->bytes - done) : job->piece, put = 0;
+        rc = ferry_container_write(c, job->buf + done, want, &put);
+        done += (long long)put;
+    }
+    ferry_container_info_t info;
+    ferry_container_info(c, &info);
+    job->meta = info.metadata_calls + 1; /* and the close of the file */
+    if (rc != MPI_SUCCESS) ferry_failed(job, rc);
+    rc = ferry_container_close(&c);
+    if (rc != MPI_SUCCESS) ferry_failed(job, rc);
+}
+
+static void ferry_read(ctr_job_t *job)
+{
+    ferry_container_t c;
+    int rc = ferry_container_open_read(MPI_COMM_WORLD, job->path, &c);
+    if (rc != MPI_SUCCESS) return ferry_failed(job, rc);
+    for (long long done = 0; done < job->bytes && rc == MPI_SUCCESS;) {
+        size_t want = job->bytes - done < (long long)job->piece ? (size_t)(job->bytes - done) : job->piece, got = 0;
+        rc = ferry_container_read(c, job->buf + done, want, &got);
+        if (rc == MPI_SUCCESS && got < want) ctr_failed(job, "ferry", "short stream");
+        if (got < want) break;
+        done += (long long)got;
+    }
+    if (rc != MPI_SUCCESS) ferry_failed(job, rc);
+    ferry_container_close(&c);
+}
+
+static void shared_remove(ctr_job_t *job)
+{
+    if (job->rank == 0) unlink(job->path);
+}
+
+static const ctr_contender_t builtin[] = {
+    {"tasklocal", tasklocal_write, tasklocal_read, tasklocal_remove},
+    {"ferry", ferry_write, ferry_read, shared_remove},
+};
+
+/* ---- the run ---- */
+
+typedef struct ctr_options {
+    const char *base, *json;
+    long long bytes;
+    size_t piece;
+    MPI_Offset chunk;
+    int reps, sync, checksums;
+    char only[64];
+} ctr_options_t;
+
+typedef struct ctr_results {
+    const ctr_contender_t *who[MAX_CONTENDERS];
+    int n;
+    double seconds[PHASES][MAX_CONTENDERS][MAX_REPS];
+    long long meta[MAX_CONTENDERS]; /* summed over ranks, -1 unknown */
+    int failed;
+} ctr_results_t;
+
+static void fill(ctr_job_t *job)
+{
+    for (long long i = 0; i < job->bytes; i++) job->buf[i] = (unsigned char)(i * 31 + job->rank * 7 + 1);
+}
+
+static int check(const ctr_job_t *job)
+{
+    for (long long i = 0; i < job->bytes; i++)
+        if (job->buf[i] != (unsigned char)(i * 31 + job->rank * 7 + 1)) return 0;
+    return 1;
+}
+
+/* Runs one phase of one contender between barriers; returns the slowest rank's time. */
+static double timed(void (*step)(ctr_job_t *), ctr_job_t *job)
+{
+    bench_barrier();
+    double start = bench_now();
+    step(job);
+    bench_barrier();
+    return bench_now() - start;
+}
+
+static void drop_pages(ctr_job_t *job, const ctr_contender_t *who)
+{
+    char name[640];
+    if (strcmp(who->name, "tasklocal") == 0) tasklocal_name(job, name, sizeof name);
+    else snprintf(name, sizeof name, "%s", job->path);
+    int fd = open(name, O_RDONLY);
+    if (fd >= 0 && (job->rank == 0 || strcmp(who->name, "tasklocal") == 0)) {
+        fdatasync(fd);
+        posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    }
+    if (fd >= 0) close(fd);
+    bench_barrier();
+}
+
+/* One repetition of one contender: create, write, read (checked). */
+static void turn(const ctr_options_t *o, ctr_results_t *r, int c, int rep, ctr_job_t *job)
+{
+    const ctr_contender_t *who = r->who[c];
+    snprintf(job->path, sizeof job->path, "%s/%s.%d", o->base, who->name, rep);
+    job->bytes = 0;
+    job->meta = -1;
+    r->seconds[0][c][rep] = timed(who->write, job);
+    long long meta = job->meta, sum = 0;
+    MPI_Allreduce(&meta, &sum, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    r->meta[c] = meta < 0 ? -1 : sum;
+    who->remove(job);
+    job->bytes = o->bytes;
+    fill(job);
+    r->seconds[1][c][rep] = timed(who->write, job);
+    drop_pages(job, who);
+    memset(job->buf, 0, (size_t)job->bytes);
+    r->seconds[2][c][rep] = timed(who->read, job);
+    if (!job->failed && !check(job)) ctr_failed(job, who->name, "read back wrong bytes");
+    bench_barrier();
+    who->remove(job);
+}
+
+static int pick_contenders(const ctr_options_t *o, ctr_results_t *r)
+{
+    const ctr_contender_t *all[MAX_CONTENDERS] = {&builtin[0], &builtin[1], bench_container_sionlib()};
+    for (int i = 0; i < MAX_CONTENDERS; i++)
+        if (all[i] && (!o->only[0] || strstr(o->only, all[i]->name))) r->who[r->n++] = all[i];
+    return r->n;
+}
+
+static double median_of(ctr_results_t *r, int phase, int c, int reps)
+{
+    double copy[MAX_REPS];
+    memcpy(copy, r->seconds[phase][c], (size_t)reps * sizeof copy[0]);
+    return bench_median(copy, reps);
+}
+
+static void print_table(const ctr_options_t *o, ctr_results_t *r, int size)
+{
+    double mib = (double)o->bytes * size / 1048576.0;
+    printf("ferry-bench container: %d streams (ranks), %s, %.1f MiB per stream in %zu-byte calls, chunk %lld, %s%s"
+           "median of %d\n", size, o->base, (double)o->bytes / 1048576.0, o->piece, (long long)o->chunk,
+           o->sync ? "synced before close, " : "", o->checksums ? "" : "ferry without data checksums, ", o->reps);
+    printf("%-10s %14s %14s %12s %12s %12s\n", "contender", "create s", "metadata calls", "write MiB/s",
+           "read MiB/s", "write s");
+    for (int c = 0; c < r->n; c++) {
+        double create = median_of(r, 0, c, o->reps), write = median_of(r, 1, c, o->reps);
+        double read = median_of(r, 2, c, o->reps);
+        char meta[32] = "n/a (strace)";
+        if (r->meta[c] >= 0) snprintf(meta, sizeof meta, "%lld", r->meta[c]);
+        printf("%-10s %14.4f %14s %12.1f %12.1f %12.4f\n", r->who[c]->name, create, meta, mib / write, mib / read,
+               write);
+    }
+}
+
+static void print_ratios(const ctr_options_t *o, ctr_results_t *r)
+{
+    for (int c = 1; c < r->n; c++)
+        printf("%s / %s: create time %.3f, write bandwidth %.3f, read bandwidth %.3f\n", r->who[c]->name,
+               r->who[0]->name, median_of(r, 0, c, o->reps) / median_of(r, 0, 0, o->reps),
+               median_of(r, 1, 0, o->reps) / median_of(r, 1, c, o->reps),
+               median_of(r, 2, 0, o->reps) / median_of(r, 2, c, o->reps));
+    if (r->n == 3)
+        printf("%s / %s: create time %.3f, write bandwidth %.3f, read bandwidth %.3f\n", r->who[1]->name,
+               r->who[2]->name, median_of(r, 0, 1, o->reps) / median_of(r, 0, 2, o->reps),
+               median_of(r, 1, 2, o->reps) / median_of(r, 1, 1, o->reps),
+               median_of(r, 2, 2, o->reps) / median_of(r, 2, 1, o->reps));
+}
+
+static void append_json(const ctr_options_t *o, ctr_results_t *r, int size)
+{
+    FILE *f = fopen(o->json, "a");
+    if (!f) return perror(o->json);
+    fprintf(f, "{\"workload\": \"container\", \"streams\": %d, \"dir\": \"%s\", \"bytes_per_stream\": %lld, "
+               "\"piece\": %zu, \"chunk\": %lld, \"sync\": %d, \"checksums\": %d, \"reps\": %d, \"contenders\": {",
+            size, o->base, o->bytes, o->piece, (long long)o->chunk, o->sync, o->checksums, o->reps);
+    for (int c = 0; c < r->n; c++)
+        fprintf(f, "%s\"%s\": {\"create_s\": %.6f, \"write_s\": %.6f, \"read_s\": %.6f, \"metadata_calls\": %lld}",
+                c ? ", " : "", r->who[c]->name, median_of(r, 0, c, o->reps), median_of(r, 1, c, o->reps),
+                median_of(r, 2, c, o->reps), r->meta[c]);
+    fprintf(f, "}, \"failed\": %d}\n", r->failed);
+    fclose(f);
+}
+
+static int parse(int argc, char **argv, ctr_options_t *o)
+{
+    *o = (ctr_options_t){"/dev/shm", NULL, 16 << 20, 1 << 20, 0, 3, 0, 1, ""};
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--dir")) o->base = argv[i + 1];
+        else if (!strcmp(argv[i], "--bytes")) o->bytes = bench_parse_size(argv[i + 1]);
+        else if (!strcmp(argv[i], "--piece")) o->piece = (size_t)bench_parse_size(argv[i + 1]);
+        else if (!strcmp(argv[i], "--chunk")) o->chunk = bench_parse_size(argv[i + 1]);
+        else if (!strcmp(argv[i], "--reps")) o->reps = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--sync")) o->sync = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--json")) o->json = argv[i + 1];
+        else if (!strcmp(argv[i], "--checksums")) o->checksums = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--only")) snprintf(o->only, sizeof o->only, "%s", argv[i + 1]);
+        else return -1;
+    }
+    if (!o->chunk) o->chunk = o->bytes + 4096; /* one chunk holds the whole stream, as SIONlib needs */
+    return o->bytes < 0 || o->piece < 1 || o->chunk < 1 || o->reps < 1 || o->reps > MAX_REPS ? -1 : 0;
+}
+
+int ferry_bench_container(int argc, char **argv)
+{
+    ctr_options_t o;
+    ctr_results_t r = {.n = 0};
+    ctr_job_t job = {.rank = 0};
+    MPI_Comm_rank(MPI_COMM_WORLD, &job.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &job.size);
+    if (parse(argc, argv, &o) != 0 || pick_contenders(&o, &r) == 0) {
+        if (job.rank == 0) fprintf(stderr, "usage: ferry-bench container [--dir D] [--bytes PER_STREAM] [--piece "
+                                           "BYTES] [--chunk BYTES] [--reps N] [--sync 0|1] [--checksums 0|1] [--only a,b] "
+                                           "[--json F]\n");
+        return 2;
+    }
+    const char *dir = bench_make_dir(o.base, "container");
+    if (!dir) return 1;
+    ctr_options_t in_dir = o;
+    in_dir.base = dir;
+    job.buf = malloc((size_t)o.bytes + 1);
+    job.piece = o.piece;
+    job.chunk = o.chunk;
+    job.sync = o.sync;
+    job.checksums = o.checksums;
+    for (int rep = 0; rep < o.reps && job.buf; rep++)
+        for (int k = 0; k < r.n; k++) turn(&in_dir, &r, (k + rep) % r.n, rep, &job);
+    MPI_Allreduce(&job.failed, &r.failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (job.rank == 0) {
+        print_table(&o, &r, job.size);
+        print_ratios(&o, &r);
+        if (o.json) append_json(&o, &r, job.size);
+        if (r.failed) printf("ferry-bench container: FAILED (see errors above)\n");
+    }
+    free(job.buf);
+    bench_remove_dir(dir);
+    return r.failed ? 1 : 0;
+}

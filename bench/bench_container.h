@@ -1,0 +1,39 @@
+/*
+ * ferry-bench container: shared by its contenders (bench_container.c, and
+ * bench_container_sionlib.c when CMake was pointed at a SIONlib install).
+ */
+#ifndef FERRY_BENCH_CONTAINER_H
+#define FERRY_BENCH_CONTAINER_H
+
+#include <stddef.h>
+
+#include "bench.h"
+
+/* One contender's turn: every rank writes (or reads) its own stream. */
+typedef struct ctr_job {
+    char path[600];      /* this turn's container, or the prefix of its task-local files */
+    unsigned char *buf;  /* bytes of this rank's stream */
+    long long bytes;     /* this turn's bytes per rank (0: open and close only) */
+    size_t piece;        /* bytes per write or read call */
+    MPI_Offset chunk;    /* chunk size asked for (containers) */
+    int sync;            /* make the data durable before close */
+    int checksums;       /* ferry: data checksums in the chunk trailers */
+    int rank, size;
+    long long meta;      /* metadata system calls this rank made, -1 when unknown */
+    int failed;
+} ctr_job_t;
+
+typedef struct ctr_contender {
+    const char *name;
+    void (*write)(ctr_job_t *job); /* create, open, write, (sync), close: collective */
+    void (*read)(ctr_job_t *job);  /* open, read into buf, close: collective */
+    void (*remove)(ctr_job_t *job);
+} ctr_contender_t;
+
+/* The SIONlib contender, NULL when ferry-bench was built without it. */
+const ctr_contender_t *bench_container_sionlib(void);
+
+/* Reports a contender's failure on this rank and marks the job failed. */
+void ctr_failed(ctr_job_t *job, const char *who, const char *what);
+
+#endif
