@@ -336,6 +336,19 @@ struct ferry_container {
     long long meta_calls; /* file-system opens, closes, stats, syncs, size changes */
 };
 
+/* What each rank brings to a collective creation (plan.c). */
+enum {
+    FERRY__ASK_CLS, FERRY__ASK_CHUNK, FERRY__ASK_FILES, FERRY__ASK_NODE, FERRY__ASK_BLOCK, FERRY__ASK_FLAGS,
+    FERRY__ASK_WORDS
+};
+typedef struct ferry__container_ask {
+    int64_t w[FERRY__ASK_WORDS]; /* FLAGS: 1 data checksums, 2 durable */
+} ferry__container_ask_t;
+
+/* Collective: plans the container on rank 0 from every rank's ask, creates
+ * its files and starts this rank's stream; returns the agreed outcome. */
+int ferry__container_create_collectively(ferry_container_t c, const ferry__container_ask_t *ask, size_t buffer_size);
+
 /* Collective over comm: a new handle on a duplicate of comm. A bad path
  * only sets *local_cls (so the caller still joins the collectives that
  * follow); a failure to duplicate comm returns the class. */
