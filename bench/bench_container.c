@@ -38,6 +38,31 @@ static void tasklocal_name(const ctr_job_t *job, char *name, size_t len)
     snprintf(name, len, "%s.%06d", job->path, job->rank);
 }
 
+void ctr_pieces(ctr_job_t *job, ctr_step_fn *step, void *arg)
+{
+    for (long long done = 0; done < job->bytes;) {
+        size_t len = job->bytes - done < (long long)job->piece ? (size_t)(job->bytes - done) : job->piece;
+        if (step(job, arg, job->buf + done, len)) return;
+        done += (long long)len;
+    }
+}
+
+/* Loops over partial transfers and EINTR, as a careful program would. */
+static int posix_step(ctr_job_t *job, void *arg, unsigned char *data, size_t len)
+{
+    int fd = *(int *)arg, writing = job->writing;
+    for (size_t done = 0; done < len;) {
+        ssize_t n = writing ? write(fd, data + done, len - done) : read(fd, data + done, len - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            ctr_failed(job, "tasklocal", n == 0 ? "short file" : strerror(errno));
+            return 1;
+        }
+        done += (size_t)n;
+    }
+    return 0;
+}
+
 static void tasklocal_write(ctr_job_t *job)
 {
     char name[640];
@@ -45,15 +70,7 @@ static void tasklocal_write(ctr_job_t *job)
     int fd = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     job->meta = 2 + (job->sync != 0);
     if (fd < 0) return ctr_failed(job, "tasklocal", strerror(errno));
-    for (long long done = 0; done < job->bytes;) {
-        size_t want = job->bytes - done < (long long)job->piece ? (size_t)(job->bytes - done) : job->piece;
-        ssize_t put = write(fd, job->buf + done, want);
-        if (put <= 0 && errno != EINTR) {
-            ctr_failed(job, "tasklocal", strerror(errno));
-            break;
-        }
-        if (put > 0) done += put;
-    }
+    ctr_pieces(job, posix_step, &fd);
     if (job->sync && fsync(fd) != 0) ctr_failed(job, "tasklocal", strerror(errno));
     if (close(fd) != 0) ctr_failed(job, "tasklocal", strerror(errno));
 }
@@ -64,15 +81,7 @@ static void tasklocal_read(ctr_job_t *job)
     tasklocal_name(job, name, sizeof name);
     int fd = open(name, O_RDONLY);
     if (fd < 0) return ctr_failed(job, "tasklocal", strerror(errno));
-    for (long long done = 0; done < job->bytes;) {
-        size_t want = job->bytes - done < (long long)job->piece ? (size_t)(job->bytes - done) : job->piece;
-        ssize_t got = read(fd, job->buf + done, want);
-        if (got <= 0 && errno != EINTR) {
-            ctr_failed(job, "tasklocal", got == 0 ? "short file" : strerror(errno));
-            break;
-        }
-        if (got > 0) done += got;
-    }
+    ctr_pieces(job, posix_step, &fd);
     close(fd);
 }
 
@@ -93,6 +102,16 @@ static void ferry_failed(ctr_job_t *job, int code)
     ctr_failed(job, "ferry", text);
 }
 
+static int ferry_step(ctr_job_t *job, void *arg, unsigned char *data, size_t len)
+{
+    ferry_container_t c = arg;
+    size_t done = 0;
+    int rc = job->writing ? ferry_container_write(c, data, len, &done) : ferry_container_read(c, data, len, &done);
+    if (rc != MPI_SUCCESS) ferry_failed(job, rc);
+    else if (done < len) ctr_failed(job, "ferry", "short stream");
+    return rc != MPI_SUCCESS || done < len;
+}
+
 static void ferry_write(ctr_job_t *job)
 {
     ferry_container_params_t p = {0};
@@ -102,15 +121,10 @@ static void ferry_write(ctr_job_t *job)
     ferry_container_t c;
     int rc = ferry_container_open_write(MPI_COMM_WORLD, job->path, &p, &c);
     if (rc != MPI_SUCCESS) return ferry_failed(job, rc);
-    for (long long done = 0; done < job->bytes && rc == MPI_SUCCESS;) {
-        size_t want = job->bytes - done < (long long)job->piece ? (size_t)(job->bytes - done) : job->piece, put = 0;
-        rc = ferry_container_write(c, job->buf + done, want, &put);
-        done += (long long)put;
-    }
+    ctr_pieces(job, ferry_step, c);
     ferry_container_info_t info;
     ferry_container_info(c, &info);
     job->meta = info.metadata_calls + 1; /* and the close of the file */
-    if (rc != MPI_SUCCESS) ferry_failed(job, rc);
     rc = ferry_container_close(&c);
     if (rc != MPI_SUCCESS) ferry_failed(job, rc);
 }
@@ -120,14 +134,7 @@ static void ferry_read(ctr_job_t *job)
     ferry_container_t c;
     int rc = ferry_container_open_read(MPI_COMM_WORLD, job->path, &c);
     if (rc != MPI_SUCCESS) return ferry_failed(job, rc);
-    for (long long done = 0; done < job->bytes && rc == MPI_SUCCESS;) {
-        size_t want = job->bytes - done < (long long)job->piece ? (size_t)(job->bytes - done) : job->piece, got = 0;
-        rc = ferry_container_read(c, job->buf + done, want, &got);
-        if (rc == MPI_SUCCESS && got < want) ctr_failed(job, "ferry", "short stream");
-        if (got < want) break;
-        done += (long long)got;
-    }
-    if (rc != MPI_SUCCESS) ferry_failed(job, rc);
+    ctr_pieces(job, ferry_step, c);
     ferry_container_close(&c);
 }
 
@@ -203,6 +210,7 @@ static void turn(const ctr_options_t *o, ctr_results_t *r, int c, int rep, ctr_j
     snprintf(job->path, sizeof job->path, "%s/%s.%d", o->base, who->name, rep);
     job->bytes = 0;
     job->meta = -1;
+    job->writing = 1;
     r->seconds[0][c][rep] = timed(who->write, job);
     long long meta = job->meta, sum = 0;
     MPI_Allreduce(&meta, &sum, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
@@ -210,9 +218,11 @@ static void turn(const ctr_options_t *o, ctr_results_t *r, int c, int rep, ctr_j
     who->remove(job);
     job->bytes = o->bytes;
     fill(job);
+    job->writing = 1;
     r->seconds[1][c][rep] = timed(who->write, job);
     drop_pages(job, who);
     memset(job->buf, 0, (size_t)job->bytes);
+    job->writing = 0;
     r->seconds[2][c][rep] = timed(who->read, job);
     if (!job->failed && !check(job)) ctr_failed(job, who->name, "read back wrong bytes");
     bench_barrier();

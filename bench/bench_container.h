@@ -19,6 +19,7 @@ typedef struct ctr_job {
     int sync;            /* make the data durable before close */
     int checksums;       /* ferry: data checksums in the chunk trailers */
     int rank, size;
+    int writing;         /* this phase writes (else it reads) */
     long long meta;      /* metadata system calls this rank made, -1 when unknown */
     int failed;
 } ctr_job_t;
@@ -32,6 +33,11 @@ typedef struct ctr_contender {
 
 /* The SIONlib contender, NULL when ferry-bench was built without it. */
 const ctr_contender_t *bench_container_sionlib(void);
+
+/* Calls step for each piece of the job's bytes in order (piece bytes, the
+ * last one shorter), until step returns nonzero (it reported a failure). */
+typedef int ctr_step_fn(ctr_job_t *job, void *arg, unsigned char *data, size_t len);
+void ctr_pieces(ctr_job_t *job, ctr_step_fn *step, void *arg);
 
 /* Reports a contender's failure on this rank and marks the job failed. */
 void ctr_failed(ctr_job_t *job, const char *who, const char *what);

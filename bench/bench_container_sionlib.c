@@ -26,20 +26,21 @@ static int sionlib_open(ctr_job_t *job, const char *mode, FILE **fp)
     return sid;
 }
 
+static int sionlib_step(ctr_job_t *job, void *arg, unsigned char *data, size_t len)
+{
+    int sid = *(int *)arg;
+    size_t done = job->writing ? sion_fwrite(data, 1, len, sid) : sion_fread(data, 1, len, sid);
+    if (done != len)
+        ctr_failed(job, "sionlib", job->writing ? "sion_fwrite wrote less than asked" : "sion_fread read less than asked");
+    return done != len;
+}
+
 static void sionlib_write(ctr_job_t *job)
 {
     FILE *fp = NULL;
     int sid = sionlib_open(job, "bw", &fp);
     if (sid < 0) return;
-    for (long long done = 0; done < job->bytes;) {
-        size_t want = job->bytes - done < (long long)job->piece ? (size_t)(job->bytes - done) : job->piece;
-        size_t put = sion_fwrite(job->buf + done, 1, want, sid);
-        if (put != want) {
-            ctr_failed(job, "sionlib", "sion_fwrite wrote less than asked");
-            break;
-        }
-        done += (long long)want;
-    }
+    ctr_pieces(job, sionlib_step, &sid); /* metadata calls: tools/bench-container-syscalls.sh counts them */
     if (job->sync && fp && (fflush(fp) != 0 || fsync(fileno(fp)) != 0)) ctr_failed(job, "sionlib", "fsync failed");
     if (sion_parclose_mpi(sid) < 0) ctr_failed(job, "sionlib", "sion_parclose_mpi failed");
 }
@@ -49,15 +50,7 @@ static void sionlib_read(ctr_job_t *job)
     FILE *fp = NULL;
     int sid = sionlib_open(job, "br", &fp);
     if (sid < 0) return;
-    for (long long done = 0; done < job->bytes;) {
-        size_t want = job->bytes - done < (long long)job->piece ? (size_t)(job->bytes - done) : job->piece;
-        size_t got = sion_fread(job->buf + done, 1, want, sid);
-        if (got != want) {
-            ctr_failed(job, "sionlib", "sion_fread read less than asked");
-            break;
-        }
-        done += (long long)want;
-    }
+    ctr_pieces(job, sionlib_step, &sid);
     if (sion_parclose_mpi(sid) < 0) ctr_failed(job, "sionlib", "sion_parclose_mpi failed");
 }
 
