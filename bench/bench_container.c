@@ -18,12 +18,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "bench_container.h"
 #include "ferry_container.h"
 
 enum { MAX_CONTENDERS = 3, MAX_REPS = 64, PHASES = 3 };
+enum { WRITE_CPU = PHASES }; /* median_of's "phase" for the write phase's processor time */
 
 void ctr_failed(ctr_job_t *job, const char *who, const char *what)
 {
@@ -117,7 +119,7 @@ static void ferry_write(ctr_job_t *job)
     ferry_container_params_t p = {0};
     p.chunk_size = job->chunk;
     p.durable = job->sync;
-    p.no_data_checksums = !job->checksums;
+    p.data_checksums = job->checksums;
     ferry_container_t c;
     int rc = ferry_container_open_write(MPI_COMM_WORLD, job->path, &p, &c);
     if (rc != MPI_SUCCESS) return ferry_failed(job, rc);
@@ -163,6 +165,7 @@ typedef struct ctr_results {
     const ctr_contender_t *who[MAX_CONTENDERS];
     int n;
     double seconds[PHASES][MAX_CONTENDERS][MAX_REPS];
+    double cpu[MAX_CONTENDERS][MAX_REPS]; /* write phase: user + system seconds summed over ranks */
     long long meta[MAX_CONTENDERS]; /* summed over ranks, -1 unknown */
     int failed;
 } ctr_results_t;
@@ -179,14 +182,26 @@ static int check(const ctr_job_t *job)
     return 1;
 }
 
-/* Runs one phase of one contender between barriers; returns the slowest rank's time. */
-static double timed(void (*step)(ctr_job_t *), ctr_job_t *job)
+static double cpu_seconds(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + 1e-6 * (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+/* Runs one phase of one contender between barriers; returns the slowest
+ * rank's time and, in *cpu, the processor time all ranks spent in it (on a
+ * loaded machine the steadier measure of the work done). */
+static double timed(void (*step)(ctr_job_t *), ctr_job_t *job, double *cpu)
 {
     bench_barrier();
-    double start = bench_now();
+    double start = bench_now(), cpu_start = cpu_seconds();
     step(job);
+    double mine = cpu_seconds() - cpu_start;
     bench_barrier();
-    return bench_now() - start;
+    double wall = bench_now() - start;
+    if (cpu) MPI_Allreduce(&mine, cpu, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    return wall;
 }
 
 static void drop_pages(ctr_job_t *job, const ctr_contender_t *who)
@@ -211,7 +226,7 @@ static void turn(const ctr_options_t *o, ctr_results_t *r, int c, int rep, ctr_j
     job->bytes = 0;
     job->meta = -1;
     job->writing = 1;
-    r->seconds[0][c][rep] = timed(who->write, job);
+    r->seconds[0][c][rep] = timed(who->write, job, NULL);
     long long meta = job->meta, sum = 0;
     MPI_Allreduce(&meta, &sum, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     r->meta[c] = meta < 0 ? -1 : sum;
@@ -219,11 +234,11 @@ static void turn(const ctr_options_t *o, ctr_results_t *r, int c, int rep, ctr_j
     job->bytes = o->bytes;
     fill(job);
     job->writing = 1;
-    r->seconds[1][c][rep] = timed(who->write, job);
+    r->seconds[1][c][rep] = timed(who->write, job, &r->cpu[c][rep]);
     drop_pages(job, who);
     memset(job->buf, 0, (size_t)job->bytes);
     job->writing = 0;
-    r->seconds[2][c][rep] = timed(who->read, job);
+    r->seconds[2][c][rep] = timed(who->read, job, NULL);
     if (!job->failed && !check(job)) ctr_failed(job, who->name, "read back wrong bytes");
     bench_barrier();
     who->remove(job);
@@ -240,7 +255,7 @@ static int pick_contenders(const ctr_options_t *o, ctr_results_t *r)
 static double median_of(ctr_results_t *r, int phase, int c, int reps)
 {
     double copy[MAX_REPS];
-    memcpy(copy, r->seconds[phase][c], (size_t)reps * sizeof copy[0]);
+    memcpy(copy, phase < PHASES ? r->seconds[phase][c] : r->cpu[c], (size_t)reps * sizeof copy[0]);
     return bench_median(copy, reps);
 }
 
@@ -249,16 +264,16 @@ static void print_table(const ctr_options_t *o, ctr_results_t *r, int size)
     double mib = (double)o->bytes * size / 1048576.0;
     printf("ferry-bench container: %d streams (ranks), %s, %.1f MiB per stream in %zu-byte calls, chunk %lld, %s%s"
            "median of %d\n", size, o->base, (double)o->bytes / 1048576.0, o->piece, (long long)o->chunk,
-           o->sync ? "synced before close, " : "", o->checksums ? "" : "ferry without data checksums, ", o->reps);
-    printf("%-10s %14s %14s %12s %12s %12s\n", "contender", "create s", "metadata calls", "write MiB/s",
-           "read MiB/s", "write s");
+           o->sync ? "synced before close, " : "", o->checksums ? "ferry with data checksums, " : "", o->reps);
+    printf("%-10s %14s %14s %12s %12s %12s %12s\n", "contender", "create s", "metadata calls", "write MiB/s",
+           "read MiB/s", "write s", "write cpu s");
     for (int c = 0; c < r->n; c++) {
         double create = median_of(r, 0, c, o->reps), write = median_of(r, 1, c, o->reps);
         double read = median_of(r, 2, c, o->reps);
         char meta[32] = "n/a (strace)";
         if (r->meta[c] >= 0) snprintf(meta, sizeof meta, "%lld", r->meta[c]);
-        printf("%-10s %14.4f %14s %12.1f %12.1f %12.4f\n", r->who[c]->name, create, meta, mib / write, mib / read,
-               write);
+        printf("%-10s %14.4f %14s %12.1f %12.1f %12.4f %12.4f\n", r->who[c]->name, create, meta, mib / write,
+               mib / read, write, median_of(r, WRITE_CPU, c, o->reps));
     }
 }
 
@@ -284,16 +299,16 @@ static void append_json(const ctr_options_t *o, ctr_results_t *r, int size)
                "\"piece\": %zu, \"chunk\": %lld, \"sync\": %d, \"checksums\": %d, \"reps\": %d, \"contenders\": {",
             size, o->base, o->bytes, o->piece, (long long)o->chunk, o->sync, o->checksums, o->reps);
     for (int c = 0; c < r->n; c++)
-        fprintf(f, "%s\"%s\": {\"create_s\": %.6f, \"write_s\": %.6f, \"read_s\": %.6f, \"metadata_calls\": %lld}",
-                c ? ", " : "", r->who[c]->name, median_of(r, 0, c, o->reps), median_of(r, 1, c, o->reps),
-                median_of(r, 2, c, o->reps), r->meta[c]);
+        fprintf(f, "%s\"%s\": {\"create_s\": %.6f, \"write_s\": %.6f, \"read_s\": %.6f, \"write_cpu_s\": %.6f, "
+                   "\"metadata_calls\": %lld}", c ? ", " : "", r->who[c]->name, median_of(r, 0, c, o->reps),
+                median_of(r, 1, c, o->reps), median_of(r, 2, c, o->reps), median_of(r, WRITE_CPU, c, o->reps), r->meta[c]);
     fprintf(f, "}, \"failed\": %d}\n", r->failed);
     fclose(f);
 }
 
 static int parse(int argc, char **argv, ctr_options_t *o)
 {
-    *o = (ctr_options_t){"/dev/shm", NULL, 16 << 20, 1 << 20, 0, 3, 0, 1, ""};
+    *o = (ctr_options_t){"/dev/shm", NULL, 16 << 20, 1 << 20, 0, 3, 0, 0, ""};
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--dir")) o->base = argv[i + 1];
         else if (!strcmp(argv[i], "--bytes")) o->bytes = bench_parse_size(argv[i + 1]);

@@ -38,7 +38,8 @@ typedef struct ferry_container_set *ferry_container_set_t;
 #define FERRY_CONTAINER_FILE_PER_NODE (-1)
 
 /* Settings of a container opened for writing. Zero means the default.
- * Rank 0's block_size, files, no_data_checksums and durable apply to all;
+ * Rank 0's block_size, data_checksums and durable apply to all, files must be
+ * the same on every rank;
  * chunk_size and buffer_size are each rank's own. */
 typedef struct ferry_container_params {
     MPI_Offset chunk_size;  /* this rank's chunk size on disk, rounded up to whole blocks; the last 64
@@ -47,7 +48,9 @@ typedef struct ferry_container_params {
                              * (Lustre stripe size, st_blksize otherwise) */
     int files;              /* 0 or 1: one file; n > 1: n files of contiguous rank groups;
                              * FERRY_CONTAINER_FILE_PER_NODE */
-    int no_data_checksums;  /* 1: chunk trailers carry no CRC of the data (saves computing it) */
+    int data_checksums;     /* 1: each chunk trailer also holds a CRC-32C of the chunk's data, so verify
+                             * checks every byte (costs about 25% more processor time per byte written
+                             * through the page cache; metadata always has checksums) */
     int durable;            /* 1: flush and close also fsync (survive power loss, not only kill -9) */
     size_t buffer_size;     /* this rank's write buffer (or read cache); default 64 KiB; larger
                              * transfers bypass it */
@@ -175,7 +178,7 @@ typedef struct ferry_container_layout {
     int streams;
     const MPI_Offset *chunk_sizes; /* streams entries */
     MPI_Offset block_size;
-    int no_data_checksums;
+    int data_checksums;
 } ferry_container_layout_t;
 FERRY_API int ferry_container_serial_create(const char *path, const ferry_container_layout_t *layout,
                                             ferry_container_set_t *set);

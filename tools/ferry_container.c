@@ -236,7 +236,7 @@ static int cmd_defrag(const options_t *o)
     ferry_container_serial_stream(set, 0, &first);
     MPI_Offset *sizes = defrag_chunks(set, streams, o->block_size);
     ferry_container_layout_t layout = {streams, sizes, o->block_size ? o->block_size : first.block_size,
-                                       !first.data_checksums};
+                                       first.data_checksums};
     unsigned char *buf = malloc(COPY_UNIT);
     status = sizes && buf ? EXIT_OK : EXIT_UNREADABLE;
     if (!status && ferry_container_serial_create(o->args[1], &layout, &out) != MPI_SUCCESS)

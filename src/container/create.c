@@ -65,7 +65,7 @@ static int write_new_file(ferry_container_set_t set, const ferry_container_layou
     s->file_count = 1;
     s->streams = s->local_streams = (uint32_t)layout->streams;
     s->block_size = ferry__container_pick_block(layout->block_size, &fs_layout);
-    s->flags = layout->no_data_checksums ? 0 : FERRY__CONTAINER_FLAG_CHECKSUMS;
+    s->flags = layout->data_checksums ? FERRY__CONTAINER_FLAG_CHECKSUMS : 0;
     for (uint32_t t = 0; t < s->local_streams; t++)
         f->entries[t] = (ferry__container_entry_t){t, 0, 0, (uint64_t)layout->chunk_sizes[t]};
     FERRY_TRY(ferry__container_plan(s, f->entries, set->path));

@@ -226,6 +226,7 @@ int main(int argc, char **argv)
     ferry_container_params_t p = {0};
     p.block_size = BLOCK;
     p.chunk_size = 600 + 500 * ft_rank;
+    p.data_checksums = 1;
     ct_model_t m;
     ct_model(ft_seed, ft_rank, MAX_LENGTH, MAX_PIECE, &m);
     ferry_container_t c;

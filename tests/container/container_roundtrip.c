@@ -16,7 +16,7 @@
 typedef struct config {
     int files;
     MPI_Offset block_size;
-    int no_checksums;
+    int checksums;
     size_t buffer_size;
     size_t max_length, max_piece;
 } config_t;
@@ -26,7 +26,7 @@ static void write_container(const char *path, const config_t *cfg, const ct_mode
     ferry_container_params_t p = {0};
     p.block_size = cfg->block_size;
     p.files = cfg->files;
-    p.no_data_checksums = cfg->no_checksums;
+    p.data_checksums = cfg->checksums;
     p.buffer_size = cfg->buffer_size;
     /* Each rank its own chunk size: 0 (default), or 1 byte to 3 blocks. */
     uint64_t pick = ft_rand(state) % 4;
@@ -39,7 +39,7 @@ static void write_container(const char *path, const config_t *cfg, const ct_mode
     FT_EQ(info.length, mine->length);
     FT_EQ(info.stream, ft_rank);
     FT_EQ(info.streams, ft_size);
-    FT_EQ(info.data_checksums, !cfg->no_checksums);
+    FT_EQ(info.data_checksums, cfg->checksums);
     FT_OK(ferry_container_close(&c));
     FT_CHECK(c == NULL);
 }
@@ -91,10 +91,10 @@ int main(int argc, char **argv)
 {
     ft_init(&argc, &argv);
     const config_t configs[] = {
-        {1, 512, 0, 100, 20000, 3000},
-        {2, 512, 1, 0, 20000, 3000},
-        {FERRY_CONTAINER_FILE_PER_NODE, 1024, 0, 4096, 50000, 9000},
-        {3, 0, 0, 0, 300000, 100000},
+        {1, 512, 1, 100, 20000, 3000},
+        {2, 512, 0, 0, 20000, 3000},
+        {FERRY_CONTAINER_FILE_PER_NODE, 1024, 1, 4096, 50000, 9000},
+        {3, 0, 1, 0, 300000, 100000},
         {0, 4096, 0, 1, 30000, 20000},
     };
     for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) run(&configs[i], (int)i);

@@ -43,6 +43,7 @@ static int mode_write(int argc, char **argv)
     p.files = atoi(argv[3]);
     p.block_size = atoll(argv[4]);
     p.chunk_size = 1 + ft_rank * 1500;
+    p.data_checksums = 1;
     ct_model_t m;
     ct_model(ft_seed, ft_rank, (size_t)atoll(argv[5]), 40000, &m);
     ferry_container_t c;
@@ -68,6 +69,7 @@ static int mode_crash(int argc, char **argv)
     ferry_container_params_t p = {0};
     p.block_size = 4096;
     p.chunk_size = 4096 * (1 + ft_rank % 3);
+    p.data_checksums = 1; /* recover recomputes those of chunks no flush recorded */
     ct_model_t m;
     ct_model(ft_seed, ft_rank, CRASH_LENGTH, CRASH_PIECE, &m);
     m.length = CRASH_LENGTH;
