@@ -157,7 +157,7 @@ typedef struct ctr_options {
     long long bytes;
     size_t piece;
     MPI_Offset chunk;
-    int reps, sync, checksums;
+    int reps, sync, checksums, create_only;
     char only[64];
 } ctr_options_t;
 
@@ -231,6 +231,7 @@ static void turn(const ctr_options_t *o, ctr_results_t *r, int c, int rep, ctr_j
     MPI_Allreduce(&meta, &sum, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     r->meta[c] = meta < 0 ? -1 : sum;
     who->remove(job);
+    if (o->create_only) return;
     job->bytes = o->bytes;
     fill(job);
     job->writing = 1;
@@ -244,12 +245,14 @@ static void turn(const ctr_options_t *o, ctr_results_t *r, int c, int rep, ctr_j
     who->remove(job);
 }
 
+/* The contenders asked for; --only none runs none (a baseline for counting
+ * system calls with strace). Returns -1 when nothing fits. */
 static int pick_contenders(const ctr_options_t *o, ctr_results_t *r)
 {
     const ctr_contender_t *all[MAX_CONTENDERS] = {&builtin[0], &builtin[1], bench_container_sionlib()};
     for (int i = 0; i < MAX_CONTENDERS; i++)
         if (all[i] && (!o->only[0] || strstr(o->only, all[i]->name))) r->who[r->n++] = all[i];
-    return r->n;
+    return r->n > 0 || strcmp(o->only, "none") == 0 ? 0 : -1;
 }
 
 static double median_of(ctr_results_t *r, int phase, int c, int reps)
@@ -308,7 +311,7 @@ static void append_json(const ctr_options_t *o, ctr_results_t *r, int size)
 
 static int parse(int argc, char **argv, ctr_options_t *o)
 {
-    *o = (ctr_options_t){"/dev/shm", NULL, 16 << 20, 1 << 20, 0, 3, 0, 0, ""};
+    *o = (ctr_options_t){"/dev/shm", NULL, 16 << 20, 1 << 20, 0, 3, 0, 0, 0, ""};
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--dir")) o->base = argv[i + 1];
         else if (!strcmp(argv[i], "--bytes")) o->bytes = bench_parse_size(argv[i + 1]);
@@ -318,6 +321,7 @@ static int parse(int argc, char **argv, ctr_options_t *o)
         else if (!strcmp(argv[i], "--sync")) o->sync = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--json")) o->json = argv[i + 1];
         else if (!strcmp(argv[i], "--checksums")) o->checksums = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--create-only")) o->create_only = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--only")) snprintf(o->only, sizeof o->only, "%s", argv[i + 1]);
         else return -1;
     }
@@ -332,10 +336,11 @@ int ferry_bench_container(int argc, char **argv)
     ctr_job_t job = {.rank = 0};
     MPI_Comm_rank(MPI_COMM_WORLD, &job.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &job.size);
-    if (parse(argc, argv, &o) != 0 || pick_contenders(&o, &r) == 0) {
-        if (job.rank == 0) fprintf(stderr, "usage: ferry-bench container [--dir D] [--bytes PER_STREAM] [--piece "
-                                           "BYTES] [--chunk BYTES] [--reps N] [--sync 0|1] [--checksums 0|1] [--only a,b] "
-                                           "[--json F]\n");
+    if (parse(argc, argv, &o) != 0 || pick_contenders(&o, &r) != 0) {
+        if (job.rank == 0)
+            fprintf(stderr, "usage: ferry-bench container [--dir D] [--bytes PER_STREAM] [--piece BYTES] [--chunk "
+                            "BYTES] [--reps N] [--sync 0|1] [--checksums 0|1] [--only a,b|none] [--create-only 1] "
+                            "[--json F]\n");
         return 2;
     }
     const char *dir = bench_make_dir(o.base, "container");
@@ -350,7 +355,10 @@ int ferry_bench_container(int argc, char **argv)
     for (int rep = 0; rep < o.reps && job.buf; rep++)
         for (int k = 0; k < r.n; k++) turn(&in_dir, &r, (k + rep) % r.n, rep, &job);
     MPI_Allreduce(&job.failed, &r.failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (job.rank == 0) {
+    for (int c = 0; job.rank == 0 && o.create_only && c < r.n; c++)
+        printf("ferry-bench container: %d streams, %s: create %s %.4f s\n", job.size, o.base, r.who[c]->name,
+               median_of(&r, 0, c, o.reps));
+    if (job.rank == 0 && r.n > 0 && !o.create_only) {
         print_table(&o, &r, job.size);
         print_ratios(&o, &r);
         if (o.json) append_json(&o, &r, job.size);

@@ -64,7 +64,7 @@ int ferry__container_handle_file(ferry_container_t c, uint32_t k, int flags, fer
         ferry__free(name);
         return ferry__error_set(MPI_ERR_NO_MEM, "out of memory");
     }
-    c->meta_calls += 2; /* open and the driver's fstat */
+    c->meta_calls += flags & FERRY_FS_WRITE ? 1 : 2; /* open, and the driver's fstat of a read-only open */
     int cls = ferry__fs_open(name, flags, fs);
     ferry__free(name);
     if (cls) return cls;
