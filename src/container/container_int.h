@@ -32,6 +32,8 @@
  *   open.c      collective open for writing, close
  *   mapped.c    collective open for reading (same rank count or mapped)
  *   api.c       the independent calls of the parallel API
+ *   plan.c      rank 0's plan of a container being created
+ *   handle.c    the parallel handle's life; comm.c its communicator
  */
 #ifndef FERRY_CONTAINER_INT_H
 #define FERRY_CONTAINER_INT_H
@@ -319,7 +321,7 @@ typedef struct ferry__container_open_file {
 } ferry__container_open_file_t;
 
 struct ferry_container {
-    MPI_Comm comm;      /* private duplicate of the caller's */
+    MPI_Comm comm;      /* the private duplicate of the caller's (comm.c; borrowed) */
     MPI_Comm file_comm; /* writing: the ranks sharing this rank's file (its root is rank 0); else MPI_COMM_NULL */
     int rank, nprocs;
     char *path; /* owned, as opened */
@@ -349,7 +351,11 @@ typedef struct ferry__container_ask {
  * its files and starts this rank's stream; returns the agreed outcome. */
 int ferry__container_create_collectively(ferry_container_t c, const ferry__container_ask_t *ask, size_t buffer_size);
 
-/* Collective over comm: a new handle on a duplicate of comm. A bad path
+/* comm.c, collective over comm the first time: the container's private
+ * duplicate of comm (borrowed: cached on comm, freed with it). */
+int ferry__container_private_comm(MPI_Comm comm, MPI_Comm *out);
+
+/* Collective over comm: a new handle on the private duplicate of comm. A bad path
  * only sets *local_cls (so the caller still joins the collectives that
  * follow); a failure to duplicate comm returns the class. */
 int ferry__container_handle_create(MPI_Comm comm, const char *path, int writing, int *local_cls,

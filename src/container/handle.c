@@ -1,7 +1,7 @@
 /*
  * The parallel handle's life: a private duplicate of the caller's
- * communicator (so the container's collectives never meet the caller's
- * traffic), the physical files this rank has open, and the API exit.
+ * communicator (comm.c: so the container's collectives never meet the
+ * caller's traffic), the physical files this rank has open, and the API exit.
  * Every file-system open, close, sync, stat and size change the handle
  * makes is counted (ferry_container_info_t.metadata_calls).
  */
@@ -26,9 +26,10 @@ int ferry__container_handle_create(MPI_Comm comm, const char *path, int writing,
     if (!c) return ferry__error_set(MPI_ERR_NO_MEM, "ferry container: out of memory");
     c->file_comm = MPI_COMM_NULL;
     c->writing = writing;
-    if (ferry__progress_comm_dup(comm, &c->comm) != MPI_SUCCESS) {
+    int cls = ferry__container_private_comm(comm, &c->comm);
+    if (cls) {
         ferry__free(c);
-        return ferry__error_set(MPI_ERR_COMM, "ferry container: cannot duplicate the communicator");
+        return cls;
     }
     MPI_Comm_rank(c->comm, &c->rank);
     MPI_Comm_size(c->comm, &c->nprocs);
@@ -45,7 +46,6 @@ void ferry__container_handle_free(ferry_container_t c)
     for (int i = 0; i < c->nstreams; i++) ferry__container_stream_release(&c->streams[i]);
     for (int i = 0; i < c->nfiles; i++) ferry__fs_close(c->files[i].fs);
     if (c->file_comm != MPI_COMM_NULL) MPI_Comm_free(&c->file_comm);
-    if (c->comm != MPI_COMM_NULL) MPI_Comm_free(&c->comm);
     ferry__free(c->streams);
     ferry__free(c->files);
     ferry__free(c->entries);
