@@ -188,7 +188,8 @@ static double cpu_seconds(void)
 {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + 1e-6 * (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           1e-6 * (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 }
 
 /* Runs one phase of one contender between barriers; returns the slowest
@@ -323,7 +324,8 @@ static void append_json(const ctr_options_t *o, ctr_results_t *r, int size)
     for (int c = 0; c < r->n; c++)
         fprintf(f, "%s\"%s\": {\"create_s\": %.6f, \"write_s\": %.6f, \"read_s\": %.6f, \"write_cpu_s\": %.6f, "
                    "\"metadata_calls\": %lld}", c ? ", " : "", r->who[c]->name, median_of(r, 0, c, o->reps),
-                median_of(r, 1, c, o->reps), median_of(r, 2, c, o->reps), median_of(r, WRITE_CPU, c, o->reps), r->meta[c]);
+                median_of(r, 1, c, o->reps), median_of(r, 2, c, o->reps), median_of(r, WRITE_CPU, c, o->reps),
+                r->meta[c]);
     fprintf(f, "}, \"collectives_alone_s\": %.6f, \"failed\": %d}\n", bench_median(r->floor, o->reps), r->failed);
     fclose(f);
 }

@@ -31,7 +31,8 @@ static int sionlib_step(ctr_job_t *job, void *arg, unsigned char *data, size_t l
     int sid = *(int *)arg;
     size_t done = job->writing ? sion_fwrite(data, 1, len, sid) : sion_fread(data, 1, len, sid);
     if (done != len)
-        ctr_failed(job, "sionlib", job->writing ? "sion_fwrite wrote less than asked" : "sion_fread read less than asked");
+        ctr_failed(job, "sionlib",
+                   job->writing ? "sion_fwrite wrote less than asked" : "sion_fread read less than asked");
     return done != len;
 }
 

@@ -245,8 +245,7 @@ typedef struct ferry__container_chunk_state {
 } ferry__container_chunk_state_t;
 
 typedef struct ferry__container_stream {
-    ferry__fs_file_t *fs; /* borrowed */
-    const char *path;     /* borrowed, for messages */
+    ferry__fs_file_t *fs; /* borrowed; its path names it in messages */
     uint64_t id;
     uint32_t stream;
     uint32_t file_index;   /* of the physical file holding it */
@@ -267,7 +266,6 @@ typedef struct ferry__container_stream {
 
 typedef struct ferry__container_stream_init {
     ferry__fs_file_t *fs;
-    const char *path;
     uint64_t id;
     uint32_t stream, file_index;
     ferry__container_geometry_t geo;

@@ -79,7 +79,7 @@ static int start_writers(ferry_container_set_t set)
         set->file_of[t] = 0;
         set->local_of[t] = t;
         ferry__container_stream_init_t init = {
-            .fs = f->fs, .path = set->path, .id = f->super.id, .stream = t, .geo = ferry__container_file_geometry(f, t),
+            .fs = f->fs, .id = f->super.id, .stream = t, .geo = ferry__container_file_geometry(f, t),
             .writing = 1, .checksums = (f->super.flags & FERRY__CONTAINER_FLAG_CHECKSUMS) != 0, .unbuffered = 1};
         FERRY_TRY(ferry__container_stream_init(&set->writers[t], &init));
     }

@@ -174,7 +174,7 @@ static int start_reader(ferry_container_t c, const int64_t *w, ferry__container_
     ferry__fs_file_t *fs;
     FERRY_TRY(ferry__container_handle_file(c, (uint32_t)w[W_FILE], FERRY_FS_READ, &fs));
     ferry__container_stream_init_t init = {
-        .fs = fs, .path = c->path, .id = (uint64_t)w[W_ID], .stream = (uint32_t)w[W_STREAM],
+        .fs = fs, .id = (uint64_t)w[W_ID], .stream = (uint32_t)w[W_STREAM],
         .file_index = (uint32_t)w[W_FILE],
         .geo = {(uint64_t)w[W_DATA_START], (uint64_t)w[W_ROW_SIZE], (uint64_t)w[W_ROW_OFFSET],
                 (uint64_t)w[W_CHUNK_SIZE]},

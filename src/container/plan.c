@@ -302,7 +302,7 @@ static int start_writer(ferry_container_t c, const int64_t *w, size_t buffer_siz
     c->durable = (w[R_FLAGS] & 2) != 0;
     c->super.file_index = k;
     ferry__container_stream_init_t init = {
-        .fs = fs, .path = c->path, .id = (uint64_t)w[R_ID], .stream = (uint32_t)c->rank, .file_index = k,
+        .fs = fs, .id = (uint64_t)w[R_ID], .stream = (uint32_t)c->rank, .file_index = k,
         .geo = {(uint64_t)w[R_DATA_START], (uint64_t)w[R_ROW_SIZE], (uint64_t)w[R_ROW_OFFSET], (uint64_t)w[R_CHUNK]},
         .writing = 1, .checksums = (w[R_FLAGS] & 1) != 0, .durable = c->durable, .buffer_size = buffer_size};
     FERRY_TRY(ferry__container_stream_init(c->streams, &init));

@@ -56,7 +56,6 @@ int ferry__container_stream_init(ferry__container_stream_t *s, const ferry__cont
 {
     memset(s, 0, sizeof *s);
     s->fs = init->fs;
-    s->path = init->path;
     s->id = init->id;
     s->stream = init->stream;
     s->geo = init->geo;
