@@ -1,7 +1,9 @@
 /*
  * ferry-bench container: N task-local files against one ferry container
  * (and SIONlib 1.7.6 when built with -DFERRY_SIONLIB_DIR=<its install>),
- * side by side in one run, rotating their order each repetition.
+ * side by side in one run, rotating their order each repetition; plus
+ * "sharedfile", every rank's bytes pwritten into one plain file, the
+ * ceiling of any one-file container on the file system at hand.
  *
  * Three timed phases per contender and repetition, each from a barrier to
  * a barrier: create (create, open and close, no data: the metadata cost),
@@ -25,7 +27,7 @@
 #include "ferry_container.h"
 #include "progress/progress.h"
 
-enum { MAX_CONTENDERS = 3, MAX_REPS = 64, PHASES = 3 };
+enum { MAX_CONTENDERS = 4, MAX_REPS = 64, PHASES = 3 };
 enum { WRITE_CPU = PHASES }; /* median_of's "phase" for the write phase's processor time */
 
 void ctr_failed(ctr_job_t *job, const char *who, const char *what)
@@ -86,6 +88,43 @@ static void tasklocal_read(ctr_job_t *job)
     if (fd < 0) return ctr_failed(job, "tasklocal", strerror(errno));
     ctr_pieces(job, posix_step, &fd);
     close(fd);
+}
+
+/* ---- one shared file, plain POSIX: each rank pwrites its block-aligned share ----
+ * No container logic at all: the ceiling of any one-file container on this
+ * file system (a local one serializes writers of one file on its inode lock). */
+
+typedef struct shared_cursor {
+    int fd;
+    off_t at;
+} shared_cursor_t;
+
+static int shared_step(ctr_job_t *job, void *arg, unsigned char *data, size_t len)
+{
+    shared_cursor_t *cur = arg;
+    for (size_t done = 0; done < len;) {
+        ssize_t n = job->writing ? pwrite(cur->fd, data + done, len - done, cur->at)
+                                 : pread(cur->fd, data + done, len - done, cur->at);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            ctr_failed(job, "sharedfile", n == 0 ? "short file" : strerror(errno));
+            return 1;
+        }
+        done += (size_t)n;
+        cur->at += n;
+    }
+    return 0;
+}
+
+static void sharedfile_run(ctr_job_t *job)
+{
+    shared_cursor_t cur = {open(job->path, job->writing ? O_WRONLY | O_CREAT : O_RDONLY, 0644), 0};
+    cur.at = (off_t)job->rank * (off_t)((job->bytes + 4095) / 4096 * 4096);
+    job->meta = 2 + (job->sync != 0);
+    if (cur.fd < 0) return ctr_failed(job, "sharedfile", strerror(errno));
+    ctr_pieces(job, shared_step, &cur);
+    if (job->writing && job->sync && fsync(cur.fd) != 0) ctr_failed(job, "sharedfile", strerror(errno));
+    if (close(cur.fd) != 0) ctr_failed(job, "sharedfile", strerror(errno));
 }
 
 static void tasklocal_remove(ctr_job_t *job)
@@ -149,6 +188,7 @@ static void shared_remove(ctr_job_t *job)
 static const ctr_contender_t builtin[] = {
     {"tasklocal", tasklocal_write, tasklocal_read, tasklocal_remove},
     {"ferry", ferry_write, ferry_read, shared_remove},
+    {"sharedfile", sharedfile_run, sharedfile_run, shared_remove},
 };
 
 /* ---- the run ---- */
@@ -267,7 +307,7 @@ static void turn(const ctr_options_t *o, ctr_results_t *r, int c, int rep, ctr_j
  * system calls with strace). Returns -1 when nothing fits. */
 static int pick_contenders(const ctr_options_t *o, ctr_results_t *r)
 {
-    const ctr_contender_t *all[MAX_CONTENDERS] = {&builtin[0], &builtin[1], bench_container_sionlib()};
+    const ctr_contender_t *all[MAX_CONTENDERS] = {&builtin[0], &builtin[1], &builtin[2], bench_container_sionlib()};
     for (int i = 0; i < MAX_CONTENDERS; i++)
         if (all[i] && (!o->only[0] || strstr(o->only, all[i]->name))) r->who[r->n++] = all[i];
     return r->n > 0 || strcmp(o->only, "none") == 0 ? 0 : -1;
@@ -298,20 +338,28 @@ static void print_table(const ctr_options_t *o, ctr_results_t *r, int size)
     }
 }
 
+static void print_ratio(const ctr_options_t *o, ctr_results_t *r, int a, int b)
+{
+    printf("%s / %s: create time %.3f, write bandwidth %.3f, read bandwidth %.3f\n", r->who[a]->name,
+           r->who[b]->name, median_of(r, 0, a, o->reps) / median_of(r, 0, b, o->reps),
+           median_of(r, 1, b, o->reps) / median_of(r, 1, a, o->reps),
+           median_of(r, 2, b, o->reps) / median_of(r, 2, a, o->reps));
+}
+
+/* Every contender against task-local files, and ferry against the others. */
 static void print_ratios(const ctr_options_t *o, ctr_results_t *r)
 {
     double floor = bench_median(r->floor, o->reps);
     printf("the four collectives of a container's open and close alone, between the same barriers: %.4f s\n", floor);
-    for (int c = 1; c < r->n; c++)
-        printf("%s / %s: create time %.3f, write bandwidth %.3f, read bandwidth %.3f\n", r->who[c]->name,
-               r->who[0]->name, median_of(r, 0, c, o->reps) / median_of(r, 0, 0, o->reps),
-               median_of(r, 1, 0, o->reps) / median_of(r, 1, c, o->reps),
-               median_of(r, 2, 0, o->reps) / median_of(r, 2, c, o->reps));
-    if (r->n == 3)
-        printf("%s / %s: create time %.3f, write bandwidth %.3f, read bandwidth %.3f\n", r->who[1]->name,
-               r->who[2]->name, median_of(r, 0, 1, o->reps) / median_of(r, 0, 2, o->reps),
-               median_of(r, 1, 2, o->reps) / median_of(r, 1, 1, o->reps),
-               median_of(r, 2, 2, o->reps) / median_of(r, 2, 1, o->reps));
+    int tasklocal = -1, ferry = -1;
+    for (int c = 0; c < r->n; c++) {
+        if (!strcmp(r->who[c]->name, "tasklocal")) tasklocal = c;
+        if (!strcmp(r->who[c]->name, "ferry")) ferry = c;
+    }
+    for (int c = 0; tasklocal >= 0 && c < r->n; c++)
+        if (c != tasklocal) print_ratio(o, r, c, tasklocal);
+    for (int c = 0; ferry >= 0 && c < r->n; c++)
+        if (c != ferry && c != tasklocal) print_ratio(o, r, ferry, c);
 }
 
 static void append_json(const ctr_options_t *o, ctr_results_t *r, int size)
