@@ -9,6 +9,7 @@
  * that changed, each recording the stream's length: so the data of a flush
  * are in the file before any trailer that promises them.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "container/container_int.h"
@@ -84,6 +85,7 @@ static ferry__container_chunk_state_t *chunk_state(ferry__container_stream_t *s,
 {
     if (b < s->nchunks) return &s->chunks[b];
     uint64_t n = s->nchunks * 2 > b + 1 ? s->nchunks * 2 : b + 1;
+    if (n > SIZE_MAX / sizeof(ferry__container_chunk_state_t)) return NULL;
     ferry__container_chunk_state_t *grown = ferry__realloc(s->chunks, n * sizeof *grown);
     if (!grown) return NULL;
     for (uint64_t i = s->nchunks; i < n; i++)
@@ -174,12 +176,23 @@ static int write_step(ferry__container_stream_t *s, const unsigned char *data, s
     return s->buf_len == s->buf_cap ? drain(s) : 0;
 }
 
+/* 1 when every byte of [0, end) has a file offset below 2^63. */
+static int addressable(const ferry__container_geometry_t *g, uint64_t end)
+{
+    uint64_t last_chunk = end ? (end - 1) / ferry__container_capacity(g) : 0;
+    uint64_t room = (uint64_t)INT64_MAX - g->data_start - g->row_offset - g->chunk_size;
+    return last_chunk <= room / g->row_size;
+}
+
 int ferry__container_stream_write(ferry__container_stream_t *s, const void *buf, size_t len, size_t *done)
 {
     uint64_t start = s->position;
     int cls = s->failed ? ferry__error_set(s->failed, "an earlier write of this stream failed; it ends at byte %llu",
                                            (unsigned long long)s->length)
-                        : 0;
+              : start + len < start || !addressable(&s->geo, start + len)
+                  ? ferry__error_set(MPI_ERR_ARG, "stream bytes up to %llu + %zu lie beyond 2^63 in the file",
+                                     (unsigned long long)start, len)
+                  : 0;
     *done = 0;
     while (!cls && *done < len) cls = write_step(s, (const unsigned char *)buf + *done, len - *done, done);
     if (cls) *done = s->length > start ? min_size(len, s->length - start) : 0;

@@ -68,6 +68,10 @@ static void writer_misuse(ferry_container_t c)
     FT_EQ(at, 101);
     FT_OK(ferry_container_bytes_avail(c, &at)); /* room left in the chunk */
     FT_EQ(at, 512 - 64 - 101);
+    /* A position whose chunk would lie beyond 2^63 in the file is refused, not wrapped. */
+    FT_OK(ferry_container_seek(c, (MPI_Offset)1 << 62, MPI_SEEK_SET));
+    FT_FAILS_NAMING(MPI_ERR_ARG, "beyond 2^63", ferry_container_write(c, &byte, 1, &done));
+    FT_OK(ferry_container_seek(c, 101, MPI_SEEK_SET));
 }
 
 static void per_node_and_misuse(void)
