@@ -61,6 +61,20 @@ COUNTED(MPI_Reduce, (const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, i
 COUNTED(MPI_Barrier, (MPI_Comm c), (c))
 COUNTED(MPI_Comm_dup, (MPI_Comm c, MPI_Comm *d), (c, d))
 COUNTED(MPI_Comm_split, (MPI_Comm c, int color, int key, MPI_Comm *d), (c, color, key, d))
+/* ferry polls the nonblocking forms when ranks outnumber cores on MPICH (src/progress) */
+COUNTED(MPI_Igather, (const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, int root, MPI_Comm c,
+                      MPI_Request *q), (s, sc, st, r, rc, rt, root, c, q))
+COUNTED(MPI_Iscatter, (const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, int root, MPI_Comm c,
+                       MPI_Request *q), (s, sc, st, r, rc, rt, root, c, q))
+COUNTED(MPI_Igatherv, (const void *s, int sc, MPI_Datatype st, void *r, const int *rc, const int *d, MPI_Datatype rt,
+                       int root, MPI_Comm c, MPI_Request *q), (s, sc, st, r, rc, d, rt, root, c, q))
+COUNTED(MPI_Iscatterv, (const void *s, const int *sc, const int *d, MPI_Datatype st, void *r, int rc, MPI_Datatype rt,
+                        int root, MPI_Comm c, MPI_Request *q), (s, sc, d, st, r, rc, rt, root, c, q))
+COUNTED(MPI_Ibcast, (void *b, int n, MPI_Datatype t, int root, MPI_Comm c, MPI_Request *q), (b, n, t, root, c, q))
+COUNTED(MPI_Iallreduce, (const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c, MPI_Request *q),
+        (s, r, n, t, op, c, q))
+COUNTED(MPI_Ibarrier, (MPI_Comm c, MPI_Request *q), (c, q))
+COUNTED(MPI_Comm_idup, (MPI_Comm c, MPI_Comm *d, MPI_Request *q), (c, d, q))
 
 static int rank, size;
 
