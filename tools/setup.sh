@@ -10,6 +10,7 @@ root_dir=$(cd "$(dirname "$0")/.." && pwd)
 # The last four are the unmodified MPI-IO software the drop-in is tested with (tests/software/).
 packages=(build-essential cmake ninja-build pkg-config python3 openmpi-bin libopenmpi-dev mpich libmpich-dev
           libhdf5-openmpi-dev libhdf5-mpich-dev libpnetcdf-dev python3-mpi4py)
+packages+=(strace)  # issue 16: tools/bench-container-syscalls.sh counts metadata system calls
 
 install_missing_packages() {
   local missing=()
@@ -24,8 +25,8 @@ install_missing_packages() {
     exit 1
   fi
   echo "ferry: installing ${missing[*]}"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  apt-get -o DPkg::Lock::Timeout=900 update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -qq "${missing[@]}" >/dev/null
 }
 
 configure_and_build() {
