@@ -43,14 +43,15 @@ bytes_of() { # the run's total over n streams, in whole KiB
 v = int(t[:-1]) * m[t[-1].lower()] if t[-1].isalpha() else int(t); print('%dk' % max(1, v // int(sys.argv[2]) >> 10))" "$total" "$1"
 }
 echo "ferry-bench container sweep: $mpi, load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores, JSON to $out"
+# Open MPI 4.1.4 reports a rank "exiting improperly" after MPI_Finalize with 256 ranks on one node (a
+# bare MPI_Init/MPI_Finalize program does too): the results are printed and saved before, so go on.
+run() { launch "$@" || echo "(exit status $?)"; echo; }
 for dir in /dev/shm "$disk"; do
   for n in $counts; do
-    launch "$n" "$bench" container --dir "$dir" --bytes "$(bytes_of "$n")" --reps "$reps" --json "$out"
-    echo
+    run "$n" "$bench" container --dir "$dir" --bytes "$(bytes_of "$n")" --reps "$reps" --json "$out"
   done
 done
 for n in 4 16; do # the device behind the page cache: sync before close
-  launch "$n" "$bench" container --dir "$disk" --bytes "$(bytes_of "$n")" --reps "$reps" --sync 1 --json "$out"
-  echo
+  run "$n" "$bench" container --dir "$disk" --bytes "$(bytes_of "$n")" --reps "$reps" --sync 1 --json "$out"
 done
 "$root_dir/tools/bench-container-syscalls.sh" "$bench" "$mpi" "$disk" $counts
