@@ -21,6 +21,7 @@ typedef struct ctr_job {
     int rank, size;
     int writing;         /* this phase writes (else it reads) */
     long long meta;      /* metadata system calls this rank made, -1 when unknown */
+    double data_seconds; /* the transfer calls alone, between barriers (ctr_pieces) */
     int failed;
 } ctr_job_t;
 
@@ -35,7 +36,10 @@ typedef struct ctr_contender {
 const ctr_contender_t *bench_container_sionlib(void);
 
 /* Calls step for each piece of the job's bytes in order (piece bytes, the
- * last one shorter), until step returns nonzero (it reported a failure). */
+ * last one shorter), until step returns nonzero (it reported a failure).
+ * Collective when there are bytes: times the loop between two barriers
+ * (job->data_seconds), so that the data path shows apart from open and
+ * close. */
 typedef int ctr_step_fn(ctr_job_t *job, void *arg, unsigned char *data, size_t len);
 void ctr_pieces(ctr_job_t *job, ctr_step_fn *step, void *arg);
 
