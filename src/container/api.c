@@ -68,7 +68,7 @@ int ferry_container_flush(ferry_container_t c)
     int cls;
     ferry__container_stream_t *s = selected(c, "ferry_container_flush", &cls);
     if (!s) return ferry__container_return(cls);
-    cls = ferry__container_stream_flush(s);
+    cls = ferry__container_stream_flush(s, FERRY__CONTAINER_SYNC_AFTER);
     return cls ? failed(c, cls, "ferry_container_flush") : MPI_SUCCESS;
 }
 

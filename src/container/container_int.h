@@ -281,8 +281,12 @@ int ferry__container_stream_write(ferry__container_stream_t *s, const void *buf,
 int ferry__container_stream_read(ferry__container_stream_t *s, void *buf, size_t len, size_t *done);
 int ferry__container_stream_seek(ferry__container_stream_t *s, uint64_t position);
 /* Writes buffered data, then the trailers of every chunk changed since the
- * last flush (recomputing checksums of chunks not written by appending). */
-int ferry__container_stream_flush(ferry__container_stream_t *s);
+ * last flush (recomputing checksums of chunks not written by appending).
+ * Durable streams sync before the trailers and, unless a later sync of the
+ * file by the same process covers them (the serial writer's, before the
+ * completion record), after. */
+enum { FERRY__CONTAINER_SYNC_AFTER = 1, FERRY__CONTAINER_SYNC_LATER = 0 };
+int ferry__container_stream_flush(ferry__container_stream_t *s, int sync_after);
 
 /* The data CRC of the first used bytes of chunk b, read back from the file
  * (scratch: len bytes of memory to read through). */
@@ -350,7 +354,8 @@ typedef struct ferry__container_ask {
 int ferry__container_create_collectively(ferry_container_t c, const ferry__container_ask_t *ask, size_t buffer_size);
 
 /* comm.c, collective over comm the first time: the container's private
- * duplicate of comm (borrowed: cached on comm, freed with it). */
+ * duplicate of comm (borrowed: cached on comm, freed with it, or by
+ * MPI_Finalize). */
 int ferry__container_private_comm(MPI_Comm comm, MPI_Comm *out);
 
 /* Collective over comm: a new handle on the private duplicate of comm. A bad path

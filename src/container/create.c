@@ -140,7 +140,7 @@ static int finish_created(ferry_container_set_t set)
 {
     ferry__container_file_t *f = &set->files[0];
     for (uint32_t t = 0; t < set->streams; t++) {
-        FERRY_TRY(ferry__container_stream_flush(&set->writers[t]));
+        FERRY_TRY(ferry__container_stream_flush(&set->writers[t], FERRY__CONTAINER_SYNC_LATER));
         f->ends[t].length = set->writers[t].length;
     }
     ferry__container_finish_t fin = {f->fs, &f->super, f->entries, f->ends, FERRY__CONTAINER_HOW_CLOSED, 1};

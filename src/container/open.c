@@ -100,7 +100,9 @@ static int close_write(ferry_container_t c)
 {
     ferry__container_stream_t *s = c->streams;
     MPI_Comm file_comm = c->file_comm == MPI_COMM_NULL ? c->comm : c->file_comm; /* one file: every rank */
-    int cls = ferry__container_stream_flush(s), file_rank, members, root_cls = 0;
+    /* Each rank syncs its own trailers: on a cluster file system the root's
+     * fsync does not cover the dirty pages of other nodes. */
+    int cls = ferry__container_stream_flush(s, FERRY__CONTAINER_SYNC_AFTER), file_rank, members, root_cls = 0;
     MPI_Comm_rank(file_comm, &file_rank);
     MPI_Comm_size(file_comm, &members);
     int64_t mine[2] = {(int64_t)s->length, s->failed || cls}, *gathered = NULL;

@@ -267,14 +267,14 @@ static int sync_counted(ferry__container_stream_t *s)
     return ferry__fs_sync(s->fs);
 }
 
-int ferry__container_stream_flush(ferry__container_stream_t *s)
+int ferry__container_stream_flush(ferry__container_stream_t *s, int sync_after)
 {
     if (!s->writing) return 0;
     /* A failed drain shortened the stream to what is safely there: still record that. */
     int cls = drain(s);
     int more = s->durable ? sync_counted(s) : 0;
     if (!more) more = write_trailers(s);
-    if (!more && s->durable) more = sync_counted(s);
+    if (!more && s->durable && sync_after) more = sync_counted(s);
     return cls ? cls : more;
 }
 
