@@ -7,20 +7,101 @@
 #define FERRY_BENCH_H
 
 #include <stddef.h>
+#include <stdint.h>
 
+#include "cli/cli.h"
 #include "ferry.h"
 
-/* A workload: main() has initialized MPI; argv[0] is the workload name. */
+/* A workload: main() has initialized MPI; argv[0] is the workload name.
+ * Returns the exit status (0 ok, 1 failed, 2 bad usage). */
 typedef int (*bench_workload_fn)(int argc, char **argv);
 
+/* ---- command line, progress and results shared by every workload (bench_cli.c, bench_report.c) ----
+ *
+ * A workload's configuration struct starts with a bench_common_t; its
+ * options are one cli_option_t table (tools/cli/cli.h) naming fields of that
+ * struct, and bench_shared_options (--reps, --json) are added to it. Its
+ * function begins with
+ *     my_config_t cfg;
+ *     int rc = bench_parse(&my_spec, argc, argv, &cfg);
+ *     if (rc != CLI_RUN) return rc;
+ * and ends with `return bench_finish(&cfg.common, failed);`. In between it
+ * calls bench_progress once per repetition and records each table line it
+ * prints as a bench_row (the JSON results). A workload still parsing argv
+ * by hand keeps working (its line in ferry_bench.c simply has no spec);
+ * adopting the table takes the three steps above plus `&my_spec` as the
+ * fourth field of that line (docs/report.md). */
+
+enum { BENCH_MAX_REPS = 32, BENCH_MAX_CONTENDERS = 32 };
+
+typedef struct bench_report bench_report_t;
+
+typedef struct bench_host {
+    char name[32];      /* "Open MPI", "MPICH" */
+    char version[32];   /* "4.1.4" */
+    char io[16];        /* the MPI-IO component serving MPI_File_*: "ompio" or "romio" */
+    char library[256];  /* MPI_Get_library_version, first line */
+} bench_host_t;
+
+typedef struct bench_common {
+    const char *dir;  /* --dir, in workloads that write files (BENCH_OPTION_DIR) */
+    int reps;         /* --reps: repetitions, medians reported */
+    const char *json; /* --json FILE: also write the results there (docs/report.md) */
+    /* Set by bench_parse: */
+    const cli_spec_t *spec;
+    const void *config; /* the whole configuration: its options become the JSON parameters */
+    int argc;
+    char **argv;
+    int rank, nprocs;
+    double started;
+    bench_host_t host;
+    bench_report_t *report; /* rows recorded for --json (rank 0), else NULL */
+} bench_common_t;
+
+extern const cli_option_t bench_shared_options[];
+
+/* --dir, pointing at the common part of config type T. */
+#define BENCH_OPTION_DIR(T)                                                                                    \
+    {"dir", 0, CLI_TEXT, offsetof(T, common.dir), 0, 0, NULL, "directory the benchmark's files are made in"}
+
+/* Collective: parses argv into config (whose first member is a
+ * bench_common_t) and, to run, announces on stderr what runs (rank 0).
+ * Returns CLI_RUN or the exit status (help printed: 0; refused: 2). */
+int bench_parse(const cli_spec_t *spec, int argc, char **argv, void *config);
+/* bench_report.c, from bench_parse: rank 0 with --json starts recording rows. */
+void bench_report_begin(bench_common_t *c);
+/* Rank 0: a line on stderr that repetition rep (from 0) of `what` is done. */
+void bench_progress(const bench_common_t *c, const char *what, int rep);
+/* Collective: writes the JSON (--json), frees the rows; returns the exit status for `failed`. */
+int bench_finish(bench_common_t *c, int failed);
+
+/* One result line: per contender one figure in `unit` ("MiB/s", "GB/s",
+ * "fraction": higher is better; "s", "ms", "ns": lower is better), from the
+ * table `table` of the text output. NULL unless rank 0 records JSON; every
+ * setter ignores a NULL row. Owned by the report. */
+typedef struct bench_row bench_row_t;
+bench_row_t *bench_row(bench_common_t *c, const char *table, const char *label, const char *op, const char *unit);
+void bench_row_value(bench_row_t *row, const char *contender, double value);
+/* A number that qualifies the row (counters, the block size of the case...). */
+void bench_row_extra(bench_row_t *row, const char *key, double value);
+
+/* The workloads and their option tables. */
 int ferry_bench_btio(int argc, char **argv);
+int ferry_bench_ckpt(int argc, char **argv);
 int ferry_bench_contig(int argc, char **argv);
-int ferry_bench_container(int argc, char **argv); /* bench_container.c, issue 16 */
+int ferry_bench_container(int argc, char **argv);
+int ferry_bench_discontig(int argc, char **argv);
 int ferry_bench_hints(int argc, char **argv);
+int ferry_bench_mar(int argc, char **argv);
 int ferry_bench_noncontig(int argc, char **argv);
 int ferry_bench_overlap(int argc, char **argv);
-int ferry_bench_discontig(int argc, char **argv);
+int ferry_bench_partition(int argc, char **argv);
+int ferry_bench_tune(int argc, char **argv);
 int ferry_bench_types(int argc, char **argv);
+int ferry_bench_ylib(int argc, char **argv);
+extern const cli_spec_t bench_btio_spec, bench_container_spec, bench_contig_spec, bench_discontig_spec, bench_hints_spec, bench_mar_spec,
+    bench_noncontig_spec, bench_overlap_spec, bench_partition_spec, bench_tune_spec, bench_types_spec,
+    bench_ylib_spec;
 
 /* Helpers (bench_util.c). */
 double bench_now(void);
@@ -31,8 +112,13 @@ double bench_now(void);
 void bench_barrier(void);
 /* Median of n values (sorts them). */
 double bench_median(double *values, int n);
-/* Parses "256m", "1g", "4096" into bytes; -1 on error. */
-long long bench_parse_size(const char *text);
+/* xorshift64*: the next pseudo-random number of *state (nonzero). */
+unsigned long long bench_random(unsigned long long *state);
+/* Shuffles values[0..n) (Fisher-Yates, seeded). */
+void bench_shuffle(int *values, long long n, unsigned long long seed);
+/* The 32-bit word a benchmark file holds at `offset` (a multiple of 4): files
+ * whose content depends on the offset alone are checked without knowing who wrote what. */
+uint32_t bench_word_at(long long offset);
 /* A fresh directory under base (collective; rank 0 creates). Static storage. */
 const char *bench_make_dir(const char *base, const char *tag);
 void bench_remove_dir(const char *dir);
@@ -56,6 +142,9 @@ typedef struct bench_outcome {
     long long fs_calls;      /* ferry only: file-system reads + writes, summed over ranks */
     long long sieve_extra;   /* ferry only: bytes sieving moved beyond the data, summed over ranks */
     long long meta_bytes;    /* ferry only: collective metadata besides data (coll_meta_bytes), summed over ranks */
+    long long agg_calls;     /* ferry only: two-phase calls times their aggregators (coll_aggregator_calls), summed */
+    long long agg_targets;   /* ferry only: storage targets the aggregators touched (coll_targets), summed */
+    double targets_max;      /* ferry only: the most targets per call any one aggregator touched */
     int failed;              /* on any rank (errors were printed) */
 } bench_outcome_t;
 

@@ -2,10 +2,12 @@
  * ferry-bench btio: a BTIO-like 3-D array write and read.
  *
  * NAS BT-IO writes its solution, 5 doubles per grid point of an N^3 grid
- * (class B: N = 102, class C: N = 162), from every rank collectively into
- * one file in the global array's order. Here each rank owns one block of a
- * px * py * 1 decomposition (the ranks a square grid over x and y, so 4
- * and 9 ranks give 2x2 and 3x3), described by a subarray filetype over
+ * (class S: 12, W: 24, A: 64, B: 102, C: 162), from every rank collectively
+ * into one file in the global array's order. Here each rank owns one block
+ * of a px * py * 1 decomposition (px the largest divisor of the rank count
+ * not above its square root: 4 and 9 ranks give 2x2 and 3x3, as BT-IO's
+ * square grids, 2 and 8 give 1x2 and 2x4 for the scaling runs), described
+ * by a subarray filetype over
  * 40-byte cells; in the file a rank's data are runs of N/px cells (about 2
  * KiB for class B at 4 ranks, 1.3 KiB at 9), every rank's runs interleaved
  * with everyone else's. Memory is the rank's block, contiguous. One
@@ -23,7 +25,29 @@
 
 #include "bench.h"
 
-enum { VALUES = 5, MAX_REPS = 16 };
+enum { VALUES = 5, MAX_REPS = BENCH_MAX_REPS };
+
+typedef struct btio_config {
+    bench_common_t common;
+    int class_index; /* of btio_classes */
+} btio_config_t;
+
+static const char btio_class_names[] = "S,W,A,B,C";
+static const int btio_class_sizes[] = {12, 24, 64, 102, 162};
+
+static const btio_config_t btio_defaults = {.common = {.dir = "/dev/shm", .reps = 3}, .class_index = 3};
+
+static const cli_option_t btio_options[] = {
+    BENCH_OPTION_DIR(btio_config_t),
+    {"class", 0, CLI_CHOICE, offsetof(btio_config_t, class_index), 0, 0, btio_class_names,
+     "NAS problem class: grid points per dimension S 12, W 24, A 64, B 102, C 162"},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
+const cli_spec_t bench_btio_spec = {
+    "ferry-bench btio", "mpiexec -n <ranks> ferry-bench btio [options]",
+    "BTIO-like 3-D array of 5 doubles per point, subarray views, write_all then read_all (host MPI-IO, ferry)",
+    btio_options, bench_shared_options, sizeof(btio_config_t), &btio_defaults, NULL, 0};
 
 typedef struct btio {
     int n;            /* grid points per dimension */
@@ -93,12 +117,13 @@ static int setup(btio_t *b)
 {
     MPI_Comm_rank(MPI_COMM_WORLD, &b->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &b->nprocs);
-    while ((b->px + 1) * (b->px + 1) <= b->nprocs) b->px++;
-    if (b->px * b->px != b->nprocs) {
-        if (b->rank == 0) fprintf(stderr, "ferry-bench btio: needs a square number of ranks (4, 9, 16...)\n");
+    for (int d = 1; d * d <= b->nprocs; d++)
+        if (b->nprocs % d == 0) b->px = d;
+    b->py = b->nprocs / b->px;
+    if (b->py > b->n) {
+        if (b->rank == 0) fprintf(stderr, "ferry-bench btio: more ranks than the class has grid rows\n");
         return 2;
     }
-    b->py = b->px;
     int cx = b->rank % b->px, cy = b->rank / b->px;
     for (int d = 0; d < 3; d++) b->sizes[d] = b->n;
     b->subsizes[0] = b->n;
@@ -167,8 +192,10 @@ static int run_rep(btio_t *b, const char *dir, int rep, btio_times_t t)
     return failed;
 }
 
-static void print_table(const btio_t *b, btio_times_t t, const char *class_name)
+static void print_table(const btio_t *b, btio_times_t t, btio_config_t *cfg)
 {
+    char class_name[8];
+    cli_format_value(&btio_options[1], cfg, class_name, sizeof class_name); /* [1]: --class */
     double mib = (double)b->n * b->n * b->n * VALUES * sizeof(double) / (1 << 20);
     printf("ferry-bench btio: class %s (%d^3 x %d doubles, %.1f MiB), %d ranks (%dx%d), runs of %d B, dir %s, "
            "median of %d\n",
@@ -180,30 +207,38 @@ static void print_table(const btio_t *b, btio_times_t t, const char *class_name)
         double f = mib / bench_median(t[w][1][0], b->reps), h = mib / bench_median(t[w][0][0], b->reps);
         double fa = mib / bench_median(t[w][1][1], b->reps), ha = mib / bench_median(t[w][0][1], b->reps);
         printf("%-6s %11.1f %11.1f %7.2f %11.1f %11.1f %7.2f\n", w ? "write" : "read", f, h, f / h, fa, ha, fa / ha);
+        bench_row_t *call = bench_row(&cfg->common, "the call alone", class_name, w ? "write" : "read", "MiB/s");
+        bench_row_value(call, "ferry", f);
+        bench_row_value(call, "host", h);
+        bench_row_extra(call, "run_bytes", (double)(b->n / b->px * VALUES * sizeof(double)));
+        bench_row_t *all = bench_row(&cfg->common, "open to close", class_name, w ? "write" : "read", "MiB/s");
+        bench_row_value(all, "ferry", fa);
+        bench_row_value(all, "host", ha);
     }
 }
 
 int ferry_bench_btio(int argc, char **argv)
 {
-    btio_t b = {.n = 102, .px = 1, .reps = 3, .base = "/dev/shm"};
-    const char *class_name = "B";
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--class")) class_name = argv[i + 1];
-        else if (!strcmp(argv[i], "--dir")) b.base = argv[i + 1];
-        else if (!strcmp(argv[i], "--reps")) b.reps = atoi(argv[i + 1]);
+    btio_config_t cfg;
+    int rc = bench_parse(&bench_btio_spec, argc, argv, &cfg);
+    if (rc != CLI_RUN) return rc;
+    btio_t b = {.n = btio_class_sizes[cfg.class_index], .px = 1, .reps = cfg.common.reps, .base = cfg.common.dir};
+    rc = setup(&b);
+    if (rc != 0) {
+        bench_finish(&cfg.common, 1);
+        return rc;
     }
-    b.n = !strcmp(class_name, "C") ? 162 : !strcmp(class_name, "A") ? 64 : !strcmp(class_name, "S") ? 12 : 102;
-    if (b.reps < 1 || b.reps > MAX_REPS) b.reps = 3;
-    int rc = setup(&b);
-    if (rc != 0) return rc;
     const char *dir = bench_make_dir(b.base, "btio");
     static btio_times_t t;
-    int failed = 0;
-    for (int rep = 0; rep < b.reps; rep++) failed |= run_rep(&b, dir, rep, t);
-    if (b.rank == 0) print_table(&b, t, class_name);
+    int failed = !dir;
+    for (int rep = 0; dir && rep < b.reps; rep++) {
+        failed |= run_rep(&b, dir, rep, t);
+        bench_progress(&cfg.common, NULL, rep);
+    }
+    if (b.rank == 0 && dir) print_table(&b, t, &cfg);
     bench_remove_dir(dir);
     MPI_Type_free(&b.filetype);
     MPI_Type_free(&b.cell);
     free(b.mem);
-    return failed;
+    return bench_finish(&cfg.common, failed);
 }

@@ -12,8 +12,9 @@
  * dropped from the cache first, a no-op on tmpfs). The table gives median
  * times, bandwidths and ferry's ratios; metadata system calls are counted
  * by the contenders that know theirs (tools/bench-container-syscalls.sh
- * counts every contender's with strace). --json FILE appends the results
- * as one JSON object per run.
+ * counts every contender's with strace). --json FILE writes the results
+ * as one JSON object (docs/report.md; ratios of ferry to every other
+ * contender per row).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,7 +28,7 @@
 #include "ferry_container.h"
 #include "progress/progress.h"
 
-enum { MAX_CONTENDERS = 4, MAX_REPS = 64, PHASES = 3 };
+enum { MAX_CONTENDERS = 4, MAX_REPS = BENCH_MAX_REPS, PHASES = 3 };
 enum { WRITE_CPU = PHASES, WRITE_DATA }; /* median_of's "phases": the write phase's processor time, its data calls */
 
 void ctr_failed(ctr_job_t *job, const char *who, const char *what)
@@ -198,14 +199,39 @@ static const ctr_contender_t builtin[] = {
 
 /* ---- the run ---- */
 
-typedef struct ctr_options {
-    const char *base, *json;
-    long long bytes;
-    size_t piece;
-    MPI_Offset chunk;
-    int reps, sync, checksums, create_only;
-    char only[64];
-} ctr_options_t;
+typedef struct ctr_config {
+    bench_common_t common;
+    long long bytes, piece, chunk;
+    int sync, checksums, create_only;
+    const char *only;
+    const char *base; /* not an option: the run's own directory under --dir */
+} ctr_config_t;
+
+static const ctr_config_t ctr_defaults = {
+    .common = {.dir = "/dev/shm", .reps = 3}, .bytes = 16 << 20, .piece = 1 << 20, .only = ""};
+
+static const cli_option_t ctr_options[] = {
+    BENCH_OPTION_DIR(ctr_config_t),
+    {"bytes", 0, CLI_SIZE, offsetof(ctr_config_t, bytes), 0, 64.0 * (1LL << 30), NULL,
+     "bytes per stream (rank); 0: create, open and close only"},
+    {"piece", 0, CLI_SIZE, offsetof(ctr_config_t, piece), 1, 1LL << 30, NULL, "bytes per write or read call"},
+    {"chunk", 0, CLI_SIZE, offsetof(ctr_config_t, chunk), 0, 1LL << 40, NULL,
+     "chunk size asked of the containers; 0: the stream's bytes + 4 KiB (one chunk, as SIONlib needs)"},
+    {"sync", 0, CLI_INT, offsetof(ctr_config_t, sync), 0, 1, NULL,
+     "1: make the data durable before close (fsync; ferry: params.durable)"},
+    {"checksums", 0, CLI_INT, offsetof(ctr_config_t, checksums), 0, 1, NULL, "1: ferry with data checksums"},
+    {"only", 0, CLI_TEXT, offsetof(ctr_config_t, only), 0, 0, NULL,
+     "contenders to run, comma-separated from tasklocal,ferry,sharedfile,sionlib (unset: every one built); "
+     "'baseline': none of them (the run strace subtracts when counting system calls)"},
+    {"create-only", 0, CLI_INT, offsetof(ctr_config_t, create_only), 0, 1, NULL,
+     "1: the create phase alone, one line per contender (tools/bench-container-syscalls.sh)"},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
+const cli_spec_t bench_container_spec = {
+    "ferry-bench container", "mpiexec -n <streams> ferry-bench container [options]",
+    "N task-local files vs one ferry container (vs SIONlib when built with it): create, write, read",
+    ctr_options, bench_shared_options, sizeof(ctr_config_t), &ctr_defaults, NULL, 0};
 
 typedef struct ctr_results {
     const ctr_contender_t *who[MAX_CONTENDERS];
@@ -283,7 +309,7 @@ static void collectives_alone(ctr_job_t *job)
 }
 
 /* One repetition of one contender: create, write, read (checked). */
-static void turn(const ctr_options_t *o, ctr_results_t *r, int c, int rep, ctr_job_t *job)
+static void turn(const ctr_config_t *o, ctr_results_t *r, int c, int rep, ctr_job_t *job)
 {
     const ctr_contender_t *who = r->who[c];
     snprintf(job->path, sizeof job->path, "%s/%s.%d", o->base, who->name, rep);
@@ -310,14 +336,14 @@ static void turn(const ctr_options_t *o, ctr_results_t *r, int c, int rep, ctr_j
     who->remove(job);
 }
 
-/* The contenders asked for; --only none runs none (a baseline for counting
+/* The contenders asked for; --only baseline runs none (a baseline for counting
  * system calls with strace). Returns -1 when nothing fits. */
-static int pick_contenders(const ctr_options_t *o, ctr_results_t *r)
+static int pick_contenders(const ctr_config_t *o, ctr_results_t *r)
 {
     const ctr_contender_t *all[MAX_CONTENDERS] = {&builtin[0], &builtin[1], &builtin[2], bench_container_sionlib()};
     for (int i = 0; i < MAX_CONTENDERS; i++)
         if (all[i] && (!o->only[0] || strstr(o->only, all[i]->name))) r->who[r->n++] = all[i];
-    return r->n > 0 || strcmp(o->only, "none") == 0 ? 0 : -1;
+    return r->n > 0 || strcmp(o->only, "baseline") == 0 ? 0 : -1;
 }
 
 static double median_of(ctr_results_t *r, int phase, int c, int reps)
@@ -328,37 +354,37 @@ static double median_of(ctr_results_t *r, int phase, int c, int reps)
     return bench_median(copy, reps);
 }
 
-static void print_table(const ctr_options_t *o, ctr_results_t *r, int size)
+static void print_table(const ctr_config_t *o, ctr_results_t *r, int size)
 {
     double mib = (double)o->bytes * size / 1048576.0;
     printf("ferry-bench container: %d streams (ranks), %s, %.1f MiB per stream in %zu-byte calls, chunk %lld, %s%s"
-           "median of %d\n", size, o->base, (double)o->bytes / 1048576.0, o->piece, (long long)o->chunk,
-           o->sync ? "synced before close, " : "", o->checksums ? "ferry with data checksums, " : "", o->reps);
+           "median of %d\n", size, o->common.dir, (double)o->bytes / 1048576.0, (size_t)o->piece, (long long)o->chunk,
+           o->sync ? "synced before close, " : "", o->checksums ? "ferry with data checksums, " : "", o->common.reps);
     printf("%-10s %10s %14s %12s %12s %12s %10s %12s\n", "contender", "create s", "metadata calls", "write MiB/s",
            "(data only)", "read MiB/s", "write s", "write cpu s");
     for (int c = 0; c < r->n; c++) {
-        double create = median_of(r, 0, c, o->reps), write = median_of(r, 1, c, o->reps);
-        double read = median_of(r, 2, c, o->reps);
+        double create = median_of(r, 0, c, o->common.reps), write = median_of(r, 1, c, o->common.reps);
+        double read = median_of(r, 2, c, o->common.reps);
         char meta[32] = "n/a (strace)";
         if (r->meta[c] >= 0) snprintf(meta, sizeof meta, "%lld", r->meta[c]);
         printf("%-10s %10.4f %14s %12.1f %12.1f %12.1f %10.4f %12.4f\n", r->who[c]->name, create, meta, mib / write,
-               mib / median_of(r, WRITE_DATA, c, o->reps), mib / read, write, median_of(r, WRITE_CPU, c, o->reps));
+               mib / median_of(r, WRITE_DATA, c, o->common.reps), mib / read, write, median_of(r, WRITE_CPU, c, o->common.reps));
     }
 }
 
-static void print_ratio(const ctr_options_t *o, ctr_results_t *r, int a, int b)
+static void print_ratio(const ctr_config_t *o, ctr_results_t *r, int a, int b)
 {
     printf("%s / %s: create time %.3f, write bandwidth %.3f (data calls only %.3f), read bandwidth %.3f\n",
-           r->who[a]->name, r->who[b]->name, median_of(r, 0, a, o->reps) / median_of(r, 0, b, o->reps),
-           median_of(r, 1, b, o->reps) / median_of(r, 1, a, o->reps),
-           median_of(r, WRITE_DATA, b, o->reps) / median_of(r, WRITE_DATA, a, o->reps),
-           median_of(r, 2, b, o->reps) / median_of(r, 2, a, o->reps));
+           r->who[a]->name, r->who[b]->name, median_of(r, 0, a, o->common.reps) / median_of(r, 0, b, o->common.reps),
+           median_of(r, 1, b, o->common.reps) / median_of(r, 1, a, o->common.reps),
+           median_of(r, WRITE_DATA, b, o->common.reps) / median_of(r, WRITE_DATA, a, o->common.reps),
+           median_of(r, 2, b, o->common.reps) / median_of(r, 2, a, o->common.reps));
 }
 
 /* Every contender against task-local files, and ferry against the others. */
-static void print_ratios(const ctr_options_t *o, ctr_results_t *r)
+static void print_ratios(const ctr_config_t *o, ctr_results_t *r)
 {
-    double floor = bench_median(r->floor, o->reps);
+    double floor = bench_median(r->floor, o->common.reps);
     printf("the four collectives of a container's open and close alone, between the same barriers: %.4f s\n", floor);
     int tasklocal = -1, ferry = -1;
     for (int c = 0; c < r->n; c++) {
@@ -371,81 +397,88 @@ static void print_ratios(const ctr_options_t *o, ctr_results_t *r)
         if (c != ferry && c != tasklocal) print_ratio(o, r, ferry, c);
 }
 
-static void append_json(const ctr_options_t *o, ctr_results_t *r, int size)
+/* The JSON rows (docs/report.md): one per table figure, ratios derived by the report. */
+static void record_phase(bench_common_t *c, ctr_results_t *r, const char *table, const char *op, int phase)
 {
-    FILE *f = fopen(o->json, "a");
-    if (!f) return perror(o->json);
-    fprintf(f, "{\"workload\": \"container\", \"streams\": %d, \"dir\": \"%s\", \"bytes_per_stream\": %lld, "
-               "\"piece\": %zu, \"chunk\": %lld, \"sync\": %d, \"checksums\": %d, \"reps\": %d, \"contenders\": {",
-            size, o->base, o->bytes, o->piece, (long long)o->chunk, o->sync, o->checksums, o->reps);
-    for (int c = 0; c < r->n; c++)
-        fprintf(f, "%s\"%s\": {\"create_s\": %.6f, \"write_s\": %.6f, \"write_data_s\": %.6f, \"read_s\": %.6f, "
-                   "\"write_cpu_s\": %.6f, \"metadata_calls\": %lld}", c ? ", " : "", r->who[c]->name,
-                median_of(r, 0, c, o->reps), median_of(r, 1, c, o->reps), median_of(r, WRITE_DATA, c, o->reps),
-                median_of(r, 2, c, o->reps), median_of(r, WRITE_CPU, c, o->reps), r->meta[c]);
-    fprintf(f, "}, \"collectives_alone_s\": %.6f, \"failed\": %d}\n", bench_median(r->floor, o->reps), r->failed);
-    fclose(f);
+    const ctr_config_t *o = (const ctr_config_t *)c;
+    char label[32];
+    snprintf(label, sizeof label, "%d streams", c->nprocs);
+    int seconds = phase == 0 || phase == WRITE_CPU;
+    bench_row_t *row = bench_row(c, table, label, op, seconds ? "s" : "MiB/s");
+    double mib = (double)o->bytes * c->nprocs / 1048576.0;
+    for (int k = 0; k < r->n; k++) {
+        double t = median_of(r, phase, k, c->reps);
+        bench_row_value(row, r->who[k]->name, seconds ? t : mib / t);
+        if (phase == 0 && r->meta[k] >= 0) {
+            char key[64];
+            snprintf(key, sizeof key, "metadata_calls_%s", r->who[k]->name);
+            bench_row_extra(row, key, (double)r->meta[k]);
+        }
+    }
+    if (phase == 0) bench_row_extra(row, "collectives_alone_s", bench_median(r->floor, c->reps));
+    bench_row_extra(row, "bytes_per_stream", (double)o->bytes);
 }
 
-static int parse(int argc, char **argv, ctr_options_t *o)
+static void record_rows(ctr_config_t *o, ctr_results_t *r)
 {
-    *o = (ctr_options_t){"/dev/shm", NULL, 16 << 20, 1 << 20, 0, 3, 0, 0, 0, ""};
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--dir")) o->base = argv[i + 1];
-        else if (!strcmp(argv[i], "--bytes")) o->bytes = bench_parse_size(argv[i + 1]);
-        else if (!strcmp(argv[i], "--piece")) o->piece = (size_t)bench_parse_size(argv[i + 1]);
-        else if (!strcmp(argv[i], "--chunk")) o->chunk = bench_parse_size(argv[i + 1]);
-        else if (!strcmp(argv[i], "--reps")) o->reps = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--sync")) o->sync = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--json")) o->json = argv[i + 1];
-        else if (!strcmp(argv[i], "--checksums")) o->checksums = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--create-only")) o->create_only = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--only")) snprintf(o->only, sizeof o->only, "%s", argv[i + 1]);
-        else return -1;
+    bench_common_t *c = &o->common;
+    record_phase(c, r, "create, open, close (no data)", "create", 0);
+    if (o->create_only) return;
+    record_phase(c, r, "write, create to close", "write", 1);
+    record_phase(c, r, "write, the data calls alone", "write", WRITE_DATA);
+    record_phase(c, r, "write, processor time of all ranks", "write", WRITE_CPU);
+    record_phase(c, r, "read, open-read-close", "read", 2);
+}
+
+/* Rank 0: the text tables. */
+static void print_results(const ctr_config_t *o, ctr_results_t *r, int size)
+{
+    for (int c = 0; o->create_only && c < r->n; c++)
+        /* (one line per contender: the system-call counting script reads them) */
+        printf("ferry-bench container: %d streams, %s: create %s %.4f s\n", size, o->common.dir, r->who[c]->name,
+               median_of(r, 0, c, o->common.reps));
+    if (r->n == 0 || o->create_only) return;
+    print_table(o, r, size);
+    print_ratios(o, r);
+    if (r->failed) printf("ferry-bench container: FAILED (see errors above)\n");
+}
+
+static void run_reps(ctr_config_t *o, ctr_results_t *r, ctr_job_t *job)
+{
+    job->piece = (size_t)o->piece;
+    job->chunk = o->chunk;
+    job->sync = o->sync;
+    job->checksums = o->checksums;
+    for (int rep = 0; rep < o->common.reps && job->buf; rep++) {
+        r->floor[rep] = timed(collectives_alone, job, NULL);
+        for (int k = 0; k < r->n; k++) turn(o, r, (k + rep) % r->n, rep, job);
+        bench_progress(&o->common, NULL, rep);
     }
-    if (!o->chunk) o->chunk = o->bytes + 4096; /* one chunk holds the whole stream, as SIONlib needs */
-    return o->bytes < 0 || o->piece < 1 || o->chunk < 1 || o->reps < 1 || o->reps > MAX_REPS ? -1 : 0;
+    if (!job->buf) ctr_failed(job, "ferry-bench", "out of memory");
+    MPI_Allreduce(&job->failed, &r->failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 }
 
 int ferry_bench_container(int argc, char **argv)
 {
-    ctr_options_t o;
+    ctr_config_t o;
+    int rc = bench_parse(&bench_container_spec, argc, argv, &o);
+    if (rc != CLI_RUN) return rc;
     ctr_results_t r = {.n = 0};
-    ctr_job_t job = {.rank = 0};
-    MPI_Comm_rank(MPI_COMM_WORLD, &job.rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &job.size);
-    if (parse(argc, argv, &o) != 0 || pick_contenders(&o, &r) != 0) {
-        if (job.rank == 0)
-            fprintf(stderr, "usage: ferry-bench container [--dir D] [--bytes PER_STREAM] [--piece BYTES] [--chunk "
-                            "BYTES] [--reps N] [--sync 0|1] [--checksums 0|1] [--only a,b|none] [--create-only 1] "
-                            "[--json F]\n");
-        return 2;
+    ctr_job_t job = {.rank = o.common.rank, .size = o.common.nprocs};
+    if (pick_contenders(&o, &r) != 0) {
+        if (job.rank == 0) fprintf(stderr, "ferry-bench container: no contender named in --only '%s'\n", o.only);
+        return CLI_EXIT_USAGE;
     }
-    const char *dir = bench_make_dir(o.base, "container");
-    if (!dir) return 1;
-    ctr_options_t in_dir = o;
-    in_dir.base = dir;
+    if (!o.chunk) o.chunk = o.bytes + 4096; /* one chunk holds the whole stream, as SIONlib needs */
+    o.base = bench_make_dir(o.common.dir, "container");
+    if (!o.base) return bench_finish(&o.common, 1);
     job.buf = malloc((size_t)o.bytes + 1);
-    job.piece = o.piece;
-    job.chunk = o.chunk;
-    job.sync = o.sync;
-    job.checksums = o.checksums;
-    for (int rep = 0; rep < o.reps && job.buf; rep++) {
-        r.floor[rep] = timed(collectives_alone, &job, NULL);
-        for (int k = 0; k < r.n; k++) turn(&in_dir, &r, (k + rep) % r.n, rep, &job);
-    }
-    MPI_Allreduce(&job.failed, &r.failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    for (int c = 0; job.rank == 0 && o.create_only && c < r.n; c++)
-        /* (one line per contender: the system-call counting script reads them) */
-        printf("ferry-bench container: %d streams, %s: create %s %.4f s\n", job.size, o.base, r.who[c]->name,
-               median_of(&r, 0, c, o.reps));
-    if (job.rank == 0 && r.n > 0 && !o.create_only) {
-        print_table(&o, &r, job.size);
-        print_ratios(&o, &r);
-        if (o.json) append_json(&o, &r, job.size);
-        if (r.failed) printf("ferry-bench container: FAILED (see errors above)\n");
+    run_reps(&o, &r, &job);
+    if (job.rank == 0) {
+        print_results(&o, &r, job.size);
+        record_rows(&o, &r);
     }
     free(job.buf);
-    bench_remove_dir(dir);
-    return r.failed ? 1 : 0;
+    bench_remove_dir(o.base);
+    return bench_finish(&o.common, r.failed);
 }

@@ -19,7 +19,26 @@
 
 #include "bench.h"
 
-enum { CONTENDERS = 4, MAX_REPS = 64 };
+enum { CONTENDERS = 4, MAX_REPS = BENCH_MAX_REPS };
+
+typedef struct contig_config {
+    bench_common_t common;
+    long long total; /* bytes in all */
+} contig_config_t;
+
+static const contig_config_t contig_defaults = {.common = {.dir = "/dev/shm", .reps = 3}, .total = 1LL << 30};
+
+static const cli_option_t contig_options[] = {
+    BENCH_OPTION_DIR(contig_config_t),
+    {"total", 0, CLI_SIZE, offsetof(contig_config_t, total), 4096, 64.0 * (1LL << 30), NULL,
+     "bytes in all, split evenly among the ranks (at most 2 GiB - 1 per rank: the host's int count)"},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
+const cli_spec_t bench_contig_spec = {
+    "ferry-bench contig", "mpiexec -n <ranks> ferry-bench contig [options]",
+    "each rank writes then reads its own contiguous block (POSIX, host MPI-IO, ferry, ferry independent)",
+    contig_options, bench_shared_options, sizeof(contig_config_t), &contig_defaults, NULL, 0};
 
 typedef struct contig_run {
     const char *path;
@@ -146,7 +165,7 @@ static const struct {
     void (*read)(contig_run_t *);
 } contenders[CONTENDERS] = {
     {"posix", posix_write, posix_read},
-    {"host-mpiio", host_write, host_read},
+    {"host", host_write, host_read},
     {"ferry", ferry_write, ferry_read},
     {"ferry-indep", ferry_indep_write, ferry_indep_read},
 };
@@ -164,15 +183,20 @@ static void timed(void (*phase)(contig_run_t *), contig_run_t *run, double *whol
     *call = times[1];
 }
 
-static void print_table(const char *title, double mib, double w_s[CONTENDERS][MAX_REPS],
-                        double r_s[CONTENDERS][MAX_REPS], int reps)
+static void print_table(contig_config_t *cfg, const char *title, double w_s[CONTENDERS][MAX_REPS],
+                        double r_s[CONTENDERS][MAX_REPS])
 {
-    double w[CONTENDERS], r[CONTENDERS];
+    double mib = (double)cfg->total / (1 << 20), w[CONTENDERS], r[CONTENDERS];
+    int reps = cfg->common.reps;
+    bench_row_t *rows[2] = {bench_row(&cfg->common, title, "contiguous", "write", "MiB/s"),
+                            bench_row(&cfg->common, title, "contiguous", "read", "MiB/s")};
     printf("%s\n%-12s %12s %12s\n", title, "contender", "write MiB/s", "read MiB/s");
     for (int c = 0; c < CONTENDERS; c++) {
         w[c] = mib / bench_median(w_s[c], reps);
         r[c] = mib / bench_median(r_s[c], reps);
         printf("%-12s %12.0f %12.0f\n", contenders[c].name, w[c], r[c]);
+        bench_row_value(rows[0], contenders[c].name, w[c]);
+        bench_row_value(rows[1], contenders[c].name, r[c]);
     }
     printf("%-12s %12.3f %12.3f\n", "ferry/posix", w[2] / w[0], r[2] / r[0]);
     printf("%-12s %12.3f %12.3f\n", "ferry/host", w[2] / w[1], r[2] / r[1]);
@@ -201,62 +225,61 @@ static void fill(contig_run_t *run, int rank)
     for (size_t i = 0; i < run->len; i += 4096) run->buf[i] = (char)(rank + 1 + (int)(i >> 12));
 }
 
+/* One repetition: every contender writes then reads a fresh file, in rotating order. */
+static void run_rep(contig_run_t *run, const char *dir, int rep, double times[4][CONTENDERS][MAX_REPS])
+{
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    for (int k = 0; k < CONTENDERS; k++) {
+        int c = (k + rep) % CONTENDERS;
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s.%d", dir, contenders[c].name, rep);
+        run->path = path;
+        fill(run, rank);
+        timed(contenders[c].write, run, &times[0][c][rep], &times[2][c][rep]);
+        drop_cached_pages(run);
+        memset(run->buf, 0, run->len);
+        timed(contenders[c].read, run, &times[1][c][rep], &times[3][c][rep]);
+        if (!verify(run, rank)) {
+            fprintf(stderr, "ferry-bench contig: %s read back wrong data on rank %d\n", contenders[c].name, rank);
+            run->failed = 1;
+        }
+        if (rank == 0) unlink(path);
+    }
+}
+
 int ferry_bench_contig(int argc, char **argv)
 {
-    int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    const char *base = "/dev/shm";
-    long long total = 1LL << 30;
-    int reps = 3;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--dir")) base = argv[i + 1];
-        else if (!strcmp(argv[i], "--total")) total = bench_parse_size(argv[i + 1]);
-        else if (!strcmp(argv[i], "--reps")) reps = atoi(argv[i + 1]);
-    }
-    if (total <= 0 || reps < 1 || reps > MAX_REPS) {
-        if (rank == 0) fprintf(stderr, "usage: ferry-bench contig [--dir D] [--total BYTES] [--reps N]\n");
+    contig_config_t cfg;
+    int rc = bench_parse(&bench_contig_spec, argc, argv, &cfg);
+    if (rc != CLI_RUN) return rc;
+    int rank = cfg.common.rank, size = cfg.common.nprocs, reps = cfg.common.reps;
+    if (cfg.total / size >= (1LL << 31)) {
+        if (rank == 0) fprintf(stderr, "ferry-bench contig: --total gives more than 2 GiB - 1 per rank\n");
         return 2;
     }
-    const char *dir = bench_make_dir(base, "contig");
+    const char *dir = bench_make_dir(cfg.common.dir, "contig");
     if (!dir) return 1;
-    contig_run_t run = {.len = (size_t)(total / size), .offset = (MPI_Offset)(total / size) * rank};
-    run.buf = malloc(run.len);
+    contig_run_t run = {.len = (size_t)(cfg.total / size), .offset = (MPI_Offset)(cfg.total / size) * rank};
+    run.buf = calloc(1, run.len);
     if (!run.buf) return 1;
-    memset(run.buf, 0, run.len);
-    double write_s[CONTENDERS][MAX_REPS], read_s[CONTENDERS][MAX_REPS];
-    double write_call_s[CONTENDERS][MAX_REPS], read_call_s[CONTENDERS][MAX_REPS];
-    int failed = 0;
+    static double times[4][CONTENDERS][MAX_REPS]; /* [write, read, write call, read call] */
     for (int rep = 0; rep < reps; rep++) {
-        for (int k = 0; k < CONTENDERS; k++) {
-            int c = (k + rep) % CONTENDERS;
-            char path[600];
-            snprintf(path, sizeof path, "%s/%s.%d", dir, contenders[c].name, rep);
-            run.path = path;
-            fill(&run, rank);
-            timed(contenders[c].write, &run, &write_s[c][rep], &write_call_s[c][rep]);
-            drop_cached_pages(&run);
-            memset(run.buf, 0, run.len);
-            timed(contenders[c].read, &run, &read_s[c][rep], &read_call_s[c][rep]);
-            if (!verify(&run, rank)) {
-                fprintf(stderr, "ferry-bench contig: %s read back wrong data on rank %d\n", contenders[c].name, rank);
-                run.failed = 1;
-            }
-            if (rank == 0) unlink(path);
-        }
+        run_rep(&run, dir, rep, times);
+        bench_progress(&cfg.common, NULL, rep);
     }
+    int failed = 0;
     MPI_Allreduce(&run.failed, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (rank == 0) {
-        double mib = (double)total / (1 << 20);
+        double mib = (double)cfg.total / (1 << 20);
         printf("ferry-bench contig: %d ranks, %.0f MiB in all (%.0f MiB per rank, one call each), dir %s, median of %d\n",
-               size, mib, mib / size, base, reps);
-        print_table("open to close (write: open, write_at_all, sync, close; read: open, read_at_all, close)", mib,
-                    write_s, read_s, reps);
-        print_table("the data call alone (write: write_at_all and sync), between barriers", mib, write_call_s,
-                    read_call_s, reps);
+               size, mib, mib / size, cfg.common.dir, reps);
+        print_table(&cfg, "open to close (write: open, write_at_all, sync, close; read: open, read_at_all, close)",
+                    times[0], times[1]);
+        print_table(&cfg, "the data call alone (write: write_at_all and sync), between barriers", times[2], times[3]);
         if (failed) printf("ferry-bench contig: FAILED (see errors above)\n");
     }
     free(run.buf);
     bench_remove_dir(dir);
-    return failed ? 1 : 0;
+    return bench_finish(&cfg.common, failed);
 }

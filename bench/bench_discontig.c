@@ -24,6 +24,17 @@
  * With 4 or more ranks each rank's view is sparse (less than half of its
  * extent is data), which already turns ferry's prefetching on, so
  * access_style=random then changes nothing; with 2 ranks it does.
+ *
+ * ferry-bench mar: the multiple access range benchmark of seed 000
+ * (section 2.2) on the same machinery. The file is cut into sub-ranges of
+ * --range bytes; every (gap + 1)-th one is read, dealt round-robin to the
+ * ranks, so each rank reads several sub-ranges interleaved with the other
+ * ranks' and with unread gaps, in one call. ferry alone writes the file
+ * (the writes are not the point); the readers are timed as above, so the
+ * table compares the host, ferry's guided prefetching (the view announces
+ * the sub-ranges ahead, as GPFS's multiple access range hint did) and
+ * ferry with prefetching off, with and without data sieving. On tmpfs
+ * prefetching has nothing to do: measure on disk.
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -34,7 +45,7 @@
 
 #include "bench.h"
 
-enum { READERS = 6, MAX_REPS = 32 };
+enum { READERS = 6, MAX_REPS = BENCH_MAX_REPS };
 
 static const struct {
     const char *name;
@@ -50,13 +61,53 @@ static const struct {
 };
 
 typedef struct dc_config {
-    const char *base;
+    bench_common_t common;
     long long total;   /* file bytes */
-    int block;         /* bytes per block */
-    int reps, collective;
+    long long block;   /* bytes per block (mar: per sub-range) */
+    int collective;
     unsigned long long seed;
+    int gap;           /* mar: unread sub-ranges after each read one; 0: discontig's random deal */
     int rank, nprocs;
 } dc_config_t;
+
+static const dc_config_t discontig_defaults = {.common = {.dir = "/dev/shm", .reps = 5}, .total = 64 << 20,
+                                               .block = 1024, .seed = 20021};
+static const dc_config_t mar_defaults = {.common = {.dir = "/var/tmp", .reps = 3}, .total = 64 << 20,
+                                         .block = 64 << 10, .gap = 1};
+
+#define DC_MODE {"mode", 0, CLI_CHOICE, offsetof(dc_config_t, collective), 0, 0, "independent,collective", \
+                 "independent read and write, or their _all forms"}
+#define DC_TOTAL {"total", 0, CLI_SIZE, offsetof(dc_config_t, total), 4096, 2.0 * (1 << 30) - 1, NULL, \
+                  "file bytes (rounded down to whole blocks)"}
+
+static const cli_option_t discontig_options[] = {
+    BENCH_OPTION_DIR(dc_config_t),
+    DC_TOTAL,
+    {"block", 0, CLI_SIZE, offsetof(dc_config_t, block), 4, 1 << 24, NULL, "bytes per block, a multiple of 4"},
+    {"seed", 0, CLI_U64, offsetof(dc_config_t, seed), 0, 1.8e19, NULL, "seed of the blocks' random deal"},
+    DC_MODE,
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
+static const cli_option_t mar_options[] = {
+    BENCH_OPTION_DIR(dc_config_t),
+    DC_TOTAL,
+    {"range", 0, CLI_SIZE, offsetof(dc_config_t, block), 4, 1 << 24, NULL, "bytes per sub-range, a multiple of 4"},
+    {"gap", 0, CLI_INT, offsetof(dc_config_t, gap), 1, 64, NULL, "unread sub-ranges after each read one"},
+    DC_MODE,
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
+const cli_spec_t bench_discontig_spec = {
+    "ferry-bench discontig", "mpiexec -n <ranks> ferry-bench discontig [options]",
+    "seed 000's blocks at random places through an indexed view, with guided prefetching (host MPI-IO, ferry)",
+    discontig_options, bench_shared_options, sizeof(dc_config_t), &discontig_defaults, NULL, 0};
+
+const cli_spec_t bench_mar_spec = {
+    "ferry-bench mar", "mpiexec -n <ranks> ferry-bench mar [options]",
+    "seed 000's multiple access ranges: interleaved sub-ranges read in one call, guided prefetch vs none "
+    "(host MPI-IO, ferry)",
+    mar_options, bench_shared_options, sizeof(dc_config_t), &mar_defaults, NULL, 0};
 
 typedef struct dc_blocks {
     int n;          /* this rank's blocks */
@@ -65,19 +116,22 @@ typedef struct dc_blocks {
     MPI_Datatype filetype;
 } dc_blocks_t;
 
-static unsigned long long next_random(unsigned long long *state)
+
+/* mar: every (gap + 1)-th block is read, the j-th of them by rank j % nprocs. */
+static int deal_interleaved(const dc_config_t *cfg, dc_blocks_t *b)
 {
-    unsigned long long x = *state;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *state = x;
-    return x * 2685821657736338717ULL;
+    long long nb = cfg->total / cfg->block, stride = (long long)cfg->gap + 1;
+    b->index = malloc(((size_t)(nb / stride / cfg->nprocs) + 1) * sizeof *b->index);
+    if (!b->index) return 1;
+    b->n = 0;
+    for (long long j = cfg->rank; j * stride < nb; j += cfg->nprocs) b->index[b->n++] = (int)(j * stride);
+    return 0;
 }
 
 /* Deals the file's blocks: a seeded shuffle, block perm[i] to rank i % nprocs. */
 static int deal_blocks(const dc_config_t *cfg, dc_blocks_t *b)
 {
+    if (cfg->gap > 0) return deal_interleaved(cfg, b);
     long long nb = cfg->total / cfg->block;
     int *owner = malloc((size_t)nb * sizeof *owner), *perm = malloc((size_t)nb * sizeof *perm);
     b->index = malloc(((size_t)nb / (size_t)cfg->nprocs + 1) * sizeof *b->index);
@@ -86,14 +140,8 @@ static int deal_blocks(const dc_config_t *cfg, dc_blocks_t *b)
         free(perm);
         return 1;
     }
-    unsigned long long state = cfg->seed ? cfg->seed : 1;
     for (long long i = 0; i < nb; i++) perm[i] = (int)i;
-    for (long long i = nb - 1; i > 0; i--) {
-        long long j = (long long)(next_random(&state) % (unsigned long long)(i + 1));
-        int t = perm[i];
-        perm[i] = perm[j];
-        perm[j] = t;
-    }
+    bench_shuffle(perm, nb, cfg->seed);
     for (long long i = 0; i < nb; i++) owner[perm[i]] = (int)(i % cfg->nprocs);
     b->n = 0;
     for (long long k = 0; k < nb; k++)
@@ -107,9 +155,9 @@ static int build_filetype(const dc_config_t *cfg, dc_blocks_t *b)
 {
     int *displs = malloc(((size_t)b->n + 1) * sizeof *displs);
     if (!displs) return 1;
-    for (int i = 0; i < b->n; i++) displs[i] = b->index[i] * cfg->block;
+    for (int i = 0; i < b->n; i++) displs[i] = b->index[i] * (int)cfg->block;
     MPI_Datatype blocks;
-    MPI_Type_create_indexed_block(b->n, cfg->block, displs, MPI_BYTE, &blocks);
+    MPI_Type_create_indexed_block(b->n, (int)cfg->block, displs, MPI_BYTE, &blocks);
     MPI_Type_create_resized(blocks, 0, (MPI_Aint)cfg->total, &b->filetype);
     MPI_Type_commit(&b->filetype);
     MPI_Type_free(&blocks);
@@ -148,7 +196,20 @@ static int memory_ok(const dc_config_t *cfg, const dc_blocks_t *b)
     return 1;
 }
 
-/* Rank 0 reads the whole file and checks every block (collective). */
+/* Whether block k holds data (mar leaves the gaps unwritten). */
+static int block_written(const dc_config_t *cfg, long long k)
+{
+    return cfg->gap == 0 || k % (cfg->gap + 1) == 0;
+}
+
+/* The bytes moved by one write or read of all ranks. */
+static double data_bytes(const dc_config_t *cfg)
+{
+    long long nb = cfg->total / cfg->block, stride = (long long)cfg->gap + 1;
+    return (double)((nb + stride - 1) / stride * cfg->block);
+}
+
+/* Rank 0 reads the whole file and checks every written block (collective). */
 static int file_ok(const dc_config_t *cfg, const char *path)
 {
     int ok = 1;
@@ -161,7 +222,8 @@ static int file_ok(const dc_config_t *cfg, const char *path)
         for (long long k = 0; ok && k < cfg->total / cfg->block; k += per) {
             ssize_t got = pread(fd, chunk, (size_t)(per * cfg->block), (off_t)(k * cfg->block));
             for (long long j = 0; ok && j < per && k + j < cfg->total / cfg->block; j++)
-                ok = got >= (j + 1) * cfg->block && block_ok(chunk + j * cfg->block, k + j, cfg->block);
+                ok = !block_written(cfg, k + j) ||
+                     (got >= (j + 1) * cfg->block && block_ok(chunk + j * cfg->block, k + j, cfg->block));
         }
         if (fd >= 0) close(fd);
         free(chunk);
@@ -191,11 +253,11 @@ static void note(dc_result_t *res, int slot, const bench_outcome_t *o)
     res->failed |= o->failed;
 }
 
-/* Both writers on fresh files; returns ferry's file (checked) for the readers. */
+/* Both writers on fresh files (mar: ferry alone); ferry's file (checked) is left for the readers. */
 static void write_phase(const dc_config_t *cfg, dc_blocks_t *b, const char *dir, int rep, dc_result_t *res)
 {
-    for (int k = 0; k < 2; k++) {
-        int ferry = (k + rep) % 2;
+    for (int k = cfg->gap ? 1 : 0; k < 2; k++) {
+        int ferry = cfg->gap ? 1 : (k + rep) % 2;
         char path[600];
         snprintf(path, sizeof path, "%s/%s.%d", dir, ferry ? "ferry" : "host", rep);
         for (int i = 0; i < b->n; i++)
@@ -207,7 +269,7 @@ static void write_phase(const dc_config_t *cfg, dc_blocks_t *b, const char *dir,
         res->write_s[1][ferry][rep] = o.seconds;
         note(res, ferry, &o);
         if (!file_ok(cfg, path)) {
-            if (cfg->rank == 0) fprintf(stderr, "ferry-bench discontig: %s wrote a wrong file\n", ferry ? "ferry" : "host");
+            if (cfg->rank == 0) fprintf(stderr, "%s: %s wrote a wrong file\n", cfg->common.spec->name, ferry ? "ferry" : "host");
             res->failed = 1;
         }
         if (cfg->rank == 0 && !ferry) unlink(path);
@@ -229,92 +291,131 @@ static void read_phase(const dc_config_t *cfg, dc_blocks_t *b, const char *path,
         note(res, 2 + r, &o);
         int bad = !memory_ok(cfg, b), any = 0;
         MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-        if (any && cfg->rank == 0) fprintf(stderr, "ferry-bench discontig: %s read wrong data\n", readers[r].name);
+        if (any && cfg->rank == 0) fprintf(stderr, "%s: %s read wrong data\n", cfg->common.spec->name, readers[r].name);
         res->failed |= any;
         MPI_Info_free(&info);
     }
 }
 
-static void print_row(const dc_config_t *cfg, const char *name, double *call, double *whole, double *host_call,
-                      double *host_whole, long long fs_calls, long long sieve_extra)
+/* One contender's line: [call, whole] times, the host's, and ferry's counters. */
+typedef struct dc_line {
+    const char *op, *name;
+    double *call, *whole, *host_call, *host_whole;
+    long long fs_calls, sieve_extra;
+} dc_line_t;
+
+static void print_line(dc_config_t *cfg, const dc_line_t *l, bench_row_t *rows[2])
 {
-    double mib = (double)cfg->total / (1 << 20);
-    double v = mib / bench_median(call, cfg->reps), h = mib / bench_median(host_call, cfg->reps);
-    double vw = mib / bench_median(whole, cfg->reps), hw = mib / bench_median(host_whole, cfg->reps);
-    printf("%-34s %9.1f %7.2f %9.1f %7.2f %9lld %9.1f\n", name, v, v / h, vw, vw / hw, fs_calls,
-           (double)sieve_extra / (1 << 20));
+    double mib = data_bytes(cfg) / (1 << 20);
+    int reps = cfg->common.reps;
+    double v = mib / bench_median(l->call, reps), h = mib / bench_median(l->host_call, reps);
+    double vw = mib / bench_median(l->whole, reps), hw = mib / bench_median(l->host_whole, reps);
+    printf("%-5s %-28s %9.1f %7.2f %9.1f %7.2f %9lld %9.1f\n", l->op, l->name, v, v / h, vw, vw / hw, l->fs_calls,
+           (double)l->sieve_extra / (1 << 20));
+    bench_row_value(rows[0], l->name, v);
+    bench_row_value(rows[1], l->name, vw);
+    if (strncmp(l->name, "ferry", 5) != 0) return;
+    char key[96];
+    snprintf(key, sizeof key, "%s fs_ops", l->name);
+    bench_row_extra(rows[0], key, (double)l->fs_calls);
+    snprintf(key, sizeof key, "%s sieve_bytes", l->name);
+    bench_row_extra(rows[0], key, (double)l->sieve_extra);
 }
 
-static void print_table(const dc_config_t *cfg, dc_result_t *res)
+static void print_header(const dc_config_t *cfg)
 {
-    printf("ferry-bench discontig: %d ranks, %lld blocks of %d B at random places (seed %llu), %.0f MiB file, %s, "
-           "dir %s, median of %d\n",
-           cfg->nprocs, cfg->total / cfg->block, cfg->block, cfg->seed, (double)cfg->total / (1 << 20),
-           cfg->collective ? "collective" : "independent", cfg->base, cfg->reps);
+    if (cfg->gap)
+        printf("ferry-bench mar: %d ranks, %lld sub-ranges of %lld B, 1 in %d read, dealt round-robin, ",
+               cfg->nprocs, cfg->total / cfg->block, cfg->block, cfg->gap + 1);
+    else
+        printf("ferry-bench discontig: %d ranks, %lld blocks of %lld B at random places (seed %llu), ", cfg->nprocs,
+               cfg->total / cfg->block, cfg->block, cfg->seed);
+    printf("%.0f MiB file, %s, dir %s, median of %d\n", (double)cfg->total / (1 << 20),
+           cfg->collective ? "collective" : "independent", cfg->common.dir, cfg->common.reps);
     printf("%-34s %9s %7s %9s %7s %9s %9s\n", "contender", "MiB/s", "vs host", "MiB/s all", "vs host", "fs ops",
            "sieve MiB");
-    char name[64];
-    for (int f = 0; f < 2; f++) {
-        snprintf(name, sizeof name, "write %s", f ? "ferry" : "host");
-        print_row(cfg, name, res->write_s[0][f], res->write_s[1][f], res->write_s[0][0], res->write_s[1][0],
-                  res->fs_calls[f], res->sieve_extra[f]);
+}
+
+static void print_table(dc_config_t *cfg, dc_result_t *res)
+{
+    print_header(cfg);
+    bench_row_t *rows[2] = {bench_row(&cfg->common, "the call alone", "write", "write", "MiB/s"),
+                            bench_row(&cfg->common, "open to close", "write", "write", "MiB/s")};
+    for (int f = cfg->gap ? 1 : 0; f < 2; f++) {
+        dc_line_t l = {"write", f ? "ferry" : "host", res->write_s[0][f], res->write_s[1][f], res->write_s[0][0],
+                       res->write_s[1][0], res->fs_calls[f], res->sieve_extra[f]};
+        if (cfg->gap) l.host_call = l.call, l.host_whole = l.whole; /* no host writer: ratios to itself */
+        print_line(cfg, &l, rows);
     }
+    rows[0] = bench_row(&cfg->common, "the call alone", "read", "read", "MiB/s");
+    rows[1] = bench_row(&cfg->common, "open to close", "read", "read", "MiB/s");
     for (int r = 0; r < READERS; r++) {
-        snprintf(name, sizeof name, "read  %s", readers[r].name);
-        print_row(cfg, name, res->read_s[0][r], res->read_s[1][r], res->read_s[0][0], res->read_s[1][0],
-                  res->fs_calls[2 + r], res->sieve_extra[2 + r]);
+        dc_line_t l = {"read", readers[r].name, res->read_s[0][r], res->read_s[1][r], res->read_s[0][0],
+                       res->read_s[1][0], res->fs_calls[2 + r], res->sieve_extra[2 + r]};
+        print_line(cfg, &l, rows);
     }
     printf("MiB/s: the write or read call alone (slowest rank); MiB/s all: open to close (set_view, sync); fs ops, "
            "sieve MiB: ferry's file-system calls and bytes sieved beyond the data, summed over ranks\n");
-    if (res->failed) printf("ferry-bench discontig: FAILED (see errors above)\n");
+    if (res->failed) printf("%s: FAILED (see errors above)\n", cfg->common.spec->name);
 }
 
-static int parse(dc_config_t *cfg, int argc, char **argv)
+/* What the table cannot check: whole blocks, and each rank at least one. */
+static int sane(const dc_config_t *cfg)
 {
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--dir")) cfg->base = argv[i + 1];
-        else if (!strcmp(argv[i], "--total")) cfg->total = bench_parse_size(argv[i + 1]);
-        else if (!strcmp(argv[i], "--block")) cfg->block = (int)bench_parse_size(argv[i + 1]);
-        else if (!strcmp(argv[i], "--reps")) cfg->reps = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--seed")) cfg->seed = strtoull(argv[i + 1], NULL, 10);
-        else if (!strcmp(argv[i], "--mode")) cfg->collective = !strcmp(argv[i + 1], "collective");
-        else return 0;
-    }
-    if (cfg->block >= 4 && cfg->block % 4 == 0) cfg->total = cfg->total / cfg->block * cfg->block;
-    return argc % 2 == 1 && cfg->reps >= 1 && cfg->reps <= MAX_REPS && cfg->block >= 4 && cfg->block % 4 == 0 &&
-           cfg->total >= (long long)cfg->block * cfg->nprocs && cfg->total < (1LL << 31);
+    long long per_rank = (long long)cfg->block * (cfg->gap + 1) * cfg->nprocs;
+    if (cfg->block % 4 == 0 && cfg->total >= per_rank) return 1;
+    if (cfg->rank == 0)
+        fprintf(stderr, "%s: the block must be a multiple of 4 bytes and the file hold one (plus gaps) per rank\n",
+                cfg->common.spec->name);
+    return 0;
 }
 
-int ferry_bench_discontig(int argc, char **argv)
+static int run_blocks(dc_config_t *cfg)
 {
-    dc_config_t cfg = {.base = "/dev/shm", .total = 64 << 20, .block = 1024, .reps = 5, .seed = 20021};
-    MPI_Comm_rank(MPI_COMM_WORLD, &cfg.rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &cfg.nprocs);
-    if (!parse(&cfg, argc, argv)) {
-        if (cfg.rank == 0)
-            fprintf(stderr, "usage: ferry-bench discontig [--dir D] [--total BYTES] [--block BYTES] [--reps R] "
-                            "[--seed S] [--mode independent|collective]\n");
-        return 2;
-    }
+    cfg->rank = cfg->common.rank;
+    cfg->nprocs = cfg->common.nprocs;
+    if (!sane(cfg)) return 2;
+    cfg->total = cfg->total / cfg->block * cfg->block;
     dc_blocks_t b = {0};
-    int bad = deal_blocks(&cfg, &b) || build_filetype(&cfg, &b);
-    if (!bad && !(b.mem = malloc((size_t)b.n * (size_t)cfg.block + 1))) bad = 1;
-    const char *dir = bad ? NULL : bench_make_dir(cfg.base, "discontig");
+    int bad = deal_blocks(cfg, &b) || build_filetype(cfg, &b);
+    if (!bad && !(b.mem = malloc((size_t)b.n * (size_t)cfg->block + 1))) bad = 1;
+    const char *dir = bad ? NULL : bench_make_dir(cfg->common.dir, cfg->gap ? "mar" : "discontig");
     if (bad || !dir) return 1;
     dc_result_t *res = calloc(1, sizeof *res);
-    for (int rep = 0; res && rep < cfg.reps; rep++) {
+    for (int rep = 0; res && rep < cfg->common.reps; rep++) {
         char path[600];
         snprintf(path, sizeof path, "%s/ferry.%d", dir, rep);
-        write_phase(&cfg, &b, dir, rep, res);
-        read_phase(&cfg, &b, path, rep, res);
-        if (cfg.rank == 0) unlink(path);
+        write_phase(cfg, &b, dir, rep, res);
+        read_phase(cfg, &b, path, rep, res);
+        if (cfg->rank == 0) unlink(path);
+        bench_progress(&cfg->common, NULL, rep);
     }
-    if (res && cfg.rank == 0) print_table(&cfg, res);
+    if (res && cfg->rank == 0) print_table(cfg, res);
     int failed = !res || res->failed;
     free(res);
     MPI_Type_free(&b.filetype);
     free(b.index);
     free(b.mem);
     bench_remove_dir(dir);
-    return failed ? 1 : 0;
+    return failed;
+}
+
+static int run_with(const cli_spec_t *spec, int argc, char **argv)
+{
+    dc_config_t cfg;
+    int rc = bench_parse(spec, argc, argv, &cfg);
+    if (rc != CLI_RUN) return rc;
+    rc = run_blocks(&cfg);
+    int finished = bench_finish(&cfg.common, rc != 0);
+    return rc == 2 ? rc : finished;
+}
+
+int ferry_bench_discontig(int argc, char **argv)
+{
+    return run_with(&bench_discontig_spec, argc, argv);
+}
+
+int ferry_bench_mar(int argc, char **argv)
+{
+    return run_with(&bench_mar_spec, argc, argv);
 }

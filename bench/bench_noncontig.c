@@ -100,6 +100,9 @@ static int file_stats(bench_file_t *f, bench_outcome_t *out)
     out->fs_calls = info_number(info, "ferry_stats_fs_read_calls") + info_number(info, "ferry_stats_fs_write_calls");
     out->sieve_extra = info_number(info, "ferry_stats_sieve_extra_bytes");
     out->meta_bytes = info_number(info, "ferry_stats_coll_meta_bytes");
+    out->agg_calls = info_number(info, "ferry_stats_coll_aggregator_calls");
+    out->agg_targets = info_number(info, "ferry_stats_coll_targets");
+    out->targets_max = out->agg_calls ? (double)out->agg_targets / (double)out->agg_calls : 0;
     MPI_Info_free(&info);
     return MPI_SUCCESS;
 }
@@ -145,12 +148,16 @@ void bench_access_run(const bench_access_t *a, int ferry, int write, bench_outco
     MPI_Allreduce(times, slowest, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     out->seconds = slowest[0];
     out->call_seconds = slowest[1];
-    long long mine_v[4] = {mine.fs_calls, mine.sieve_extra, mine.failed, mine.meta_bytes}, sum[4];
-    MPI_Allreduce(mine_v, sum, 4, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    long long mine_v[6] = {mine.fs_calls, mine.sieve_extra, mine.failed, mine.meta_bytes, mine.agg_calls,
+                           mine.agg_targets}, sum[6];
+    MPI_Allreduce(mine_v, sum, 6, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     out->fs_calls = sum[0];
     out->sieve_extra = sum[1];
     out->failed = sum[2] != 0;
     out->meta_bytes = sum[3];
+    out->agg_calls = sum[4];
+    out->agg_targets = sum[5];
+    MPI_Allreduce(&mine.targets_max, &out->targets_max, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 }
 
 MPI_Info bench_info_from(const char *hints)
@@ -185,7 +192,7 @@ void bench_drop_pages(const char *path)
 
 /* ---- the noncontig workload ---- */
 
-enum { CASES = 4, MAX_REPS = 32, PROBE_SHARE = 16 };
+enum { CASES = 4, MAX_REPS = BENCH_MAX_REPS, PROBE_SHARE = 16 };
 
 static const struct {
     const char *name;
@@ -193,14 +200,39 @@ static const struct {
 } cases[CASES] = {{"c-c", 0, 0}, {"nc-c", 1, 0}, {"c-nc", 0, 1}, {"nc-nc", 1, 1}};
 
 typedef struct nc_config {
-    const char *base;
+    bench_common_t common;
     long long elements; /* per rank, ferry's volume */
-    int blocklen;       /* elements per block */
-    int reps, collective, wronly;
+    long long bytes;    /* --bytes: per rank, instead of elements (0: not given) */
+    int blocklen;       /* elements per block; 0: two sub-runs, 8 B and 1 KiB blocks */
+    int collective, wronly;
     const char *hints;  /* ferry's hints ("key=value ..."); the host keeps its defaults */
     double host_budget; /* seconds a host write may take at most, about */
     int rank, nprocs;
 } nc_config_t;
+
+static const nc_config_t nc_defaults = {.common = {.dir = "/dev/shm", .reps = 3}, .elements = 1 << 20,
+                                        .host_budget = 1.0};
+
+static const cli_option_t nc_options[] = {
+    BENCH_OPTION_DIR(nc_config_t),
+    {"elements", 0, CLI_SIZE, offsetof(nc_config_t, elements), 1, (1 << 26) - 1, NULL, "MPI_INTs per rank"},
+    {"bytes", 0, CLI_SIZE, offsetof(nc_config_t, bytes), 4, 256.0 * (1 << 20) - 4, NULL,
+     "bytes per rank, instead of --elements"},
+    {"blocklen", 0, CLI_INT, offsetof(nc_config_t, blocklen), 1, 1 << 24, NULL,
+     "MPI_INTs per block (default: two sub-runs, 2 and 256)"},
+    {"mode", 0, CLI_CHOICE, offsetof(nc_config_t, collective), 0, 0, "independent,collective",
+     "independent calls, or their _all forms"},
+    {"amode", 0, CLI_CHOICE, offsetof(nc_config_t, wronly), 0, 0, "rdwr,wronly", "access mode of the written files"},
+    {"hints", 0, CLI_TEXT, offsetof(nc_config_t, hints), 0, 0, NULL, "ferry's hints, 'key=value ...'"},
+    {"host-budget", 0, CLI_REAL, offsetof(nc_config_t, host_budget), 0.001, 3600, NULL,
+     "seconds a host write may take, about; beyond, the host runs on a smaller volume"},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
+const cli_spec_t bench_noncontig_spec = {
+    "ferry-bench noncontig", "mpiexec -n <ranks> ferry-bench noncontig [options]",
+    "seed 001's vector views, c-c/nc-c/c-nc/nc-nc, write then read (host MPI-IO, ferry)",
+    nc_options, bench_shared_options, sizeof(nc_config_t), &nc_defaults, NULL, 0};
 
 /* One case at one volume: the types, the buffer and the expected values. */
 typedef struct nc_layout {
@@ -376,10 +408,29 @@ static long long host_elements(const nc_config_t *cfg, int c, const char *dir)
 static double mib_per_s(const nc_config_t *cfg, long long elements, double *seconds)
 {
     double mib = (double)elements * (double)sizeof(int) * cfg->nprocs / (1 << 20);
-    return mib / bench_median(seconds, cfg->reps);
+    return mib / bench_median(seconds, cfg->common.reps);
 }
 
-static void print_case(const nc_config_t *cfg, int c, nc_result_t res[2])
+static void record_case(nc_config_t *cfg, const char *table, int c, int dir, const double mibs[4],
+                        const nc_result_t res[2])
+{
+    bench_row_t *call = bench_row(&cfg->common, table, cases[c].name, dir ? "read" : "write", "MiB/s");
+    bench_row_value(call, "ferry", mibs[0]);
+    bench_row_value(call, "host", mibs[1]);
+    bench_row_extra(call, "block_bytes", (double)cfg->blocklen * (double)sizeof(int));
+    bench_row_extra(call, "host_bytes_per_rank", (double)res[0].elements * (double)sizeof(int));
+    bench_row_extra(call, "ferry_fs_ops", (double)res[1].fs_calls[dir]);
+    bench_row_extra(call, "ferry_sieve_bytes", (double)res[1].sieve_extra[dir]);
+    bench_row_extra(call, "ferry_meta_bytes", (double)res[1].meta_bytes[dir]);
+    char whole[200];
+    snprintf(whole, sizeof whole, "%s, open to close", table);
+    bench_row_t *all = bench_row(&cfg->common, whole, cases[c].name, dir ? "read" : "write", "MiB/s");
+    bench_row_value(all, "ferry", mibs[2]);
+    bench_row_value(all, "host", mibs[3]);
+    bench_row_extra(all, "block_bytes", (double)cfg->blocklen * (double)sizeof(int));
+}
+
+static void print_case(nc_config_t *cfg, const char *table, int c, nc_result_t res[2])
 {
     for (int dir = 0; dir < 2; dir++) {
         double f = mib_per_s(cfg, res[1].elements, res[1].seconds[0][dir]);
@@ -390,7 +441,15 @@ static void print_case(const nc_config_t *cfg, int c, nc_result_t res[2])
         printf("%-6s %-5s %11.1f %11.1f %7.2f %7.2f %9.3f%s %9lld %9.2f %7lld\n", cases[c].name, dir ? "read" : "write",
                f, h, f / h, fw / hw, host_mib, res[0].elements < res[1].elements ? "*" : " ", res[1].fs_calls[dir],
                (double)res[1].sieve_extra[dir] / (1 << 20), res[1].meta_bytes[dir]);
+        record_case(cfg, table, c, dir, (double[4]){f, h, fw, hw}, res);
     }
+}
+
+/* The sub-run's table name: "blocks of 8 B, collective". */
+static void table_name(const nc_config_t *cfg, char *out, size_t cap)
+{
+    snprintf(out, cap, "blocks of %lld B, %s", (long long)cfg->blocklen * (long long)sizeof(int),
+             cfg->collective ? "collective" : "independent");
 }
 
 static void print_header(const nc_config_t *cfg)
@@ -399,35 +458,39 @@ static void print_header(const nc_config_t *cfg)
     printf("ferry-bench noncontig: %d ranks, %s, blocks of %lld B (%d MPI_INT), %.3f MiB per rank (ferry), "
            "dir %s, median of %d%s%s\n",
            cfg->nprocs, cfg->collective ? "collective" : "independent", bytes, cfg->blocklen,
-           (double)cfg->elements * (double)sizeof(int) / (1 << 20), cfg->base, cfg->reps,
+           (double)cfg->elements * (double)sizeof(int) / (1 << 20), cfg->common.dir, cfg->common.reps,
            cfg->hints ? ", ferry hints " : "", cfg->hints ? cfg->hints : "");
     printf("%-6s %-5s %11s %11s %7s %7s %10s %9s %9s %7s\n", "case", "dir", "ferry MiB/s", "host MiB/s", "f/h",
            "f/h all", "host MiB/rk", "fs ops", "sieve MiB", "meta B");
 }
 
 /* One sub-run: every case, both contenders, reps repetitions. */
-static int run_blocklen(const nc_config_t *cfg)
+static int run_blocklen(nc_config_t *cfg)
 {
-    const char *dir = bench_make_dir(cfg->base, "noncontig");
+    const char *dir = bench_make_dir(cfg->common.dir, "noncontig");
     if (!dir) return 1;
     if (cfg->rank == 0) print_header(cfg);
+    char table[160], what[200];
+    table_name(cfg, table, sizeof table);
     int failed = 0, shrunk = 0;
     for (int c = 0; c < CASES; c++) {
         nc_result_t res[2]; /* [host, ferry] */
         memset(res, 0, sizeof res);
         res[0].elements = host_elements(cfg, c, dir);
         res[1].elements = cfg->elements;
-        for (int rep = 0; rep < cfg->reps; rep++) {
+        snprintf(what, sizeof what, "%s, %s", table, cases[c].name);
+        for (int rep = 0; rep < cfg->common.reps; rep++) {
             for (int k = 0; k < 2; k++) {
                 int ferry = (k + rep) % 2;
                 char path[600];
                 snprintf(path, sizeof path, "%s/%s.%d.%d", dir, ferry ? "ferry" : "host", c, rep);
                 run_once(cfg, c, ferry, res[ferry].elements, path, &res[ferry], rep);
             }
+            bench_progress(&cfg->common, what, rep);
         }
         failed |= res[0].failed | res[1].failed;
         shrunk |= res[0].elements < res[1].elements;
-        if (cfg->rank == 0) print_case(cfg, c, res);
+        if (cfg->rank == 0) print_case(cfg, table, c, res);
         if (cfg->rank == 0) fflush(stdout);
     }
     if (cfg->rank == 0)
@@ -443,47 +506,22 @@ static int run_blocklen(const nc_config_t *cfg)
     return failed;
 }
 
-static int parse(nc_config_t *cfg, int argc, char **argv, int *blocklen_given)
-{
-    long long bytes_per_rank = -1;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--dir")) cfg->base = argv[i + 1];
-        else if (!strcmp(argv[i], "--elements")) cfg->elements = bench_parse_size(argv[i + 1]);
-        else if (!strcmp(argv[i], "--bytes")) bytes_per_rank = bench_parse_size(argv[i + 1]);
-        else if (!strcmp(argv[i], "--blocklen")) cfg->blocklen = atoi(argv[i + 1]), *blocklen_given = 1;
-        else if (!strcmp(argv[i], "--reps")) cfg->reps = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--host-budget")) cfg->host_budget = atof(argv[i + 1]);
-        else if (!strcmp(argv[i], "--mode")) cfg->collective = !strcmp(argv[i + 1], "collective");
-        else if (!strcmp(argv[i], "--amode")) cfg->wronly = !strcmp(argv[i + 1], "wronly");
-        else if (!strcmp(argv[i], "--hints")) cfg->hints = argv[i + 1];
-        else return 0;
-    }
-    if (bytes_per_rank > 0) cfg->elements = bytes_per_rank / (long long)sizeof(int);
-    return (argc % 2) == 1 && cfg->reps >= 1 && cfg->reps <= MAX_REPS && cfg->host_budget > 0 &&
-           (!*blocklen_given || cfg->blocklen >= 1) && cfg->elements >= 1 && cfg->elements < (1LL << 26);
-}
-
 int ferry_bench_noncontig(int argc, char **argv)
 {
-    nc_config_t cfg = {.base = "/dev/shm", .elements = 1 << 20, .reps = 3, .host_budget = 1.0};
-    MPI_Comm_rank(MPI_COMM_WORLD, &cfg.rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &cfg.nprocs);
-    int blocklen_given = 0;
-    if (!parse(&cfg, argc, argv, &blocklen_given)) {
-        if (cfg.rank == 0)
-            fprintf(stderr, "usage: ferry-bench noncontig [--dir D] [--elements N | --bytes B] [--blocklen INTS] "
-                            "[--reps R] [--mode independent|collective] [--host-budget SECONDS] "
-                            "[--amode rdwr|wronly] [--hints 'key=value ...' (ferry's)]\n");
-        return 2;
-    }
+    nc_config_t cfg;
+    int rc = bench_parse(&bench_noncontig_spec, argc, argv, &cfg);
+    if (rc != CLI_RUN) return rc;
+    cfg.rank = cfg.common.rank;
+    cfg.nprocs = cfg.common.nprocs;
+    if (cfg.bytes > 0) cfg.elements = cfg.bytes / (long long)sizeof(int);
     static const int default_blocklens[] = {2, 256}; /* 8 B and 1 KiB */
     int failed = 0;
-    for (int i = 0; i < (blocklen_given ? 1 : 2); i++) {
+    for (int i = 0; i < (cfg.blocklen ? 1 : 2); i++) {
         nc_config_t sub = cfg;
-        if (!blocklen_given) sub.blocklen = default_blocklens[i];
+        if (!cfg.blocklen) sub.blocklen = default_blocklens[i];
         sub.elements = cfg.elements / sub.blocklen * sub.blocklen;
         if (sub.elements < sub.blocklen) sub.elements = sub.blocklen;
         failed |= run_blocklen(&sub);
     }
-    return failed ? 1 : 0;
+    return bench_finish(&cfg.common, failed);
 }

@@ -23,7 +23,31 @@
 
 #include "bench.h"
 
-enum { CONTENDERS = 2, MAX_REPS = 64 };
+enum { CONTENDERS = 2, MAX_REPS = BENCH_MAX_REPS };
+
+typedef struct overlap_config {
+    bench_common_t common;
+    long long size; /* bytes per rank */
+    int collective;
+    int sleeping;   /* --compute sleep */
+} overlap_config_t;
+
+static const overlap_config_t overlap_defaults = {.common = {.dir = "/var/tmp", .reps = 5}, .size = 64LL << 20};
+
+static const cli_option_t overlap_options[] = {
+    BENCH_OPTION_DIR(overlap_config_t),
+    {"size", 0, CLI_SIZE, offsetof(overlap_config_t, size), 4096, 2.0 * (1 << 30) - 1, NULL, "bytes per rank"},
+    {"mode", 0, CLI_CHOICE, offsetof(overlap_config_t, collective), 0, 0, "independent,collective",
+     "iwrite_at, or iwrite_at_all"},
+    {"compute", 0, CLI_CHOICE, offsetof(overlap_config_t, sleeping), 0, 0, "spin,sleep",
+     "the compute phase: a floating-point loop, or a sleep of the same length"},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
+const cli_spec_t bench_overlap_spec = {
+    "ferry-bench overlap", "mpiexec -n <ranks> ferry-bench overlap [options]",
+    "iwrite + compute + wait against write then compute (host MPI-IO, ferry; MPI_THREAD_MULTIPLE)",
+    overlap_options, bench_shared_options, sizeof(overlap_config_t), &overlap_defaults, NULL, 0};
 
 typedef struct overlap_run {
     const char *path;
@@ -135,50 +159,61 @@ static long calibrate(double seconds)
     return want > 0 ? want : 1;
 }
 
-static void print_row(const char *name, double t[4])
+static void print_row(overlap_config_t *cfg, const char *name, double t[4])
 {
     double hidden = t[2] - t[3], shorter = t[0] < t[1] ? t[0] : t[1];
+    double overlap = shorter > 0 ? hidden / shorter : 0.0;
     printf("| %-5s | %8.1f | %8.1f | %8.1f | %8.1f | %5.2f |\n", name, 1e3 * t[0], 1e3 * t[1], 1e3 * t[2],
-           1e3 * t[3], shorter > 0 ? hidden / shorter : 0.0);
+           1e3 * t[3], overlap);
+    static const char *const phases[4] = {"write", "compute", "write+compute", "iwrite+compute+wait"};
+    for (int what = 0; what < 4; what++) {
+        bench_row_t *row = bench_row(&cfg->common, "times", phases[what], "write", "ms");
+        bench_row_value(row, name, 1e3 * t[what]);
+    }
+    bench_row_value(bench_row(&cfg->common, "overlap", "hidden share", "write", "fraction"), name, overlap);
 }
 
-static int parse(int argc, char **argv, const char **base, long long *size, int *reps, overlap_run_t *run)
+/* Every contender, every phase, in rotating order; times[contender][phase][rep]. */
+static void measure(overlap_config_t *cfg, overlap_run_t *run, double t[CONTENDERS][4][MAX_REPS])
 {
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--dir")) *base = argv[i + 1];
-        else if (!strcmp(argv[i], "--size")) *size = bench_parse_size(argv[i + 1]);
-        else if (!strcmp(argv[i], "--reps")) *reps = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "--mode")) run->collective = !strcmp(argv[i + 1], "collective");
-        else if (!strcmp(argv[i], "--compute")) run->sleeping = !strcmp(argv[i + 1], "sleep");
-        else return -1;
+    for (int rep = 0; rep < cfg->common.reps; rep++) {
+        for (int k = 0; k < CONTENDERS; k++) {
+            int c = (k + rep) % CONTENDERS;
+            for (int what = 0; what < 4; what++) t[c][what][rep] = timed(&contenders[c], run, what);
+        }
+        bench_progress(&cfg->common, NULL, rep);
     }
-    return *size > 0 && *size < (1LL << 31) && *reps >= 1 && *reps <= MAX_REPS ? 0 : -1;
+}
+
+static void print_table(overlap_config_t *cfg, double t[CONTENDERS][4][MAX_REPS], int level, int failed)
+{
+    printf("ferry-bench overlap: %d ranks, %.0f MiB per rank, %s iwrite_at%s, compute: %s, dir %s, thread level "
+           "%s, median of %d (ms)\n",
+           cfg->common.nprocs, (double)cfg->size / (1 << 20), cfg->collective ? "collective" : "independent",
+           cfg->collective ? "_all" : "", cfg->sleeping ? "sleep" : "spin", cfg->common.dir,
+           level == MPI_THREAD_MULTIPLE ? "MULTIPLE" : "below MULTIPLE (no background progress)", cfg->common.reps);
+    printf("| MPI-IO | write | compute | (a) write+compute | (b) iwrite+compute+wait | overlap |\n");
+    printf("|---|---|---|---|---|---|\n");
+    for (int c = 0; c < CONTENDERS; c++) {
+        double m[4];
+        for (int what = 0; what < 4; what++) m[what] = bench_median(t[c][what], cfg->common.reps);
+        print_row(cfg, contenders[c].name, m);
+    }
+    if (failed) printf("ferry-bench overlap: FAILED (see errors above)\n");
 }
 
 int ferry_bench_overlap(int argc, char **argv)
 {
-    int rank, nprocs, level = MPI_THREAD_SINGLE;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    overlap_config_t cfg;
+    int rc = bench_parse(&bench_overlap_spec, argc, argv, &cfg);
+    if (rc != CLI_RUN) return rc;
+    int level = MPI_THREAD_SINGLE, rank = cfg.common.rank;
     MPI_Query_thread(&level);
-    const char *base = "/var/tmp";
-    long long size = 64LL << 20;
-    int reps = 5;
-    overlap_run_t run = {.offset = 0};
-    if (parse(argc, argv, &base, &size, &reps, &run) != 0) {
-        if (rank == 0)
-            fprintf(stderr, "usage: ferry-bench overlap [--dir D] [--size BYTES per rank] [--reps N] "
-                            "[--mode independent|collective] [--compute spin|sleep]\n");
-        return 2;
-    }
-    const char *dir = bench_make_dir(base, "overlap");
-    if (!dir) return 1;
-    run.len = (int)size;
-    run.offset = size * rank;
-    int collective = run.collective;
-    run.buf = malloc((size_t)size);
-    if (!run.buf) return 1;
-    memset(run.buf, rank + 1, (size_t)size);
+    const char *dir = bench_make_dir(cfg.common.dir, "overlap");
+    overlap_run_t run = {.len = (int)cfg.size, .offset = cfg.size * rank, .collective = cfg.collective,
+                         .sleeping = cfg.sleeping, .buf = malloc((size_t)cfg.size)};
+    if (!dir || !run.buf) return bench_finish(&cfg.common, 1);
+    memset(run.buf, rank + 1, (size_t)cfg.size);
     char path[600];
     snprintf(path, sizeof path, "%s/file", dir);
     run.path = path;
@@ -186,30 +221,12 @@ int ferry_bench_overlap(int argc, char **argv)
     timed(&contenders[1], &run, 0); /* warm-up: pages, threads, host's first open */
     run.seconds = timed(&contenders[1], &run, 0);
     run.spins = calibrate(run.seconds);
-    double t[CONTENDERS][4][MAX_REPS];
-    for (int rep = 0; rep < reps; rep++)
-        for (int k = 0; k < CONTENDERS; k++) {
-            int c = (k + rep) % CONTENDERS;
-            for (int what = 0; what < 4; what++) t[c][what][rep] = timed(&contenders[c], &run, what);
-        }
+    static double t[CONTENDERS][4][MAX_REPS];
+    measure(&cfg, &run, t);
     int failed = 0;
     MPI_Allreduce(&run.failed, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (rank == 0) {
-        printf("ferry-bench overlap: %d ranks, %.0f MiB per rank, %s iwrite_at%s, compute: %s, dir %s, thread level "
-               "%s, median of %d (ms)\n",
-               nprocs, (double)size / (1 << 20), collective ? "collective" : "independent", collective ? "_all" : "",
-               run.sleeping ? "sleep" : "spin", base,
-               level == MPI_THREAD_MULTIPLE ? "MULTIPLE" : "below MULTIPLE (no background progress)", reps);
-        printf("| MPI-IO | write | compute | (a) write+compute | (b) iwrite+compute+wait | overlap |\n");
-        printf("|---|---|---|---|---|---|\n");
-        for (int c = 0; c < CONTENDERS; c++) {
-            double m[4];
-            for (int what = 0; what < 4; what++) m[what] = bench_median(t[c][what], reps);
-            print_row(contenders[c].name, m);
-        }
-        if (failed) printf("ferry-bench overlap: FAILED (see errors above)\n");
-    }
+    if (rank == 0) print_table(&cfg, t, level, failed);
     free(run.buf);
     bench_remove_dir(dir);
-    return failed ? 1 : 0;
+    return bench_finish(&cfg.common, failed);
 }

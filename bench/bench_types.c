@@ -27,7 +27,25 @@ typedef struct workload {
     int block;          /* vectors: bytes per block (stride twice that); 0 for the others */
 } workload_t;
 
-static int reps = 7;
+typedef struct types_config {
+    bench_common_t common;
+    long long bytes; /* packed bytes per workload, about */
+} types_config_t;
+
+static const types_config_t types_defaults = {.common = {.reps = 7}, .bytes = 256 << 10};
+
+static const cli_option_t types_options[] = {
+    {"bytes", 0, CLI_SIZE, offsetof(types_config_t, bytes), 16 << 10, 1 << 30, NULL,
+     "packed bytes per workload, about (at least one 16 KiB block)"},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
+const cli_spec_t bench_types_spec = {
+    "ferry-bench types", "ferry-bench types [options]   (rank 0 alone measures)",
+    "datatype engine vs host MPI_Pack/MPI_Unpack and memcpy", types_options, bench_shared_options,
+    sizeof(types_config_t), &types_defaults, NULL, 0};
+
+static int reps = 7; /* the configuration's, for time_op */
 
 static void span_of(workload_t *w)
 {
@@ -116,7 +134,21 @@ static int verify(run_t *r)
     return ok;
 }
 
-static void run_workload(workload_t *w)
+static void record(types_config_t *cfg, const workload_t *w, MPI_Count bytes, const double t[5])
+{
+    bench_row_t *pack = bench_row(&cfg->common, "copies", w->name, "pack", "GB/s");
+    bench_row_value(pack, "ferry", (double)bytes / t[0] / 1e9);
+    bench_row_value(pack, "host", (double)bytes / t[1] / 1e9);
+    bench_row_value(pack, "memcpy", (double)bytes / t[4] / 1e9);
+    bench_row_extra(pack, "bytes", (double)bytes);
+    if (w->block) bench_row_extra(pack, "block_bytes", w->block);
+    bench_row_t *unpack = bench_row(&cfg->common, "copies", w->name, "unpack", "GB/s");
+    bench_row_value(unpack, "ferry", (double)bytes / t[2] / 1e9);
+    bench_row_value(unpack, "host", (double)bytes / t[3] / 1e9);
+    bench_row_extra(unpack, "bytes", (double)bytes);
+}
+
+static void run_workload(types_config_t *cfg, workload_t *w)
 {
     MPI_Count size;
     ferry__typeinfo_t info;
@@ -140,6 +172,7 @@ static void run_workload(workload_t *w)
         printf("%-22s %9lld %7.2f %7.2f %6.2f %6.2f %6.2f %6.2f %s %5zu %7zu\n", w->name, (long long)r.bytes,
                r.bytes / fp / 1e9, r.bytes / hp / 1e9, fp / hp, fu / hu, mc / fp, mc / fu, loop, info.tree_nodes,
                info.tree_bytes);
+        record(cfg, w, r.bytes, (double[5]){fp, hp, fu, hu, mc});
     }
     free(mem);
     free(r.packed);
@@ -245,7 +278,7 @@ static workload_t particles(MPI_Count bytes)
     return w;
 }
 
-static void bench_copies(MPI_Count bytes)
+static void bench_copies(types_config_t *cfg, MPI_Count bytes)
 {
     printf("\n%-22s %9s %7s %7s %6s %6s %6s %6s %6s %5s %7s\n", "workload", "bytes", "GB/s", "hostGB/s", "pack",
            "unpack", "pk/mc", "up/mc", "pk/lp", "nodes", "tree B");
@@ -260,7 +293,7 @@ static void bench_copies(MPI_Count bytes)
         nas_lu(48),                                  nas_mg(96),
         fft_transpose(128),                          particles(bytes),
     };
-    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) run_workload(&w[i]);
+    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) run_workload(cfg, &w[i]);
 }
 
 typedef struct small {
@@ -282,7 +315,7 @@ static void small_host_op(void *p)
 }
 
 /* Per-call cost of an 8-byte pack of a derived type (vector of two ints). */
-static void bench_fixed_cost(void)
+static void bench_fixed_cost(types_config_t *cfg)
 {
     small_t s;
     memset(s.buf, 1, sizeof s.buf);
@@ -291,6 +324,9 @@ static void bench_fixed_cost(void)
     double f = time_op(small_pack_op, &s, 200000), h = time_op(small_host_op, &s, 200000);
     printf("\nper-call fixed cost (8-byte pack of vector(2,1,2,int)): ferry %.0f ns, host MPI_Pack %.0f ns\n",
            f * 1e9, h * 1e9);
+    bench_row_t *row = bench_row(&cfg->common, "per-call fixed cost", "8-byte pack of vector(2,1,2,int)", "pack", "ns");
+    bench_row_value(row, "ferry", f * 1e9);
+    bench_row_value(row, "host", h * 1e9);
     MPI_Type_free(&s.type);
 }
 
@@ -304,7 +340,9 @@ static void nav_op(void *p)
 {
     nav_t *n = p;
     MPI_Count off;
-    n->next = (n->next * 6364136223846793005LL + 1442695040888963407LL) & 0x7fffffffffffLL;
+    /* unsigned: the generator wraps around, which signed arithmetic may not */
+    n->next = (MPI_Count)(((unsigned long long)n->next * 6364136223846793005ULL + 1442695040888963407ULL) &
+                          0x7fffffffffffULL);
     ferry__datatype_offset(n->type, n->next % n->total, &off);
     n->sink += off;
 }
@@ -370,20 +408,17 @@ static void bench_navigation(void)
 
 int ferry_bench_types(int argc, char **argv)
 {
-    MPI_Count bytes = 256 << 10;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--bytes") == 0) bytes = bench_parse_size(argv[i + 1]);
-        if (strcmp(argv[i], "--reps") == 0) reps = atoi(argv[i + 1]);
-    }
-    int rank;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (rank == 0) {
+    types_config_t cfg;
+    int rc = bench_parse(&bench_types_spec, argc, argv, &cfg);
+    if (rc != CLI_RUN) return rc;
+    reps = cfg.common.reps;
+    if (cfg.common.rank == 0) {
         printf("ferry-bench types: ~%lld packed bytes per workload, median of %d runs; ratios < 1: ferry faster\n",
-               (long long)bytes, reps);
-        bench_copies(bytes);
-        bench_fixed_cost();
+               cfg.bytes, reps);
+        bench_copies(&cfg, cfg.bytes);
+        bench_fixed_cost(&cfg);
         bench_navigation();
     }
     bench_barrier();
-    return 0;
+    return bench_finish(&cfg.common, 0);
 }

@@ -1,3 +1,4 @@
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,17 +31,29 @@ double bench_median(double *values, int n)
     return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-long long bench_parse_size(const char *text)
+unsigned long long bench_random(unsigned long long *state)
 {
-    char *end;
-    long long v = strtoll(text, &end, 10);
-    if (end == text || v < 0) return -1;
-    switch (*end) {
-    case 'k': case 'K': return v << 10;
-    case 'm': case 'M': return v << 20;
-    case 'g': case 'G': return v << 30;
-    case '\0': return v;
-    default: return -1;
+    unsigned long long x = *state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    return x * 2685821657736338717ULL;
+}
+
+uint32_t bench_word_at(long long offset)
+{
+    return (uint32_t)((unsigned long long)(offset / 4) * 2654435761u + 1u);
+}
+
+void bench_shuffle(int *values, long long n, unsigned long long seed)
+{
+    unsigned long long state = seed ? seed : 1;
+    for (long long i = n - 1; i > 0; i--) {
+        long long j = (long long)(bench_random(&state) % (unsigned long long)(i + 1));
+        int t = values[i];
+        values[i] = values[j];
+        values[j] = t;
     }
 }
 

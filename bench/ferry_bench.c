@@ -1,51 +1,112 @@
 /*
  * ferry-bench <workload> [options]: the benchmark driver.
+ *
+ * Help and unknown workloads are answered before MPI starts, so
+ * `ferry-bench --help` works without mpiexec; under mpiexec only the
+ * launcher's rank 0 prints them.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bench.h"
 
+/* A workload's line: name, function, summary; then its option table, if it
+ * has one (a workload parsing argv by hand leaves it out, see bench.h). */
 static const struct {
     const char *name;
     bench_workload_fn run;
-    const char *summary;
+    const char *summary; /* NULL: the spec's */
+    const cli_spec_t *spec;
 } workloads[] = {
-    {"btio", ferry_bench_btio, "BTIO-like 3-D array of 5 doubles per point, subarray views, write_all then read_all (host MPI-IO, ferry)"},
-    {"container", ferry_bench_container, "N task-local files vs one ferry container (vs SIONlib when built with it): create, write, read"},
-    {"contig", ferry_bench_contig, "each rank writes then reads its own contiguous block (POSIX, host MPI-IO, ferry)"},
-    {"discontig", ferry_bench_discontig, "1 KiB blocks at random places through an indexed view, prefetching (host MPI-IO, ferry)"},
-    {"hints", ferry_bench_hints, "print ferry's hint table (Markdown)"},
-    {"overlap", ferry_bench_overlap, "iwrite + compute + wait against write then compute (host MPI-IO, ferry; MPI_THREAD_MULTIPLE)"},
-    {"noncontig", ferry_bench_noncontig, "seed 001's vector views, c-c/nc-c/c-nc/nc-nc, write then read (host MPI-IO, ferry)"},
-    {"types", ferry_bench_types, "datatype engine vs host MPI_Pack/MPI_Unpack and memcpy"},
+    {"btio", ferry_bench_btio, NULL, &bench_btio_spec},
+    {"ckpt", ferry_bench_ckpt, "checkpoint strategies gather/stack/steer, collective/independent, against a contiguous write (host MPI-IO, ferry)", NULL},
+    {"container", ferry_bench_container, NULL, &bench_container_spec},
+    {"contig", ferry_bench_contig, NULL, &bench_contig_spec},
+    {"discontig", ferry_bench_discontig, NULL, &bench_discontig_spec},
+    {"hints", ferry_bench_hints, NULL, &bench_hints_spec},
+    {"mar", ferry_bench_mar, NULL, &bench_mar_spec},
+    {"noncontig", ferry_bench_noncontig, NULL, &bench_noncontig_spec},
+    {"overlap", ferry_bench_overlap, NULL, &bench_overlap_spec},
+    {"partition", ferry_bench_partition, NULL, &bench_partition_spec},
+    {"tune", ferry_bench_tune, NULL, &bench_tune_spec},
+    {"types", ferry_bench_types, NULL, &bench_types_spec},
+    {"ylib", ferry_bench_ylib, NULL, &bench_ylib_spec},
 };
+enum { WORKLOADS = sizeof workloads / sizeof workloads[0] };
 
-static void usage(void)
+static const char *summary_of(int i)
 {
-    fprintf(stderr, "usage: mpiexec -n <ranks> ferry-bench <workload> [options]\nworkloads:\n");
-    for (size_t i = 0; i < sizeof workloads / sizeof workloads[0]; i++)
-        fprintf(stderr, "  %-8s %s\n", workloads[i].name, workloads[i].summary);
+    return workloads[i].summary ? workloads[i].summary : workloads[i].spec->summary;
+}
+
+static void usage(FILE *out, int with_options)
+{
+    fprintf(out, "usage: mpiexec -n <ranks> ferry-bench <workload> [options]\n"
+                 "       ferry-bench --help | ferry-bench <workload> --help\n"
+                 "Runs ferry side by side with the host MPI's own MPI-IO in one run and prints the ratios.\n"
+                 "workloads:\n");
+    for (int i = 0; i < WORKLOADS; i++) fprintf(out, "  %-10s %s\n", workloads[i].name, summary_of(i));
+    for (int i = 0; with_options && i < WORKLOADS; i++) {
+        fprintf(out, "\n");
+        if (workloads[i].spec) cli_print_help(workloads[i].spec, out);
+        else fprintf(out, "%s: see ferry-bench %s --help\n", workloads[i].name, workloads[i].name);
+    }
+}
+
+/* The rank the launcher gave this process, before MPI_Init (0 when started alone). */
+static int launcher_rank(void)
+{
+    static const char *const names[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (getenv(names[i])) return atoi(getenv(names[i]));
+    return 0;
+}
+
+static int find_workload(const char *name)
+{
+    for (int i = 0; i < WORKLOADS; i++)
+        if (strcmp(workloads[i].name, name) == 0) return i;
+    return -1;
+}
+
+static int asks_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) return 1;
+    return 0;
+}
+
+/* What can be answered without MPI: an exit status, or -1 to run workload *w. */
+static int answer_early(int argc, char **argv, int *w)
+{
+    FILE *out = launcher_rank() == 0 ? stdout : NULL, *err = launcher_rank() == 0 ? stderr : NULL;
+    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        if (out) usage(out, 1);
+        return 0;
+    }
+    if (argc < 2 || (*w = find_workload(argv[1])) < 0) {
+        if (err && argc >= 2) fprintf(err, "ferry-bench: unknown workload '%s'\n", argv[1]);
+        if (err) usage(err, 0);
+        return 2;
+    }
+    if (workloads[*w].spec && asks_help(argc - 1, argv + 1)) {
+        if (out) cli_print_help(workloads[*w].spec, out);
+        return 0;
+    }
+    return -1;
 }
 
 int main(int argc, char **argv)
 {
+    int w = -1, rc = answer_early(argc, argv, &w);
+    if (rc >= 0) return rc;
     /* Background I/O needs MPI_THREAD_MULTIPLE; the other workloads run
      * without it, as most applications do. */
     int provided;
-    if (argc >= 2 && strcmp(argv[1], "overlap") == 0) MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    if (strcmp(argv[1], "overlap") == 0) MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     else MPI_Init(&argc, &argv);
-    int rc = 2;
-    if (argc < 2) {
-        usage();
-    } else {
-        size_t i = 0;
-        while (i < sizeof workloads / sizeof workloads[0] && strcmp(workloads[i].name, argv[1]) != 0) i++;
-        if (i < sizeof workloads / sizeof workloads[0])
-            rc = workloads[i].run(argc - 1, argv + 1);
-        else
-            usage();
-    }
+    rc = workloads[w].run(argc - 1, argv + 1);
     MPI_Finalize();
     return rc;
 }

@@ -45,6 +45,11 @@ typedef struct ferry_file *ferry_File;
 
 typedef void(ferry_File_errhandler_function)(ferry_File *, int *, ...);
 
+/* MPI-4's MPI_Datarep_conversion_function_c (count in MPI_Count), which
+ * MPI-3 hosts do not declare. */
+typedef int(ferry_Datarep_conversion_function_c)(void *userbuf, MPI_Datatype datatype, MPI_Count count,
+                                                 void *filebuf, MPI_Offset position, void *extra_state);
+
 /* Returns the ferry version string, e.g. "0.1.0". */
 FERRY_API const char *ferry_version(void);
 
@@ -218,6 +223,10 @@ FERRY_API int ferry_File_read_ordered_begin_c(ferry_File fh, void *buf, MPI_Coun
 FERRY_API int ferry_File_write_ordered_begin_c(ferry_File fh, const void *buf, MPI_Count count,
                                                MPI_Datatype datatype);
 FERRY_API int ferry_File_get_type_extent_c(ferry_File fh, MPI_Datatype datatype, MPI_Count *extent);
+/* NULL conversion functions (MPI_CONVERSION_FN_NULL_C) move native bytes. */
+FERRY_API int ferry_Register_datarep_c(const char *datarep, ferry_Datarep_conversion_function_c *read_conversion_fn,
+                                       ferry_Datarep_conversion_function_c *write_conversion_fn,
+                                       MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state);
 
 #ifdef __cplusplus
 }

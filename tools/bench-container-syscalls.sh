@@ -3,7 +3,7 @@
 # task-local files, one ferry container, SIONlib (when ferry-bench was built
 # with it). strace -f -y follows every process of the job and names the file
 # behind each descriptor, so only calls on the benchmark's own directory
-# count; a run that does everything but the contender (--only none: the
+# count; a run that does everything but the contender (--only baseline: the
 # directory's creation and removal) is subtracted. The cleanup's unlinks
 # are not counted.
 #
@@ -32,7 +32,7 @@ total_of() { # contender n -> metadata system calls of the whole job
   cat "$out"/trace.* | grep -c 'ferry-bench-container-'
 }
 for n in "${counts[@]}"; do
-  base=$(total_of none "$n")
+  base=$(total_of baseline "$n")
   for who in tasklocal ferry sionlib; do
     got=$(total_of "$who" "$n")
     [ -n "$got" ] && [ -n "$base" ] && echo "N=$n $who: $((got - base)) metadata system calls (job $got, baseline $base)"

@@ -2,7 +2,8 @@
 # ferry-bench container over N = 4 to 256 streams (ranks, oversubscribed),
 # on /dev/shm and on disk, with and without a sync before close on disk,
 # then the metadata system calls of each contender (strace). Results go to
-# a JSON-lines file (one object per run) and the tables to stdout.
+# a directory of JSON files (one per run, docs/report.md; plotted by
+# tools/plot_bench_container.py) and the tables to stdout.
 #
 # usage: tools/bench-container.sh [openmpi|mpich]
 # environment:
@@ -12,7 +13,7 @@
 #   FERRY_BENCH_COUNTS    stream counts (default "4 16 64 128 256")
 #   FERRY_BENCH_REPS      repetitions, medians reported (default 5)
 #   FERRY_BENCH_TOTAL     bytes written per run over all streams (default 1g)
-#   FERRY_BENCH_OUT       the JSON-lines file (default container-bench.json)
+#   FERRY_BENCH_OUT       the directory of JSON files (default container-bench)
 set -euo pipefail
 root_dir=$(cd "$(dirname "$0")/.." && pwd)
 mpi=${1:-openmpi}
@@ -20,7 +21,8 @@ disk=${FERRY_BENCH_DISK_DIR:-/var/tmp}
 counts=${FERRY_BENCH_COUNTS:-4 16 64 128 256}
 reps=${FERRY_BENCH_REPS:-5}
 total=${FERRY_BENCH_TOTAL:-1g}
-out=${FERRY_BENCH_OUT:-container-bench.json}
+out=${FERRY_BENCH_OUT:-container-bench}
+mkdir -p "$out"
 build="$root_dir/build/release-$mpi"
 if [ -n "${FERRY_SIONLIB_DIR:-}" ]; then
   build="$root_dir/build/container-bench-$mpi"
@@ -48,10 +50,12 @@ echo "ferry-bench container sweep: $mpi, load $(cut -d' ' -f1-3 /proc/loadavg), 
 run() { launch "$@" || echo "(exit status $?)"; echo; }
 for dir in /dev/shm "$disk"; do
   for n in $counts; do
-    run "$n" "$bench" container --dir "$dir" --bytes "$(bytes_of "$n")" --reps "$reps" --json "$out"
+    run "$n" "$bench" container --dir "$dir" --bytes "$(bytes_of "$n")" --reps "$reps" \
+      --json "$out/$(basename "$dir")-n$n.json"
   done
 done
 for n in 4 16; do # the device behind the page cache: sync before close
-  run "$n" "$bench" container --dir "$disk" --bytes "$(bytes_of "$n")" --reps "$reps" --sync 1 --json "$out"
+  run "$n" "$bench" container --dir "$disk" --bytes "$(bytes_of "$n")" --reps "$reps" --sync 1 \
+    --json "$out/$(basename "$disk")-synced-n$n.json"
 done
 "$root_dir/tools/bench-container-syscalls.sh" "$bench" "$mpi" "$disk" $counts

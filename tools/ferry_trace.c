@@ -2,7 +2,7 @@
  * ferry-trace: merges a job's FERRY_TRACE files and prints per-rank
  * summaries, every error, and the slowest file-system calls.
  *
- * usage: ferry-trace [-n slowest] <trace-dir | trace files...>
+ * usage: ferry-trace [-n slowest] <trace-dir | trace files...>  (ferry-trace --help)
  * Reads the tab-separated key=value lines ferry writes (docs/trace.md).
  */
 #define _GNU_SOURCE
@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "cli/cli.h"
 
 enum { MAX_RANKS = 4096, MAX_OPS = 8, FIELD_MAX = 1100 };
 
@@ -194,27 +196,44 @@ static void print_slowest(int limit)
     free(calls);
 }
 
+typedef struct trace_config {
+    int slowest;
+    cli_positional_t inputs;
+} trace_config_t;
+
+static const trace_config_t trace_defaults = {.slowest = 10};
+
+static const cli_option_t trace_options[] = {
+    {"slowest", 'n', CLI_INT, offsetof(trace_config_t, slowest), 0, 1000000, NULL,
+     "how many of the slowest file-system calls to list"},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
+static const cli_spec_t trace_spec = {
+    "ferry-trace", "ferry-trace [options] <trace-dir | trace files...>",
+    "Merges a job's FERRY_TRACE files (docs/trace.md) and prints per-rank summaries, every error and the slowest "
+    "file-system calls.",
+    trace_options, NULL, sizeof(trace_config_t), &trace_defaults, "FILE...", offsetof(trace_config_t, inputs)};
+
 int main(int argc, char **argv)
 {
-    int limit = 10, first = 1;
-    if (argc > 2 && !strcmp(argv[1], "-n")) {
-        limit = atoi(argv[2]);
-        first = 3;
-    }
-    if (first >= argc) {
-        fprintf(stderr, "usage: ferry-trace [-n slowest] <trace-dir | trace files...>\n");
+    trace_config_t cfg;
+    int rc = cli_parse(&trace_spec, argc, argv, &cfg, stdout, stderr);
+    if (rc != CLI_RUN) return rc;
+    if (cfg.inputs.count == 0) {
+        fprintf(stderr, "ferry-trace: no trace directory or files given (see ferry-trace --help)\n");
         return 2;
     }
-    for (int i = first; i < argc; i++) {
+    for (int i = 0; i < cfg.inputs.count; i++) {
         struct stat st;
-        if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode)) read_dir(argv[i]);
-        else read_file(argv[i]);
+        if (stat(cfg.inputs.values[i], &st) == 0 && S_ISDIR(st.st_mode)) read_dir(cfg.inputs.values[i]);
+        else read_file(cfg.inputs.values[i]);
     }
-    qsort(records, record_count, sizeof *records, by_time);
+    if (record_count > 0) qsort(records, record_count, sizeof *records, by_time); /* records is NULL when none */
     printf("ferry-trace: %zu records\n", record_count);
     print_summaries();
     print_errors();
-    print_slowest(limit);
+    print_slowest(cfg.slowest);
     free(records);
     return 0;
 }

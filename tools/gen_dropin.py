@@ -1,11 +1,17 @@
 #!/usr/bin/env python3
 """Generates src/dropin/dropin_generated.c from include/ferry.h.
 
-ferry_Error_string is exported as MPI_Error_string (see ferry.h for why).
+ferry_Error_string is exported as MPI_Error_string and PMPI_Error_string
+(see ferry.h for why; MPICH's mpi_f08 binding calls the PMPI_ name).
 
-Every ferry_File_* / ferry_Register_datarep prototype in ferry.h becomes an
-MPI_File_* / MPI_Register_datarep definition with the host's MPI_File type
-that forwards to it. The *_c large-count forms are wrapped in
+Every ferry_File_* / ferry_Register_datarep[_c] prototype in ferry.h becomes
+a PMPI_File_* / PMPI_Register_datarep[_c] definition with the host's
+MPI_File type that forwards to it, and the MPI_ name becomes a second name
+of that one function (an alias, as MPICH's own weak MPI_ symbols are): the
+hosts' Fortran bindings call PMPI_ names (Open MPI: all of them, MPICH:
+mpi_f08's), as do C programs written against the profiling interface and
+tools layered above (their MPI_File_* calling PMPI_File_*), and any of them
+reaches ferry exactly once. The *_c large-count forms are wrapped in
 `#if MPI_VERSION >= 4` because only MPI-4 hosts declare them.
 
 Deterministic; run `python3 tools/gen_dropin.py` after changing ferry.h and
@@ -19,7 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 HEADER = ROOT / "include" / "ferry.h"
 OUTPUT = ROOT / "src" / "dropin" / "dropin_generated.c"
 
-PROTO = re.compile(r"FERRY_API\s+([\w ]+?\*?)\s*(ferry_(?:File_\w+|Register_datarep|Error_string))\s*\(([^;]*?)\);", re.S)
+PROTO = re.compile(r"FERRY_API\s+([\w ]+?\*?)\s*(ferry_(?:File_\w+|Register_datarep(?:_c)?|Error_string))\s*\(([^;]*?)\);",
+                   re.S)
 
 
 def split_params(text):
@@ -33,6 +40,7 @@ def split_params(text):
 
 def host_type(ctype):
     ctype = ctype.replace("ferry_File_errhandler_function", "MPI_File_errhandler_function")
+    ctype = ctype.replace("ferry_Datarep_conversion_function_c", "MPI_Datarep_conversion_function_c")
     return re.sub(r"\bferry_File\b", "MPI_File", ctype)
 
 
@@ -48,6 +56,7 @@ def argument(ctype, name):
 
 def render(ret, fname, params):
     mpi_name = "MPI_" + fname[len("ferry_"):]
+    pmpi_name = "P" + mpi_name
     ret_host = host_type(ret)
     decl = ", ".join(f"{host_type(t)}{'' if t.endswith('*') else ' '}{n}" for t, n in params)
     args = ", ".join(argument(t, n) for t, n in params)
@@ -59,13 +68,14 @@ def render(ret, fname, params):
         # An in/out handle: translate MPI_FILE_NULL both ways around the call.
         (h,) = handles
         inbound = f"{h} ? ferry__dropin_file(*{h}) : FERRY_FILE_NULL" if "close" in fname else "FERRY_FILE_NULL"
-        body = (f"{ret_host} {mpi_name}({decl})\n{{\n"
+        body = (f"{ret_host} {pmpi_name}({decl})\n{{\n"
                 f"    ferry_File ferry_handle = {inbound};\n"
                 f"    int rc = {call};\n"
                 f"    if ({h}) *{h} = ferry__dropin_handle(ferry_handle);\n"
                 f"    return rc;\n}}\n")
     else:
-        body = f"{ret_host} {mpi_name}({decl})\n{{\n    return {call};\n}}\n"
+        body = f"{ret_host} {pmpi_name}({decl})\n{{\n    return {call};\n}}\n"
+    body += f"FERRY_DROPIN_ALIAS({mpi_name}, {pmpi_name})\n"
     if fname.endswith("_c"):
         body = "#if MPI_VERSION >= 4\n" + body + "#endif\n"
     return body

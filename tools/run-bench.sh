@@ -1,23 +1,30 @@
 #!/usr/bin/env bash
-# The main job: a ferry-bench workload (default: contig), 4 ranks, ferry
-# side by side with the host MPI's own MPI-IO (and plain POSIX for contig),
-# on /dev/shm (software cost) and on disk. Installs missing Debian packages
-# first (as root).
+# The main job. Without a workload: the quick set of tools/ferry-report (a
+# few minutes): every ferry-bench workload, ferry side by side with Open
+# MPI's OMPIO and ROMIO 3.2.1 and MPICH's ROMIO, on /dev/shm and on disk;
+# JSON, Markdown tables and PNG plots in docs/report/ (the path is printed
+# at the end). Options go to tools/ferry-report (--full, --out DIR, --only
+# IDS, --hosts ..., --hints FILE; tools/ferry-report --help).
 #
-# usage: tools/run-bench.sh [workload] [extra ferry-bench options]
-#   e.g. tools/run-bench.sh noncontig --mode collective --blocklen 2
-#        FERRY_BENCH_RANKS=9 tools/run-bench.sh btio --class C
+# With a workload: that ferry-bench workload alone, 4 ranks, on /dev/shm
+# and on disk, tables on stdout:
+#   tools/run-bench.sh noncontig --mode collective --blocklen 2
+#   FERRY_BENCH_RANKS=9 tools/run-bench.sh btio --class C
 # environment: FERRY_MPI=openmpi|mpich (default openmpi),
 #              FERRY_BENCH_DISK_DIR (default /var/tmp), FERRY_BENCH_RANKS (default 4)
+# Installs missing Debian packages first (as root).
 set -euo pipefail
 
 root_dir=$(cd "$(dirname "$0")/.." && pwd)
+if [ $# -eq 0 ] || [ "${1:0:1}" = "-" ]; then
+  "$root_dir/tools/setup.sh"   # python3-matplotlib and the MPIs, before Debian's python3 runs the report
+  exec /usr/bin/python3 "$root_dir/tools/ferry-report" "$@"
+fi
+
 mpi=${FERRY_MPI:-openmpi}
 ranks=${FERRY_BENCH_RANKS:-4}
-workload=contig
-case "${1:-}" in
-  contig|noncontig|discontig|btio|types|overlap) workload=$1; shift ;;
-esac
+workload=$1
+shift
 reps=()
 [ "$workload" = contig ] && reps=(--reps 5)
 "$root_dir/tools/setup.sh" "release-$mpi"

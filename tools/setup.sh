@@ -11,6 +11,9 @@ root_dir=$(cd "$(dirname "$0")/.." && pwd)
 packages=(build-essential cmake ninja-build pkg-config python3 openmpi-bin libopenmpi-dev mpich libmpich-dev
           libhdf5-openmpi-dev libhdf5-mpich-dev libpnetcdf-dev python3-mpi4py)
 packages+=(strace)  # issue 16: tools/bench-container-syscalls.sh counts metadata system calls
+packages+=(netcdf-bin pnetcdf-bin python3-netcdf4 python3-xarray python3-matplotlib python3-numpy)  # issue 17: checkpoint oracles (ncdump, ncvalidator, netCDF4/xarray) and plots
+packages+=(python3-matplotlib)  # issue 18: tools/ferry-report draws the report's plots with it
+packages+=(gfortran)  # issue 15: Fortran programs on the drop-in (tests/fortran), NAS BT-IO
 
 install_missing_packages() {
   local missing=()
@@ -18,13 +21,14 @@ install_missing_packages() {
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
-  local cmd="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y ${missing[*]}"
+  local cmd="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y ${missing[*]}"
   if [ "$(id -u)" -ne 0 ]; then
     echo "ferry needs these Debian packages: ${missing[*]}" >&2
     echo "run as root:  $cmd" >&2
     exit 1
   fi
   echo "ferry: installing ${missing[*]}"
+  # Several sessions may install at once: wait for dpkg's lock instead of failing.
   apt-get -o DPkg::Lock::Timeout=900 update -qq
   DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -qq "${missing[@]}" >/dev/null
 }

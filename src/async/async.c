@@ -3,6 +3,7 @@
  * pool, and each file's background state (pending count, collective lane,
  * communicator, counters gathered in the background).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "async/async_int.h"
@@ -36,6 +37,33 @@ static void job_drop(ferry__async_job_t *job)
     ferry__free(job);
 }
 
+/* When MPI_COMM_WORLD's handler is fatal, the host is about to abort on a
+ * code whose string MPICH 4.0 loses: say what failed and why it aborts. */
+static void explain_world_abort(const char *message)
+{
+    MPI_Errhandler world;
+    if (MPI_Comm_get_errhandler(MPI_COMM_WORLD, &world) != MPI_SUCCESS) return;
+    if (world == MPI_ERRORS_ARE_FATAL)
+        fprintf(stderr, "%s\nferry: the nonblocking request failed in the background; MPI_Wait/MPI_Test report "
+                        "its error on MPI_COMM_WORLD's error handler (the host's rule for generalized requests), "
+                        "which is MPI_ERRORS_ARE_FATAL: the job aborts (set MPI_ERRORS_RETURN on MPI_COMM_WORLD "
+                        "to have the error returned)\n",
+                message);
+    if (world != MPI_ERRORS_ARE_FATAL && world != MPI_ERRORS_RETURN) MPI_Errhandler_free(&world);
+}
+
+/* A failed request's error at completion, once: the file's own handler
+ * applies first, as it does for blocking calls (MPI_ERRORS_RETURN: nothing;
+ * a user function is called with the file; MPI_ERRORS_ARE_FATAL aborts);
+ * FERRY_FILE_NULL's when the file is no longer open. The code then leaves
+ * query_fn, and the host raises it on MPI_COMM_WORLD's handler. */
+static void report_error(ferry__async_job_t *job, int code)
+{
+    if (atomic_exchange(&job->reported, 1)) return;
+    ferry__errhandler_invoke(ferry__handle_live(job->file) ? job->file : FERRY_FILE_NULL, code);
+    explain_world_abort(job->message ? job->message : "");
+}
+
 static int query_job(void *state, MPI_Status *status)
 {
     ferry__async_job_t *job = state;
@@ -44,6 +72,7 @@ static int query_job(void *state, MPI_Status *status)
     ferry__error_set(job->cls, "%s", job->message ? job->message : "ferry: background request failed");
     int code = ferry__error_code(job->cls);
     status->MPI_ERROR = code;
+    report_error(job, code);
     return code;
 }
 
@@ -68,6 +97,7 @@ static ferry__async_job_t *job_create(const ferry__async_op_t *op, int refs)
     job->op = *op;
     job->request = MPI_REQUEST_NULL;
     atomic_init(&job->refs, refs);
+    atomic_init(&job->reported, 0);
     return job;
 }
 
@@ -186,6 +216,7 @@ static int queue_job(ferry_File fh, ferry__async_lane_t lane, const ferry__async
         return cls;
     }
     job->owner = f;
+    job->file = fh;
     pthread_mutex_lock(&f->lock);
     f->pending++;
     pthread_mutex_unlock(&f->lock);

@@ -30,15 +30,30 @@
  * Requests. query_fn fills the status (bytes moved, through the operation's
  * fill function); an operation that failed in the background makes MPI_Wait
  * and MPI_Test return an error code of its class carrying ferry's message
- * (read it with ferry_Error_string), and sets status.MPI_ERROR to it. The
- * host reports that code through its own request error handling, i.e.
- * MPI_COMM_WORLD's error handler (fatal unless the application set
- * MPI_ERRORS_RETURN there), not the file's. cancel_fn does nothing: a started
- * request cannot be cancelled (MPI_Test_cancelled answers false), which the
- * standard allows. free_fn and the worker share the request's state by
- * reference count, so MPI_Request_free on a pending request is safe. On
- * MPICH the request is an extended one (host.c: MPICH 4.0.2's MPI_Waitall
- * needs a wait function).
+ * (read it with ferry_Error_string), and sets status.MPI_ERROR to it.
+ * Which error handlers see it (decided for issue 13; tests/async/async_errors):
+ *   1. the file's own, first and once per request, from query_fn, i.e. in
+ *      the MPI_Wait/MPI_Test (or MPI_Request_get_status) that completes it,
+ *      exactly as for a blocking call (MPI-3.1 13.7: I/O errors go to the
+ *      file's handler): MPI_ERRORS_RETURN does nothing, a user function is
+ *      called with the file and the code, MPI_ERRORS_ARE_FATAL aborts with
+ *      ferry's message; a file already closed uses FERRY_FILE_NULL's;
+ *   2. then MPI_COMM_WORLD's: the code query_fn returns is the request's
+ *      error, and both hosts raise the errors of generalized requests on
+ *      MPI_COMM_WORLD (measured on Open MPI 4.1 and MPICH 4.0; MPI-3.1 12.2
+ *      gives a generalized request no communicator of its own). ferry
+ *      cannot change that without replacing the application's handler on
+ *      MPI_COMM_WORLD, so a program that keeps MPI_ERRORS_ARE_FATAL there
+ *      aborts on a failed background request; ferry first prints its
+ *      message and says so. With MPI_ERRORS_RETURN on MPI_COMM_WORLD,
+ *      MPI_Wait returns the code. Below MPI_THREAD_MULTIPLE (requests run at
+ *      initiation) and for argument errors, the initiating call returns the
+ *      error through the file's handler alone.
+ * cancel_fn does nothing: a started request cannot be cancelled
+ * (MPI_Test_cancelled answers false), which the standard allows. free_fn
+ * and the worker share the request's state by reference count, so
+ * MPI_Request_free on a pending request is safe. On MPICH the request is an
+ * extended one (host.c: MPICH 4.0.2's MPI_Waitall needs a wait function).
  *
  * Concurrency within a process. Two pool threads may run two independent
  * requests of the same file at once, beside the application's own calls.

@@ -19,6 +19,8 @@ struct ferry__async_job {
     ferry__async_job_t *next; /* in its queue */
     ferry__async_op_t op;
     struct ferry__async_file *owner; /* the file's background state: pending count */
+    ferry_File file;                 /* the caller's handle: its error handler applies at completion */
+    atomic_int reported;             /* the error went to the handlers (query_fn may run more than once) */
     MPI_Request request;             /* MPI_REQUEST_NULL when the caller wanted none */
     atomic_int refs;
     int cls;         /* the operation's outcome */

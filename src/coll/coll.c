@@ -138,7 +138,10 @@ static int collective(ferry_File fh, int write, int local_cls, MPI_Offset skip, 
     ferry__domains_t domains;
     ferry__coll_call_t call = {fh, write, buf, count, type, fh->coll->ranks, &domains};
     MPI_Count moved = 0; /* an early rank has no bytes left here: moved stays 0 */
-    if (ferry__coll_choose(fh, write, fh->coll->ranks, &domains)) rc = ferry__coll_two_phase(&call, &moved);
+    if (ferry__coll_choose(fh, write, fh->coll->ranks, &domains)) {
+        ferry__coll_count_targets(fh, &domains);
+        rc = ferry__coll_two_phase(&call, &moved);
+    }
     else if (me.bytes > 0) rc = own_part(fh, write, &me, buf, count, type, &moved);
     *done += moved;
     return ferry__error_agree(fh->comm, rc, what);

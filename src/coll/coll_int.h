@@ -87,6 +87,10 @@ typedef struct ferry__window_cursor {
 
 /* domains.c: arithmetic only, never fails. */
 void ferry__coll_domains_plan(ferry_File fh, const ferry__coll_rank_t *ranks, int kind, ferry__domains_t *d);
+/* Statistics: when this rank aggregates in d, counts the call and the
+ * distinct storage targets (stripe index mod stripe count, by the striping
+ * hints or the file system's layout) its windows touch. */
+void ferry__coll_count_targets(ferry_File fh, const ferry__domains_t *d);
 /* Fills s->spread from the node map (once per file). */
 void ferry__coll_spread_ranks(ferry__coll_state_t *s, int nprocs);
 /* The next window [*wlo, *whi) of aggregator index a; 0 when none is left. */

@@ -37,6 +37,15 @@ static MPI_Offset fs_block_of(ferry_File fh)
     return fh->layout.block_size > 0 ? fh->layout.block_size : 4096;
 }
 
+/* The stripe layout collective calls assume: the striping hints, else the file system's. */
+static void stripes_of(ferry_File fh, MPI_Offset *unit, MPI_Offset *count)
+{
+    const ferry__coll_hints_t *h = &fh->coll->hints;
+    *unit = h->striping_unit > 0 ? h->striping_unit
+                                 : (fh->layout.stripe_size > 0 ? fh->layout.stripe_size : fs_block_of(fh));
+    *count = h->striping_factor > 0 ? h->striping_factor : (fh->layout.stripe_count > 0 ? fh->layout.stripe_count : 1);
+}
+
 static int owner(const ferry__domains_t *d, MPI_Offset b)
 {
     switch (d->kind) {
@@ -150,10 +159,7 @@ static void shape(ferry_File fh, int kind, MPI_Offset total, ferry__domains_t *d
         d->block = h->block_size > 0 ? round_up(h->block_size, fs_block) : 16 * fs_block;
         d->window = d->block < third ? d->block : third;
     } else if (kind == FERRY_DOMAIN_STRIPES) {
-        d->block = h->striping_unit > 0 ? h->striping_unit
-                                        : (fh->layout.stripe_size > 0 ? fh->layout.stripe_size : fs_block);
-        d->targets = h->striping_factor > 0 ? h->striping_factor
-                                            : (fh->layout.stripe_count > 0 ? fh->layout.stripe_count : 1);
+        stripes_of(fh, &d->block, &d->targets);
         d->group = h->group_size < d->targets ? h->group_size : d->targets;
         MPI_Offset groups = (d->targets + d->group - 1) / d->group;
         if (h->nodes <= 0 || h->nodes > groups) *want = groups;
@@ -186,4 +192,33 @@ void ferry__coll_domains_plan(ferry_File fh, const ferry__coll_rank_t *ranks, in
         while (ferry__coll_next_window(d, a, &c, &wlo, &whi)) n++;
         if (n > d->steps) d->steps = n;
     }
+}
+
+/* Marks the targets of stripes [first, last] in seen; returns how many were new. */
+static MPI_Offset mark_targets(unsigned char *seen, MPI_Offset count, MPI_Offset first, MPI_Offset last)
+{
+    MPI_Offset added = 0;
+    for (MPI_Offset s = first; s <= last && s < first + count; s++) {
+        MPI_Offset t = s % count;
+        added += !(seen[t / 8] & (1u << (t % 8)));
+        seen[t / 8] |= (unsigned char)(1u << (t % 8));
+    }
+    return added;
+}
+
+void ferry__coll_count_targets(ferry_File fh, const ferry__domains_t *d)
+{
+    int a = 0;
+    while (a < d->naggs && d->aggs[a] != fh->rank) a++;
+    if (a == d->naggs) return;
+    MPI_Offset unit, count, touched = 0, wlo, whi;
+    stripes_of(fh, &unit, &count);
+    unsigned char *seen = ferry__calloc((size_t)(count + 7) / 8, 1);
+    if (!seen) return; /* statistics only: nothing to fail */
+    ferry__window_cursor_t c = {0};
+    while (touched < count && ferry__coll_next_window(d, a, &c, &wlo, &whi))
+        touched += mark_targets(seen, count, wlo / unit, (whi - 1) / unit);
+    ferry__free(seen);
+    fh->stats.coll_aggregator_calls++;
+    fh->stats.coll_targets += touched;
 }

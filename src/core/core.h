@@ -43,6 +43,7 @@ struct ferry_file {
     ferry__view_t view;
     int atomicity;
     MPI_Fint fortran_handle; /* 0 until ferry_File_c2f asks for one */
+    uint64_t open_sequence;  /* this rank's open order: finalize closes files in it (live.c) */
     ferry__stats_t stats;
     int locks_refused; /* the file system refused a byte-range lock: no sieving writes from now on */
     int develop;       /* develop mode, agreed over ranks (mpiio/develop.c) */
@@ -56,12 +57,20 @@ struct ferry_file {
         const char *kind;  /* the active split collective's begin call, NULL when none */
         const void *buf;   /* its buffer, which the end call must name again */
         MPI_Count bytes;   /* what it moved */
+        const char *misused_begin, *misused_active; /* a begin refused while another was active, for the next
+                                                      * collective to report on every rank (mpiio/split.c) */
     } split;
 };
 
 /* Lazily initializes ferry's process state (keyvals, finalize hook); safe to
  * call from any thread once MPI is initialized. Returns 0 or an error class. */
 int ferry__core_init(void);
+
+/* The host MPI library's definition of function `name` (host.c), for the
+ * PMPI_ names the drop-in interposes; NULL when the host has none. Cast it
+ * to the function's type before calling. */
+typedef void (*ferry__host_fn_t)(void);
+ferry__host_fn_t ferry__host_function(const char *name);
 
 void *ferry__malloc(size_t size);
 void *ferry__calloc(size_t count, size_t size);
@@ -84,5 +93,29 @@ MPI_Fint ferry__handle_to_fortran(ferry_File fh);
 ferry_File ferry__handle_from_fortran(MPI_Fint index);
 void ferry__handle_forget(ferry_File fh);
 void ferry__handle_finalize(void);
+
+/* File handles (live.c): the structs live in slots ferry keeps until
+ * MPI_Finalize, so entry points refuse closed, stale and garbage handles
+ * without reading through them. create: a zeroed struct (NULL when out of
+ * memory); destroy: gives it back (its slot is reused only after many
+ * other opens). register: at open (marks it open and numbers it in this
+ * rank's open order); unregister: at close. live: 1 when fh is an open
+ * file (a few comparisons and an atomic load). All thread-safe. */
+ferry_File ferry__handle_create(void);
+void ferry__handle_destroy(ferry_File fh);
+void ferry__handle_register(ferry_File fh);
+void ferry__handle_unregister(ferry_File fh);
+int ferry__handle_live(ferry_File fh);
+/* 0 when fh is an open file, else MPI_ERR_FILE with a message naming op. */
+int ferry__handle_check_live(ferry_File fh, const char *op);
+
+/* Finalize: mpiio/ sets the function that closes a file (collective over the
+ * file's ranks, no error handler); ferry__handle_close_all calls it for
+ * every file still open, in this rank's open order (see live.c);
+ * ferry__handle_live_finalize frees the slots. */
+typedef void ferry__handle_closer_t(ferry_File fh);
+void ferry__handle_set_closer(ferry__handle_closer_t *close_fn);
+void ferry__handle_close_all(void);
+void ferry__handle_live_finalize(void);
 
 #endif

@@ -12,7 +12,7 @@ static MPI_Fint capacity;
 
 MPI_Fint ferry__handle_to_fortran(ferry_File fh)
 {
-    if (fh == FERRY_FILE_NULL) return 0;
+    if (!ferry__handle_live(fh)) return 0; /* MPI_FILE_NULL, or a handle that is not an open file */
     pthread_mutex_lock(&registry_lock);
     if (fh->fortran_handle == 0) {
         MPI_Fint slot = 1;

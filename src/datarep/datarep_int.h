@@ -26,11 +26,18 @@
 
 typedef enum { FERRY__DR_NATIVE, FERRY__DR_EXTERNAL32, FERRY__DR_USER } ferry__dr_kind_t;
 
+/* One direction's user conversion function: MPI_Register_datarep's (count
+ * an int) or MPI_Register_datarep_c's (count an MPI_Count); both NULL means
+ * no conversion in that direction. */
+typedef struct ferry__dr_conversion {
+    MPI_Datarep_conversion_function *fn;
+    ferry_Datarep_conversion_function_c *fn_c;
+} ferry__dr_conversion_t;
+
 struct ferry__datarep {
     char name[MPI_MAX_DATAREP_STRING];
     ferry__dr_kind_t kind;
-    MPI_Datarep_conversion_function *read_fn; /* user: NULL means no conversion when reading */
-    MPI_Datarep_conversion_function *write_fn;
+    ferry__dr_conversion_t read, write; /* user representations */
     MPI_Datarep_extent_function *extent_fn;
     void *extra_state;
     struct ferry__datarep *next; /* registered list */

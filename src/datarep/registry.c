@@ -1,7 +1,7 @@
 /*
  * The representation registry: "native" and "internal" (ferry's internal
  * representation is native), "external32", and representations registered
- * with ferry_Register_datarep, which live until MPI_Finalize. Entries are
+ * with ferry_Register_datarep[_c], which live until MPI_Finalize. Entries are
  * never removed before then, so find() can hand out borrowed pointers; the
  * list is guarded by a mutex for MPI_THREAD_MULTIPLE callers.
  */
@@ -60,20 +60,17 @@ static int check_name(const char *name)
     return 0;
 }
 
-static int add(const char *name, MPI_Datarep_conversion_function *read_fn, MPI_Datarep_conversion_function *write_fn,
-               MPI_Datarep_extent_function *extent_fn, void *extra_state)
+/* Adds a copy of proto (everything but name and next filled in) as `name`. */
+static int add(const char *name, const ferry__datarep_t *proto)
 {
     FERRY_TRY(check_name(name));
-    if (!extent_fn)
+    if (!proto->extent_fn)
         return ferry__error_set(MPI_ERR_ARG, "ferry: MPI_Register_datarep '%s': NULL dtype_file_extent_fn", name);
     ferry__datarep_t *rep = ferry__calloc(1, sizeof *rep);
     if (!rep) return ferry__error_set(MPI_ERR_NO_MEM, "ferry: out of memory registering '%s'", name);
+    *rep = *proto;
     strcpy(rep->name, name);
     rep->kind = FERRY__DR_USER;
-    rep->read_fn = read_fn == MPI_CONVERSION_FN_NULL ? NULL : read_fn;
-    rep->write_fn = write_fn == MPI_CONVERSION_FN_NULL ? NULL : write_fn;
-    rep->extent_fn = extent_fn;
-    rep->extra_state = extra_state;
     pthread_mutex_lock(&registry_lock);
     int dup = lookup(name) != NULL;
     if (!dup) rep->next = registered, registered = rep;
@@ -83,13 +80,37 @@ static int add(const char *name, MPI_Datarep_conversion_function *read_fn, MPI_D
     return ferry__error_set(MPI_ERR_DUP_DATAREP, "ferry: MPI_Register_datarep: '%s' is already defined", name);
 }
 
+static int register_rep(const char *name, const ferry__datarep_t *proto)
+{
+    int cls = ferry__core_init(); /* the finalize hook frees the registry */
+    if (cls == 0) cls = add(name, proto);
+    return ferry__error_return(FERRY_FILE_NULL, cls);
+}
+
 int ferry_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
                            MPI_Datarep_conversion_function *write_conversion_fn,
                            MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
 {
-    int cls = ferry__core_init(); /* the finalize hook frees the registry */
-    if (cls == 0) cls = add(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state);
-    return ferry__error_return(FERRY_FILE_NULL, cls);
+    ferry__datarep_t proto = {
+        .read.fn = read_conversion_fn == MPI_CONVERSION_FN_NULL ? NULL : read_conversion_fn,
+        .write.fn = write_conversion_fn == MPI_CONVERSION_FN_NULL ? NULL : write_conversion_fn,
+        .extent_fn = dtype_file_extent_fn,
+        .extra_state = extra_state,
+    };
+    return register_rep(datarep, &proto);
+}
+
+int ferry_Register_datarep_c(const char *datarep, ferry_Datarep_conversion_function_c *read_conversion_fn,
+                             ferry_Datarep_conversion_function_c *write_conversion_fn,
+                             MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
+{
+    ferry__datarep_t proto = {
+        .read.fn_c = read_conversion_fn,
+        .write.fn_c = write_conversion_fn,
+        .extent_fn = dtype_file_extent_fn,
+        .extra_state = extra_state,
+    };
+    return register_rep(datarep, &proto);
 }
 
 void ferry__datarep_finalize(void)

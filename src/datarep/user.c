@@ -1,5 +1,6 @@
 /*
- * Representations registered with ferry_Register_datarep (MPI-3.1 13.5.3).
+ * Representations registered with ferry_Register_datarep (MPI-3.1 13.5.3)
+ * or its large-count form ferry_Register_datarep_c (MPI-4.0 14.5.3).
  *
  * The conversion functions see the caller's (buf, datatype) and convert
  * `count` items starting at item `position` of the datatype tiled over buf;
@@ -18,12 +19,6 @@
 #include "datarep/datarep_int.h"
 #include "datatype/datatype.h"
 #include "error/error.h"
-
-static int user_failed(const ferry__datarep_t *rep, const char *dir, int code)
-{
-    return ferry__error_set(MPI_ERR_CONVERSION, "ferry: data representation '%s': %s_conversion_fn returned %d",
-                            rep->name, dir, code);
-}
 
 static int no_conversion(const ferry__datarep_t *rep, const ferry__dr_sig_t *sig, const char *dir)
 {
@@ -44,16 +39,46 @@ static MPI_Count whole_items(const ferry__dr_sig_t *sig, MPI_Count count, const 
     return last.at.i - first->at.i;
 }
 
-static int too_many(const ferry__datarep_t *rep)
+/* `count` items of the user's (buf, type) from item `first` on, whose file
+ * form is at `file`: what one conversion function call converts. */
+typedef struct item_run {
+    MPI_Offset first;
+    MPI_Count count;
+    void *file;
+} item_run_t;
+
+/* Calls the user's read (reading) or write conversion function on run:
+ * the large-count form as it is, the int one when the run fits an int. */
+static int convert(const ferry__datarep_t *rep, int reading, const void *buf, MPI_Datatype type,
+                   const item_run_t *run)
 {
-    return ferry__error_set(MPI_ERR_COUNT, "ferry: data representation '%s': a window holds more than INT_MAX items",
-                            rep->name);
+    const ferry__dr_conversion_t *fn = reading ? &rep->read : &rep->write;
+    const char *dir = reading ? "read" : "write";
+    int code;
+    if (fn->fn_c) {
+        code = fn->fn_c((void *)buf, type, run->count, run->file, run->first, rep->extra_state);
+    } else if (run->count > INT_MAX) {
+        return ferry__error_set(MPI_ERR_COUNT,
+                                "ferry: data representation '%s': a window holds more than INT_MAX items for its "
+                                "int-count %s_conversion_fn",
+                                rep->name, dir);
+    } else {
+        code = fn->fn((void *)buf, type, (int)run->count, run->file, run->first, rep->extra_state);
+    }
+    if (code == MPI_SUCCESS) return 0;
+    return ferry__error_set(MPI_ERR_CONVERSION, "ferry: data representation '%s': %s_conversion_fn returned %d",
+                            rep->name, dir, code);
+}
+
+static int converts(const ferry__dr_conversion_t *fn)
+{
+    return fn->fn || fn->fn_c;
 }
 
 int ferry__dr_user_pack(const ferry__datarep_t *rep, const ferry__dr_sig_t *sig, const void *buf, MPI_Count count,
                         MPI_Datatype type, MPI_Count skip, void *dst, MPI_Count len)
 {
-    if (!rep->write_fn) {
+    if (!converts(&rep->write)) {
         FERRY_TRY(no_conversion(rep, sig, "write"));
         return ferry__datatype_pack(buf, count, type, skip, dst, len);
     }
@@ -62,10 +87,8 @@ int ferry__dr_user_pack(const ferry__datarep_t *rep, const ferry__dr_sig_t *sig,
         ferry__dr_spot_t at;
         ferry__dr_locate(sig, count, pos, &at);
         MPI_Count fsize = at.leaf->fsize, n = pos == at.at.f ? whole_items(sig, count, &at, end) : 0;
-        if (n > INT_MAX) return too_many(rep);
         if (n > 0) {
-            int code = rep->write_fn((void *)buf, type, (int)n, (char *)dst + (pos - skip), at.at.i, rep->extra_state);
-            if (code != MPI_SUCCESS) return user_failed(rep, "write", code);
+            FERRY_TRY(convert(rep, 0, buf, type, &(item_run_t){at.at.i, n, (char *)dst + (pos - skip)}));
             if (end >= count * sig->size.f) break;
             ferry__dr_locate(sig, count, end, &at);
             pos = at.at.f;
@@ -74,10 +97,10 @@ int ferry__dr_user_pack(const ferry__datarep_t *rep, const ferry__dr_sig_t *sig,
         MPI_Count stop = end < at.at.f + fsize ? end : at.at.f + fsize;
         char *item = ferry__malloc((size_t)fsize + 1);
         if (!item) return ferry__error_set(MPI_ERR_NO_MEM, "ferry: out of memory");
-        int code = rep->write_fn((void *)buf, type, 1, item, at.at.i, rep->extra_state);
-        if (code == MPI_SUCCESS) memcpy((char *)dst + (pos - skip), item + (pos - at.at.f), (size_t)(stop - pos));
+        int cls = convert(rep, 0, buf, type, &(item_run_t){at.at.i, 1, item});
+        if (cls == 0) memcpy((char *)dst + (pos - skip), item + (pos - at.at.f), (size_t)(stop - pos));
         ferry__free(item);
-        if (code != MPI_SUCCESS) return user_failed(rep, "write", code);
+        FERRY_TRY(cls);
         pos = stop;
     }
     return 0;
@@ -86,7 +109,7 @@ int ferry__dr_user_pack(const ferry__datarep_t *rep, const ferry__dr_sig_t *sig,
 int ferry__dr_user_unpack(const ferry__datarep_t *rep, const ferry__dr_sig_t *sig, const void *src, MPI_Count len,
                           void *buf, MPI_Count count, MPI_Datatype type, MPI_Count skip)
 {
-    if (!rep->read_fn) {
+    if (!converts(&rep->read)) {
         FERRY_TRY(no_conversion(rep, sig, "read"));
         return ferry__datatype_unpack(src, len, buf, count, type, skip);
     }
@@ -95,11 +118,8 @@ int ferry__dr_user_unpack(const ferry__datarep_t *rep, const ferry__dr_sig_t *si
         ferry__dr_spot_t at;
         ferry__dr_locate(sig, count, pos, &at);
         MPI_Count n = pos == at.at.f ? whole_items(sig, count, &at, end) : 0;
-        int code;
-        if (n > INT_MAX) return too_many(rep);
         if (n > 0) {
-            code = rep->read_fn(buf, type, (int)n, (char *)src + (pos - skip), at.at.i, rep->extra_state);
-            if (code != MPI_SUCCESS) return user_failed(rep, "read", code);
+            FERRY_TRY(convert(rep, 1, buf, type, &(item_run_t){at.at.i, n, (char *)src + (pos - skip)}));
             if (end >= count * sig->size.f) break;
             ferry__dr_locate(sig, count, end, &at);
             pos = at.at.f;
@@ -109,10 +129,8 @@ int ferry__dr_user_unpack(const ferry__datarep_t *rep, const ferry__dr_sig_t *si
         unsigned char whole[FERRY__DR_ITEM_MAX];
         MPI_Count stop = end < at.at.f + at.leaf->fsize ? end : at.at.f + at.leaf->fsize;
         if (ferry__dr_carry(buf, count, type, &at, (const unsigned char *)src + (pos - skip), pos - at.at.f,
-                            stop - at.at.f, whole)) {
-            code = rep->read_fn(buf, type, 1, whole, at.at.i, rep->extra_state);
-            if (code != MPI_SUCCESS) return user_failed(rep, "read", code);
-        }
+                            stop - at.at.f, whole))
+            FERRY_TRY(convert(rep, 1, buf, type, &(item_run_t){at.at.i, 1, whole}));
         pos = stop;
     }
     return 0;

@@ -41,6 +41,10 @@ typedef struct ferry__typeinfo {
 /* Fills *info for a committed datatype. Returns 0 or MPI_ERR_TYPE. */
 int ferry__datatype_info(MPI_Datatype type, ferry__typeinfo_t *info);
 
+/* 1 when type is committed (predefined types always are), 0 when it is not
+ * or is not a datatype (MPI_DATATYPE_NULL). Asks the host each time. */
+int ferry__datatype_committed(MPI_Datatype type);
+
 /* True when count elements form one run of bytes starting at buf + true_lb. */
 int ferry__datatype_stream_contiguous(const ferry__typeinfo_t *info, MPI_Count count);
 

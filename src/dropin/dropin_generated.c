@@ -2,526 +2,626 @@
 
 #include "dropin/dropin.h"
 
-int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
+int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
 {
     ferry_File ferry_handle = FERRY_FILE_NULL;
     int rc = ferry_File_open(comm, filename, amode, info, fh ? &ferry_handle : NULL);
     if (fh) *fh = ferry__dropin_handle(ferry_handle);
     return rc;
 }
+FERRY_DROPIN_ALIAS(MPI_File_open, PMPI_File_open)
 
-int MPI_File_close(MPI_File *fh)
+int PMPI_File_close(MPI_File *fh)
 {
     ferry_File ferry_handle = fh ? ferry__dropin_file(*fh) : FERRY_FILE_NULL;
     int rc = ferry_File_close(fh ? &ferry_handle : NULL);
     if (fh) *fh = ferry__dropin_handle(ferry_handle);
     return rc;
 }
+FERRY_DROPIN_ALIAS(MPI_File_close, PMPI_File_close)
 
-int MPI_File_delete(const char *filename, MPI_Info info)
+int PMPI_File_delete(const char *filename, MPI_Info info)
 {
     return ferry_File_delete(filename, info);
 }
+FERRY_DROPIN_ALIAS(MPI_File_delete, PMPI_File_delete)
 
-int MPI_File_set_size(MPI_File fh, MPI_Offset size)
+int PMPI_File_set_size(MPI_File fh, MPI_Offset size)
 {
     return ferry_File_set_size(ferry__dropin_file(fh), size);
 }
+FERRY_DROPIN_ALIAS(MPI_File_set_size, PMPI_File_set_size)
 
-int MPI_File_preallocate(MPI_File fh, MPI_Offset size)
+int PMPI_File_preallocate(MPI_File fh, MPI_Offset size)
 {
     return ferry_File_preallocate(ferry__dropin_file(fh), size);
 }
+FERRY_DROPIN_ALIAS(MPI_File_preallocate, PMPI_File_preallocate)
 
-int MPI_File_get_size(MPI_File fh, MPI_Offset *size)
+int PMPI_File_get_size(MPI_File fh, MPI_Offset *size)
 {
     return ferry_File_get_size(ferry__dropin_file(fh), size);
 }
+FERRY_DROPIN_ALIAS(MPI_File_get_size, PMPI_File_get_size)
 
-int MPI_File_get_group(MPI_File fh, MPI_Group *group)
+int PMPI_File_get_group(MPI_File fh, MPI_Group *group)
 {
     return ferry_File_get_group(ferry__dropin_file(fh), group);
 }
+FERRY_DROPIN_ALIAS(MPI_File_get_group, PMPI_File_get_group)
 
-int MPI_File_get_amode(MPI_File fh, int *amode)
+int PMPI_File_get_amode(MPI_File fh, int *amode)
 {
     return ferry_File_get_amode(ferry__dropin_file(fh), amode);
 }
+FERRY_DROPIN_ALIAS(MPI_File_get_amode, PMPI_File_get_amode)
 
-int MPI_File_set_info(MPI_File fh, MPI_Info info)
+int PMPI_File_set_info(MPI_File fh, MPI_Info info)
 {
     return ferry_File_set_info(ferry__dropin_file(fh), info);
 }
+FERRY_DROPIN_ALIAS(MPI_File_set_info, PMPI_File_set_info)
 
-int MPI_File_get_info(MPI_File fh, MPI_Info *info_used)
+int PMPI_File_get_info(MPI_File fh, MPI_Info *info_used)
 {
     return ferry_File_get_info(ferry__dropin_file(fh), info_used);
 }
+FERRY_DROPIN_ALIAS(MPI_File_get_info, PMPI_File_get_info)
 
-int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep, MPI_Info info)
+int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep, MPI_Info info)
 {
     return ferry_File_set_view(ferry__dropin_file(fh), disp, etype, filetype, datarep, info);
 }
+FERRY_DROPIN_ALIAS(MPI_File_set_view, PMPI_File_set_view)
 
-int MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype, char *datarep)
+int PMPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype, char *datarep)
 {
     return ferry_File_get_view(ferry__dropin_file(fh), disp, etype, filetype, datarep);
 }
+FERRY_DROPIN_ALIAS(MPI_File_get_view, PMPI_File_get_view)
 
-int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+int PMPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
     return ferry_File_read_at(ferry__dropin_file(fh), offset, buf, count, datatype, status);
 }
+FERRY_DROPIN_ALIAS(MPI_File_read_at, PMPI_File_read_at)
 
-int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+int PMPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
     return ferry_File_read_at_all(ferry__dropin_file(fh), offset, buf, count, datatype, status);
 }
+FERRY_DROPIN_ALIAS(MPI_File_read_at_all, PMPI_File_read_at_all)
 
-int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+int PMPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
     return ferry_File_write_at(ferry__dropin_file(fh), offset, buf, count, datatype, status);
 }
+FERRY_DROPIN_ALIAS(MPI_File_write_at, PMPI_File_write_at)
 
-int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+int PMPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
     return ferry_File_write_at_all(ferry__dropin_file(fh), offset, buf, count, datatype, status);
 }
+FERRY_DROPIN_ALIAS(MPI_File_write_at_all, PMPI_File_write_at_all)
 
-int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+int PMPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
     return ferry_File_iread_at(ferry__dropin_file(fh), offset, buf, count, datatype, request);
 }
+FERRY_DROPIN_ALIAS(MPI_File_iread_at, PMPI_File_iread_at)
 
-int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+int PMPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
     return ferry_File_iwrite_at(ferry__dropin_file(fh), offset, buf, count, datatype, request);
 }
+FERRY_DROPIN_ALIAS(MPI_File_iwrite_at, PMPI_File_iwrite_at)
 
-int MPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+int PMPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
     return ferry_File_iread_at_all(ferry__dropin_file(fh), offset, buf, count, datatype, request);
 }
+FERRY_DROPIN_ALIAS(MPI_File_iread_at_all, PMPI_File_iread_at_all)
 
-int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+int PMPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
     return ferry_File_iwrite_at_all(ferry__dropin_file(fh), offset, buf, count, datatype, request);
 }
+FERRY_DROPIN_ALIAS(MPI_File_iwrite_at_all, PMPI_File_iwrite_at_all)
 
-int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+int PMPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
     return ferry_File_read(ferry__dropin_file(fh), buf, count, datatype, status);
 }
+FERRY_DROPIN_ALIAS(MPI_File_read, PMPI_File_read)
 
-int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+int PMPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
     return ferry_File_read_all(ferry__dropin_file(fh), buf, count, datatype, status);
 }
+FERRY_DROPIN_ALIAS(MPI_File_read_all, PMPI_File_read_all)
 
-int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+int PMPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
     return ferry_File_write(ferry__dropin_file(fh), buf, count, datatype, status);
 }
+FERRY_DROPIN_ALIAS(MPI_File_write, PMPI_File_write)
 
-int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+int PMPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
     return ferry_File_write_all(ferry__dropin_file(fh), buf, count, datatype, status);
 }
+FERRY_DROPIN_ALIAS(MPI_File_write_all, PMPI_File_write_all)
 
-int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+int PMPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
     return ferry_File_iread(ferry__dropin_file(fh), buf, count, datatype, request);
 }
+FERRY_DROPIN_ALIAS(MPI_File_iread, PMPI_File_iread)
 
-int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+int PMPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
     return ferry_File_iwrite(ferry__dropin_file(fh), buf, count, datatype, request);
 }
+FERRY_DROPIN_ALIAS(MPI_File_iwrite, PMPI_File_iwrite)
 
-int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+int PMPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
     return ferry_File_iread_all(ferry__dropin_file(fh), buf, count, datatype, request);
 }
+FERRY_DROPIN_ALIAS(MPI_File_iread_all, PMPI_File_iread_all)
 
-int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+int PMPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
     return ferry_File_iwrite_all(ferry__dropin_file(fh), buf, count, datatype, request);
 }
+FERRY_DROPIN_ALIAS(MPI_File_iwrite_all, PMPI_File_iwrite_all)
 
-int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
+int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
 {
     return ferry_File_seek(ferry__dropin_file(fh), offset, whence);
 }
+FERRY_DROPIN_ALIAS(MPI_File_seek, PMPI_File_seek)
 
-int MPI_File_get_position(MPI_File fh, MPI_Offset *offset)
+int PMPI_File_get_position(MPI_File fh, MPI_Offset *offset)
 {
     return ferry_File_get_position(ferry__dropin_file(fh), offset);
 }
+FERRY_DROPIN_ALIAS(MPI_File_get_position, PMPI_File_get_position)
 
-int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
+int PMPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
 {
     return ferry_File_get_byte_offset(ferry__dropin_file(fh), offset, disp);
 }
+FERRY_DROPIN_ALIAS(MPI_File_get_byte_offset, PMPI_File_get_byte_offset)
 
-int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+int PMPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
     return ferry_File_read_shared(ferry__dropin_file(fh), buf, count, datatype, status);
 }
+FERRY_DROPIN_ALIAS(MPI_File_read_shared, PMPI_File_read_shared)
 
-int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+int PMPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
     return ferry_File_write_shared(ferry__dropin_file(fh), buf, count, datatype, status);
 }
+FERRY_DROPIN_ALIAS(MPI_File_write_shared, PMPI_File_write_shared)
 
-int MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+int PMPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
     return ferry_File_iread_shared(ferry__dropin_file(fh), buf, count, datatype, request);
 }
+FERRY_DROPIN_ALIAS(MPI_File_iread_shared, PMPI_File_iread_shared)
 
-int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
+int PMPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
     return ferry_File_iwrite_shared(ferry__dropin_file(fh), buf, count, datatype, request);
 }
+FERRY_DROPIN_ALIAS(MPI_File_iwrite_shared, PMPI_File_iwrite_shared)
 
-int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+int PMPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
     return ferry_File_read_ordered(ferry__dropin_file(fh), buf, count, datatype, status);
 }
+FERRY_DROPIN_ALIAS(MPI_File_read_ordered, PMPI_File_read_ordered)
 
-int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+int PMPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
     return ferry_File_write_ordered(ferry__dropin_file(fh), buf, count, datatype, status);
 }
+FERRY_DROPIN_ALIAS(MPI_File_write_ordered, PMPI_File_write_ordered)
 
-int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
+int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
 {
     return ferry_File_seek_shared(ferry__dropin_file(fh), offset, whence);
 }
+FERRY_DROPIN_ALIAS(MPI_File_seek_shared, PMPI_File_seek_shared)
 
-int MPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset)
+int PMPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset)
 {
     return ferry_File_get_position_shared(ferry__dropin_file(fh), offset);
 }
+FERRY_DROPIN_ALIAS(MPI_File_get_position_shared, PMPI_File_get_position_shared)
 
-int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype)
+int PMPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype)
 {
     return ferry_File_read_at_all_begin(ferry__dropin_file(fh), offset, buf, count, datatype);
 }
+FERRY_DROPIN_ALIAS(MPI_File_read_at_all_begin, PMPI_File_read_at_all_begin)
 
-int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status)
+int PMPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status)
 {
     return ferry_File_read_at_all_end(ferry__dropin_file(fh), buf, status);
 }
+FERRY_DROPIN_ALIAS(MPI_File_read_at_all_end, PMPI_File_read_at_all_end)
 
-int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype)
+int PMPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype)
 {
     return ferry_File_write_at_all_begin(ferry__dropin_file(fh), offset, buf, count, datatype);
 }
+FERRY_DROPIN_ALIAS(MPI_File_write_at_all_begin, PMPI_File_write_at_all_begin)
 
-int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status)
+int PMPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
     return ferry_File_write_at_all_end(ferry__dropin_file(fh), buf, status);
 }
+FERRY_DROPIN_ALIAS(MPI_File_write_at_all_end, PMPI_File_write_at_all_end)
 
-int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
+int PMPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
 {
     return ferry_File_read_all_begin(ferry__dropin_file(fh), buf, count, datatype);
 }
+FERRY_DROPIN_ALIAS(MPI_File_read_all_begin, PMPI_File_read_all_begin)
 
-int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status)
+int PMPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status)
 {
     return ferry_File_read_all_end(ferry__dropin_file(fh), buf, status);
 }
+FERRY_DROPIN_ALIAS(MPI_File_read_all_end, PMPI_File_read_all_end)
 
-int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
+int PMPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
 {
     return ferry_File_write_all_begin(ferry__dropin_file(fh), buf, count, datatype);
 }
+FERRY_DROPIN_ALIAS(MPI_File_write_all_begin, PMPI_File_write_all_begin)
 
-int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status)
+int PMPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
     return ferry_File_write_all_end(ferry__dropin_file(fh), buf, status);
 }
+FERRY_DROPIN_ALIAS(MPI_File_write_all_end, PMPI_File_write_all_end)
 
-int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
+int PMPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
 {
     return ferry_File_read_ordered_begin(ferry__dropin_file(fh), buf, count, datatype);
 }
+FERRY_DROPIN_ALIAS(MPI_File_read_ordered_begin, PMPI_File_read_ordered_begin)
 
-int MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status)
+int PMPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status)
 {
     return ferry_File_read_ordered_end(ferry__dropin_file(fh), buf, status);
 }
+FERRY_DROPIN_ALIAS(MPI_File_read_ordered_end, PMPI_File_read_ordered_end)
 
-int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
+int PMPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
 {
     return ferry_File_write_ordered_begin(ferry__dropin_file(fh), buf, count, datatype);
 }
+FERRY_DROPIN_ALIAS(MPI_File_write_ordered_begin, PMPI_File_write_ordered_begin)
 
-int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status)
+int PMPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
     return ferry_File_write_ordered_end(ferry__dropin_file(fh), buf, status);
 }
+FERRY_DROPIN_ALIAS(MPI_File_write_ordered_end, PMPI_File_write_ordered_end)
 
-int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent)
+int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent)
 {
     return ferry_File_get_type_extent(ferry__dropin_file(fh), datatype, extent);
 }
+FERRY_DROPIN_ALIAS(MPI_File_get_type_extent, PMPI_File_get_type_extent)
 
-int MPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn, MPI_Datarep_conversion_function *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
+int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn, MPI_Datarep_conversion_function *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
 {
     return ferry_Register_datarep(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state);
 }
+FERRY_DROPIN_ALIAS(MPI_Register_datarep, PMPI_Register_datarep)
 
-int MPI_File_set_atomicity(MPI_File fh, int flag)
+int PMPI_File_set_atomicity(MPI_File fh, int flag)
 {
     return ferry_File_set_atomicity(ferry__dropin_file(fh), flag);
 }
+FERRY_DROPIN_ALIAS(MPI_File_set_atomicity, PMPI_File_set_atomicity)
 
-int MPI_File_get_atomicity(MPI_File fh, int *flag)
+int PMPI_File_get_atomicity(MPI_File fh, int *flag)
 {
     return ferry_File_get_atomicity(ferry__dropin_file(fh), flag);
 }
+FERRY_DROPIN_ALIAS(MPI_File_get_atomicity, PMPI_File_get_atomicity)
 
-int MPI_File_sync(MPI_File fh)
+int PMPI_File_sync(MPI_File fh)
 {
     return ferry_File_sync(ferry__dropin_file(fh));
 }
+FERRY_DROPIN_ALIAS(MPI_File_sync, PMPI_File_sync)
 
-int MPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn, MPI_Errhandler *errhandler)
+int PMPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn, MPI_Errhandler *errhandler)
 {
     return ferry_File_create_errhandler((ferry_File_errhandler_function *)(void (*)(void))file_errhandler_fn, errhandler);
 }
+FERRY_DROPIN_ALIAS(MPI_File_create_errhandler, PMPI_File_create_errhandler)
 
-int MPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
+int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
 {
     return ferry_File_set_errhandler(ferry__dropin_file(file), errhandler);
 }
+FERRY_DROPIN_ALIAS(MPI_File_set_errhandler, PMPI_File_set_errhandler)
 
-int MPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
+int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
 {
     return ferry_File_get_errhandler(ferry__dropin_file(file), errhandler);
 }
+FERRY_DROPIN_ALIAS(MPI_File_get_errhandler, PMPI_File_get_errhandler)
 
-int MPI_File_call_errhandler(MPI_File fh, int errorcode)
+int PMPI_File_call_errhandler(MPI_File fh, int errorcode)
 {
     return ferry_File_call_errhandler(ferry__dropin_file(fh), errorcode);
 }
+FERRY_DROPIN_ALIAS(MPI_File_call_errhandler, PMPI_File_call_errhandler)
 
-int MPI_Error_string(int errorcode, char *string, int *resultlen)
+int PMPI_Error_string(int errorcode, char *string, int *resultlen)
 {
     return ferry_Error_string(errorcode, string, resultlen);
 }
+FERRY_DROPIN_ALIAS(MPI_Error_string, PMPI_Error_string)
 
-MPI_Fint MPI_File_c2f(MPI_File file)
+MPI_Fint PMPI_File_c2f(MPI_File file)
 {
     return ferry_File_c2f(ferry__dropin_file(file));
 }
+FERRY_DROPIN_ALIAS(MPI_File_c2f, PMPI_File_c2f)
 
-MPI_File MPI_File_f2c(MPI_Fint file)
+MPI_File PMPI_File_f2c(MPI_Fint file)
 {
     return ferry__dropin_handle(ferry_File_f2c(file));
 }
+FERRY_DROPIN_ALIAS(MPI_File_f2c, PMPI_File_f2c)
 
 #if MPI_VERSION >= 4
-int MPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+int PMPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
     return ferry_File_read_at_c(ferry__dropin_file(fh), offset, buf, count, datatype, status);
 }
+FERRY_DROPIN_ALIAS(MPI_File_read_at_c, PMPI_File_read_at_c)
 #endif
 
 #if MPI_VERSION >= 4
-int MPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+int PMPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
     return ferry_File_read_at_all_c(ferry__dropin_file(fh), offset, buf, count, datatype, status);
 }
+FERRY_DROPIN_ALIAS(MPI_File_read_at_all_c, PMPI_File_read_at_all_c)
 #endif
 
 #if MPI_VERSION >= 4
-int MPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+int PMPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
     return ferry_File_write_at_c(ferry__dropin_file(fh), offset, buf, count, datatype, status);
 }
+FERRY_DROPIN_ALIAS(MPI_File_write_at_c, PMPI_File_write_at_c)
 #endif
 
 #if MPI_VERSION >= 4
-int MPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+int PMPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
     return ferry_File_write_at_all_c(ferry__dropin_file(fh), offset, buf, count, datatype, status);
 }
+FERRY_DROPIN_ALIAS(MPI_File_write_at_all_c, PMPI_File_write_at_all_c)
 #endif
 
 #if MPI_VERSION >= 4
-int MPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+int PMPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
     return ferry_File_iread_at_c(ferry__dropin_file(fh), offset, buf, count, datatype, request);
 }
+FERRY_DROPIN_ALIAS(MPI_File_iread_at_c, PMPI_File_iread_at_c)
 #endif
 
 #if MPI_VERSION >= 4
-int MPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+int PMPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
     return ferry_File_iwrite_at_c(ferry__dropin_file(fh), offset, buf, count, datatype, request);
 }
+FERRY_DROPIN_ALIAS(MPI_File_iwrite_at_c, PMPI_File_iwrite_at_c)
 #endif
 
 #if MPI_VERSION >= 4
-int MPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+int PMPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
     return ferry_File_iread_at_all_c(ferry__dropin_file(fh), offset, buf, count, datatype, request);
 }
+FERRY_DROPIN_ALIAS(MPI_File_iread_at_all_c, PMPI_File_iread_at_all_c)
 #endif
 
 #if MPI_VERSION >= 4
-int MPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+int PMPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
     return ferry_File_iwrite_at_all_c(ferry__dropin_file(fh), offset, buf, count, datatype, request);
 }
+FERRY_DROPIN_ALIAS(MPI_File_iwrite_at_all_c, PMPI_File_iwrite_at_all_c)
 #endif
 
 #if MPI_VERSION >= 4
-int MPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+int PMPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
     return ferry_File_read_c(ferry__dropin_file(fh), buf, count, datatype, status);
 }
+FERRY_DROPIN_ALIAS(MPI_File_read_c, PMPI_File_read_c)
 #endif
 
 #if MPI_VERSION >= 4
-int MPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+int PMPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
     return ferry_File_read_all_c(ferry__dropin_file(fh), buf, count, datatype, status);
 }
+FERRY_DROPIN_ALIAS(MPI_File_read_all_c, PMPI_File_read_all_c)
 #endif
 
 #if MPI_VERSION >= 4
-int MPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+int PMPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
     return ferry_File_write_c(ferry__dropin_file(fh), buf, count, datatype, status);
 }
+FERRY_DROPIN_ALIAS(MPI_File_write_c, PMPI_File_write_c)
 #endif
 
 #if MPI_VERSION >= 4
-int MPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+int PMPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
     return ferry_File_write_all_c(ferry__dropin_file(fh), buf, count, datatype, status);
 }
+FERRY_DROPIN_ALIAS(MPI_File_write_all_c, PMPI_File_write_all_c)
 #endif
 
 #if MPI_VERSION >= 4
-int MPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+int PMPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
     return ferry_File_iread_c(ferry__dropin_file(fh), buf, count, datatype, request);
 }
+FERRY_DROPIN_ALIAS(MPI_File_iread_c, PMPI_File_iread_c)
 #endif
 
 #if MPI_VERSION >= 4
-int MPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+int PMPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
     return ferry_File_iwrite_c(ferry__dropin_file(fh), buf, count, datatype, request);
 }
+FERRY_DROPIN_ALIAS(MPI_File_iwrite_c, PMPI_File_iwrite_c)
 #endif
 
 #if MPI_VERSION >= 4
-int MPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+int PMPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
     return ferry_File_iread_all_c(ferry__dropin_file(fh), buf, count, datatype, request);
 }
+FERRY_DROPIN_ALIAS(MPI_File_iread_all_c, PMPI_File_iread_all_c)
 #endif
 
 #if MPI_VERSION >= 4
-int MPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+int PMPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
     return ferry_File_iwrite_all_c(ferry__dropin_file(fh), buf, count, datatype, request);
 }
+FERRY_DROPIN_ALIAS(MPI_File_iwrite_all_c, PMPI_File_iwrite_all_c)
 #endif
 
 #if MPI_VERSION >= 4
-int MPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+int PMPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
     return ferry_File_read_shared_c(ferry__dropin_file(fh), buf, count, datatype, status);
 }
+FERRY_DROPIN_ALIAS(MPI_File_read_shared_c, PMPI_File_read_shared_c)
 #endif
 
 #if MPI_VERSION >= 4
-int MPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+int PMPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
     return ferry_File_write_shared_c(ferry__dropin_file(fh), buf, count, datatype, status);
 }
+FERRY_DROPIN_ALIAS(MPI_File_write_shared_c, PMPI_File_write_shared_c)
 #endif
 
 #if MPI_VERSION >= 4
-int MPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+int PMPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
     return ferry_File_iread_shared_c(ferry__dropin_file(fh), buf, count, datatype, request);
 }
+FERRY_DROPIN_ALIAS(MPI_File_iread_shared_c, PMPI_File_iread_shared_c)
 #endif
 
 #if MPI_VERSION >= 4
-int MPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
+int PMPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Request *request)
 {
     return ferry_File_iwrite_shared_c(ferry__dropin_file(fh), buf, count, datatype, request);
 }
+FERRY_DROPIN_ALIAS(MPI_File_iwrite_shared_c, PMPI_File_iwrite_shared_c)
 #endif
 
 #if MPI_VERSION >= 4
-int MPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+int PMPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
     return ferry_File_read_ordered_c(ferry__dropin_file(fh), buf, count, datatype, status);
 }
+FERRY_DROPIN_ALIAS(MPI_File_read_ordered_c, PMPI_File_read_ordered_c)
 #endif
 
 #if MPI_VERSION >= 4
-int MPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
+int PMPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
     return ferry_File_write_ordered_c(ferry__dropin_file(fh), buf, count, datatype, status);
 }
+FERRY_DROPIN_ALIAS(MPI_File_write_ordered_c, PMPI_File_write_ordered_c)
 #endif
 
 #if MPI_VERSION >= 4
-int MPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype)
+int PMPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
     return ferry_File_read_at_all_begin_c(ferry__dropin_file(fh), offset, buf, count, datatype);
 }
+FERRY_DROPIN_ALIAS(MPI_File_read_at_all_begin_c, PMPI_File_read_at_all_begin_c)
 #endif
 
 #if MPI_VERSION >= 4
-int MPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype)
+int PMPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
     return ferry_File_write_at_all_begin_c(ferry__dropin_file(fh), offset, buf, count, datatype);
 }
+FERRY_DROPIN_ALIAS(MPI_File_write_at_all_begin_c, PMPI_File_write_at_all_begin_c)
 #endif
 
 #if MPI_VERSION >= 4
-int MPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
+int PMPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
     return ferry_File_read_all_begin_c(ferry__dropin_file(fh), buf, count, datatype);
 }
+FERRY_DROPIN_ALIAS(MPI_File_read_all_begin_c, PMPI_File_read_all_begin_c)
 #endif
 
 #if MPI_VERSION >= 4
-int MPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
+int PMPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
     return ferry_File_write_all_begin_c(ferry__dropin_file(fh), buf, count, datatype);
 }
+FERRY_DROPIN_ALIAS(MPI_File_write_all_begin_c, PMPI_File_write_all_begin_c)
 #endif
 
 #if MPI_VERSION >= 4
-int MPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
+int PMPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
     return ferry_File_read_ordered_begin_c(ferry__dropin_file(fh), buf, count, datatype);
 }
+FERRY_DROPIN_ALIAS(MPI_File_read_ordered_begin_c, PMPI_File_read_ordered_begin_c)
 #endif
 
 #if MPI_VERSION >= 4
-int MPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
+int PMPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
     return ferry_File_write_ordered_begin_c(ferry__dropin_file(fh), buf, count, datatype);
 }
+FERRY_DROPIN_ALIAS(MPI_File_write_ordered_begin_c, PMPI_File_write_ordered_begin_c)
 #endif
 
 #if MPI_VERSION >= 4
-int MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent)
+int PMPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent)
 {
     return ferry_File_get_type_extent_c(ferry__dropin_file(fh), datatype, extent);
 }
+FERRY_DROPIN_ALIAS(MPI_File_get_type_extent_c, PMPI_File_get_type_extent_c)
+#endif
+
+#if MPI_VERSION >= 4
+int PMPI_Register_datarep_c(const char *datarep, MPI_Datarep_conversion_function_c *read_conversion_fn, MPI_Datarep_conversion_function_c *write_conversion_fn, MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
+{
+    return ferry_Register_datarep_c(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state);
+}
+FERRY_DROPIN_ALIAS(MPI_Register_datarep_c, PMPI_Register_datarep_c)
 #endif

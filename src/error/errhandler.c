@@ -1,7 +1,7 @@
 /*
  * File error handlers.
  *
- * Handlers are created by the host (PMPI_File_create_errhandler, so the
+ * Handlers are created by the host (its PMPI_File_create_errhandler, so the
  * caller gets a genuine MPI_Errhandler it may free with MPI_Errhandler_free)
  * and ferry remembers which function each one stands for. A file captures
  * the function when the handler is set, so freeing the handle later leaves
@@ -48,6 +48,15 @@ ferry_File_errhandler_function *ferry__errhandler_function(MPI_Errhandler eh)
     return fn;
 }
 
+/* The host's PMPI_File_create_errhandler: the drop-in exports that name as
+ * ferry_File_create_errhandler, so it is found through core/host.c. */
+static int host_create_errhandler(MPI_File_errhandler_function *fn, MPI_Errhandler *errhandler)
+{
+    typedef int create_fn(MPI_File_errhandler_function *, MPI_Errhandler *);
+    create_fn *host = (create_fn *)ferry__host_function("PMPI_File_create_errhandler");
+    return (host ? host : PMPI_File_create_errhandler)(fn, errhandler);
+}
+
 int ferry_File_create_errhandler(ferry_File_errhandler_function *file_errhandler_fn, MPI_Errhandler *errhandler)
 {
     int init_cls = ferry__core_init();
@@ -55,8 +64,7 @@ int ferry_File_create_errhandler(ferry_File_errhandler_function *file_errhandler
     if (!file_errhandler_fn || !errhandler)
         return ferry__error_return(FERRY_FILE_NULL,
                                    ferry__error_set(MPI_ERR_ARG, "ferry: File_create_errhandler: NULL argument"));
-    int rc = PMPI_File_create_errhandler((MPI_File_errhandler_function *)(void (*)(void))file_errhandler_fn,
-                                         errhandler);
+    int rc = host_create_errhandler((MPI_File_errhandler_function *)(void (*)(void))file_errhandler_fn, errhandler);
     if (rc != MPI_SUCCESS) return rc;
     pthread_mutex_lock(&registry_lock);
     for (size_t i = 0; i < registry_count; i++)
@@ -92,12 +100,20 @@ static int resolve_handler(MPI_Errhandler eh, ferry_File_errhandler_function **f
     return 0;
 }
 
+/* FERRY_FILE_NULL names the default handler; anything else must be an open file. */
+static int check_handle(ferry_File file, const char *op)
+{
+    return file == FERRY_FILE_NULL ? 0 : ferry__handle_check_live(file, op);
+}
+
 int ferry_File_set_errhandler(ferry_File file, MPI_Errhandler errhandler)
 {
     int init_cls = ferry__core_init();
     if (init_cls) return ferry__error_return(FERRY_FILE_NULL, init_cls);
     ferry_File_errhandler_function *fn;
-    int cls = resolve_handler(errhandler, &fn);
+    int cls = check_handle(file, "File_set_errhandler");
+    if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
+    cls = resolve_handler(errhandler, &fn);
     if (cls) return ferry__error_return(file, cls);
     if (file == FERRY_FILE_NULL) {
         pthread_mutex_lock(&registry_lock);
@@ -124,6 +140,8 @@ int ferry_File_get_errhandler(ferry_File file, MPI_Errhandler *errhandler)
 {
     int init_cls = ferry__core_init();
     if (init_cls) return ferry__error_return(FERRY_FILE_NULL, init_cls);
+    int cls = check_handle(file, "File_get_errhandler");
+    if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
     if (!errhandler)
         return ferry__error_return(file, ferry__error_set(MPI_ERR_ARG, "ferry: File_get_errhandler: NULL argument"));
     *errhandler = file == FERRY_FILE_NULL ? ferry__errhandler_default() : file->errhandler;
@@ -161,6 +179,8 @@ int ferry_File_call_errhandler(ferry_File fh, int errorcode)
 {
     int init_cls = ferry__core_init();
     if (init_cls) return ferry__error_return(FERRY_FILE_NULL, init_cls);
+    int cls = check_handle(fh, "File_call_errhandler");
+    if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
     ferry__errhandler_invoke(fh, errorcode);
     return MPI_SUCCESS;
 }

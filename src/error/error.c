@@ -128,16 +128,28 @@ int ferry__error_agree(MPI_Comm comm, int local_cls, const char *what)
 
 int ferry__error_agree_flag(MPI_Comm comm, int local_cls, const char *what, int *flag)
 {
+    int64_t value = flag ? *flag : 0;
+    int cls = ferry__error_agree_max(comm, local_cls, what, &value, flag ? 1 : 0);
+    if (flag) *flag = value != 0;
+    return cls;
+}
+
+enum { AGREE_MAX_VALUES = 4 };
+
+int ferry__error_agree_max(MPI_Comm comm, int local_cls, const char *what, int64_t *values, int n)
+{
     int rank, size;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
+    if (n > AGREE_MAX_VALUES) n = AGREE_MAX_VALUES;
     /* One int64 per rank: the lowest failing rank wins the MAX, its class
-     * rides in the low bits; a flag to OR rides along as a second int64. */
-    int64_t mine[2] = {local_cls ? ((int64_t)(size - rank) << 24) | (int64_t)local_cls : 0, flag ? *flag : 0};
-    int64_t reduced[2] = {0, 0};
-    int rc = ferry__progress_allreduce(mine, reduced, flag ? 2 : 1, MPI_INT64_T, MPI_MAX, comm);
+     * rides in the low bits; the values to maximize ride along. */
+    int64_t mine[1 + AGREE_MAX_VALUES] = {local_cls ? ((int64_t)(size - rank) << 24) | (int64_t)local_cls : 0};
+    int64_t reduced[1 + AGREE_MAX_VALUES] = {0};
+    for (int i = 0; i < n; i++) mine[1 + i] = values[i];
+    int rc = ferry__progress_allreduce(mine, reduced, 1 + n, MPI_INT64_T, MPI_MAX, comm);
+    for (int i = 0; i < n && rc == MPI_SUCCESS; i++) values[i] = reduced[1 + i];
     int64_t worst = reduced[0];
-    if (flag) *flag = reduced[1] != 0;
     if (rc != MPI_SUCCESS) return ferry__error_set(MPI_ERR_INTERN, "ferry: %s: agreement reduction failed", what);
     if (worst == 0) return 0;
     /* Every rank knows a failure happened and where: the failing rank's own
@@ -170,6 +182,15 @@ int ferry__error_return(ferry_File fh, int cls)
     return code;
 }
 
+/* The host's string for a code that is not ferry's; through its own
+ * definition, as the drop-in exports PMPI_Error_string as ferry_Error_string. */
+static int host_error_string(int errorcode, char *string, int *resultlen)
+{
+    typedef int error_string_fn(int, char *, int *);
+    error_string_fn *host = (error_string_fn *)ferry__host_function("PMPI_Error_string");
+    return (host ? host : PMPI_Error_string)(errorcode, string, resultlen);
+}
+
 int ferry_Error_string(int errorcode, char *string, int *resultlen)
 {
     if (!string || !resultlen) return MPI_ERR_ARG;
@@ -183,7 +204,7 @@ int ferry_Error_string(int errorcode, char *string, int *resultlen)
                 break;
             }
     pthread_mutex_unlock(&code_lock);
-    if (!found) return PMPI_Error_string(errorcode, string, resultlen);
+    if (!found) return host_error_string(errorcode, string, resultlen);
     *resultlen = (int)strlen(string);
     return MPI_SUCCESS;
 }

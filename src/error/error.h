@@ -13,6 +13,8 @@
 #ifndef FERRY_ERROR_H
 #define FERRY_ERROR_H
 
+#include <stdint.h>
+
 #include "ferry.h"
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -36,6 +38,11 @@ int ferry__error_agree(MPI_Comm comm, int local_cls, const char *what);
 /* ferry__error_agree that also ORs *flag (0 or 1) over all ranks, in the
  * same reduction. */
 int ferry__error_agree_flag(MPI_Comm comm, int local_cls, const char *what, int *flag);
+
+/* ferry__error_agree that also replaces values[0..n-1] (n <= 4) by their
+ * maximum over all ranks, in the same reduction (every rank learns them,
+ * also when the call failed). */
+int ferry__error_agree_max(MPI_Comm comm, int local_cls, const char *what, int64_t *values, int n);
 
 /* API exit: for cls != 0, registers an error code carrying the recorded
  * message, calls fh's error handler (or the FERRY_FILE_NULL one when fh is

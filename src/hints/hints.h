@@ -71,9 +71,11 @@ void ferry__hints_defaults(ferry__hints_t *hints);
  * Never fails: bad values are recorded in hints->rejected. */
 void ferry__hints_apply(ferry__hints_t *hints, MPI_Info info);
 
-/* Applies the system hints file named by the environment variable
- * FERRY_HINTS ("key value" lines, '#' comments), if set: called before the
- * user's hints so that those win. An unreadable file is noted in rejected. */
+/* Applies the system hints files named by the environment variables
+ * ROMIO_HINTS (sites' existing ROMIO files) and FERRY_HINTS, each of
+ * "key value" lines and '#' comments, if set; FERRY_HINTS wins a key both
+ * set. Called before the user's hints so that those win. An unreadable file
+ * is noted in rejected. */
 void ferry__hints_apply_system(ferry__hints_t *hints);
 
 /* A fingerprint of the hints that change the collective path (cb_*,

@@ -272,7 +272,7 @@ void ferry__hints_print_table(FILE *out)
     }
 }
 
-/* One "key value" line of the system hints file into info; blank lines and
+/* One "key value" line of a system hints file into info; blank lines and
  * '#' comments are skipped. */
 static void add_system_line(MPI_Info info, char *line)
 {
@@ -282,27 +282,39 @@ static void add_system_line(MPI_Info info, char *line)
     if (*end == '\0' || *end == '\n') return; /* a key without a value */
     *end = '\0';
     char *value = end + 1 + strspn(end + 1, " \t");
-    value[strcspn(value, "\r\n")] = '\0';
+    size_t length = strcspn(value, "\r\n");
+    while (length > 0 && (value[length - 1] == ' ' || value[length - 1] == '\t')) length--; /* trailing blanks */
+    value[length] = '\0';
     if (*value) MPI_Info_set(info, key, value);
+}
+
+/* Adds the lines of the hints file named by environment variable `variable`
+ * to info. Returns 0, or -1 when the variable names a file that cannot be read. */
+static int add_system_file(const char *variable, MPI_Info info)
+{
+    const char *path = getenv(variable);
+    if (!path || !*path) return 0;
+    FILE *file = fopen(path, "r");
+    if (!file) return -1;
+    char line[MPI_MAX_INFO_KEY + MPI_MAX_INFO_VAL + 8];
+    while (fgets(line, sizeof line, file)) add_system_line(info, line);
+    fclose(file);
+    return 0;
 }
 
 void ferry__hints_apply_system(ferry__hints_t *hints)
 {
-    const char *path = getenv("FERRY_HINTS");
-    if (!path || !*path) return;
-    FILE *file = fopen(path, "r");
-    if (!file) {
-        reject(hints, "FERRY_HINTS", path, "cannot read the file");
-        return;
-    }
+    /* ROMIO's file first, so ferry's own wins where both set a key. */
+    static const char *const variables[] = {"ROMIO_HINTS", "FERRY_HINTS"};
+    enum { FILES = sizeof variables / sizeof variables[0] };
+    int unreadable[FILES];
     MPI_Info info;
-    if (MPI_Info_create(&info) == MPI_SUCCESS) {
-        char line[MPI_MAX_INFO_KEY + MPI_MAX_INFO_VAL + 8];
-        while (fgets(line, sizeof line, file)) add_system_line(info, line);
-        ferry__hints_apply(hints, info);
-        MPI_Info_free(&info);
-    }
-    fclose(file);
+    if (MPI_Info_create(&info) != MPI_SUCCESS) return;
+    for (int i = 0; i < FILES; i++) unreadable[i] = add_system_file(variables[i], info);
+    ferry__hints_apply(hints, info); /* clears the rejections: the unreadable files are noted after it */
+    MPI_Info_free(&info);
+    for (int i = 0; i < FILES; i++)
+        if (unreadable[i]) reject(hints, variables[i], getenv(variables[i]), "cannot read the file");
 }
 
 uint64_t ferry__hints_collective_fingerprint(const ferry__hints_t *hints)

@@ -9,7 +9,7 @@
 int ferry__check_file(ferry_File fh, const char *op)
 {
     if (fh == FERRY_FILE_NULL) return ferry__error_set(MPI_ERR_FILE, "ferry: %s: invalid file handle (MPI_FILE_NULL)", op);
-    return 0;
+    return ferry__handle_check_live(fh, op);
 }
 
 int ferry__check_readable(ferry_File fh, const char *op)
@@ -37,9 +37,42 @@ int ferry__check_not_sequential(ferry_File fh, const char *op)
     return 0;
 }
 
+/* No mapping lies below Linux's default vm.mmap_min_addr: a transfer whose
+ * first byte would lie there has no valid buffer. */
+enum { LOWEST_MAPPED_ADDRESS = 65536 };
+
+int ferry__check_memory(ferry_File fh, const void *buf, MPI_Count count, MPI_Datatype type, const char *op)
+{
+    /* The common case costs one comparison. A NULL buffer is MPI_BOTTOM in
+     * both hosts, legal with a datatype of absolute addresses, so the test
+     * is where the data would start, not the pointer. */
+    if ((uintptr_t)buf >= LOWEST_MAPPED_ADDRESS || count <= 0) return 0;
+    ferry__typeinfo_t info;
+    if (ferry__datatype_info(type, &info) != 0 || info.size == 0) return 0; /* check_buffer reports a bad type */
+    MPI_Count lowest = info.true_lb; /* of element 0; a negative extent puts the last element lowest */
+    if (info.extent < 0) lowest = count - 1 > INT64_MAX / -info.extent ? INT64_MIN : lowest + (count - 1) * info.extent;
+    if (lowest >= LOWEST_MAPPED_ADDRESS - (MPI_Count)(uintptr_t)buf) return 0;
+    return ferry__error_set(MPI_ERR_BUFFER,
+                            "ferry: %s '%s': invalid buffer %p for %lld elements of %lld bytes: the data would start "
+                            "at address %lld",
+                            op, fh->filename, buf, (long long)count, (long long)info.size,
+                            (long long)((MPI_Count)(uintptr_t)buf + (lowest == INT64_MIN ? 0 : lowest)));
+}
+
+int ferry__check_committed(ferry_File fh, MPI_Datatype type, const char *what, const char *op)
+{
+    if (type == MPI_DATATYPE_NULL)
+        return ferry__error_set(MPI_ERR_TYPE, "ferry: %s '%s': %s is MPI_DATATYPE_NULL", op, fh->filename, what);
+    if (!ferry__datatype_committed(type))
+        return ferry__error_set(MPI_ERR_TYPE, "ferry: %s '%s': %s is not committed (MPI_Type_commit)", op,
+                                fh->filename, what);
+    return 0;
+}
+
 int ferry__check_buffer(ferry_File fh, MPI_Count count, MPI_Datatype type, const char *op)
 {
     if (count < 0) return ferry__error_set(MPI_ERR_COUNT, "ferry: %s '%s': negative count", op, fh->filename);
+    FERRY_TRY(ferry__check_committed(fh, type, "datatype", op));
     ferry__typeinfo_t info;
     int cls = ferry__datatype_info(type, &info);
     if (cls == MPI_ERR_NO_MEM) return ferry__error_set(cls, "ferry: %s '%s': out of memory decoding the datatype", op, fh->filename);
@@ -63,7 +96,7 @@ int ferry__memory_bytes(ferry_File fh, MPI_Datatype type, MPI_Count count, MPI_C
 
 void ferry__status_set_bytes(MPI_Status *status, MPI_Count bytes)
 {
-    if (status == MPI_STATUS_IGNORE) return;
+    if (status == MPI_STATUS_IGNORE || status == NULL) return; /* NULL is MPI_STATUS_IGNORE on Open MPI only */
     /* Both hosts keep a status's count in bytes, so MPI_Get_count and
      * MPI_Get_elements with the caller's datatype work from this. */
     MPI_Status_set_elements_x(status, MPI_BYTE, bytes);

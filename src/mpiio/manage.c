@@ -16,6 +16,7 @@ static int change_size(ferry_File fh, MPI_Offset size, size_action_t action, con
     ferry__async_drain(fh); /* async.h: collectives wait for pending nonblocking requests */
     if (size < 0) cls = ferry__error_set(MPI_ERR_ARG, "ferry: %s '%s': negative size", op, fh->filename);
     if (cls == 0) cls = ferry__check_writable(fh, op);
+    cls = ferry__split_misuse(fh, cls, op);
     if (fh->develop) {
         ferry__develop_arg_t same_size = {"size", (uint64_t)size};
         cls = ferry__develop_check(fh->comm, cls, op, &same_size, 1);
@@ -70,7 +71,7 @@ int ferry_File_set_info(ferry_File fh, MPI_Info info)
     ferry__hints_apply(&fh->hints, info);
     fh->config_epoch++;
     int develop = fh->hints.develop || ferry__develop_from_environment();
-    cls = ferry__error_agree_flag(fh->comm, 0, "set_info", &develop);
+    cls = ferry__error_agree_flag(fh->comm, ferry__split_misuse(fh, 0, "set_info"), "set_info", &develop);
     if (cls == 0) fh->develop = develop;
     if (cls == 0 && develop) {
         ferry__develop_arg_t same = {"collective hints", ferry__hints_collective_fingerprint(&fh->hints)};
@@ -99,7 +100,8 @@ int ferry_File_sync(ferry_File fh)
     int cls = ferry__check_file(fh, "sync");
     if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
     ferry__async_drain(fh);
-    return ferry__error_return(fh, ferry__error_agree(fh->comm, ferry__fs_sync(fh->fs), "sync"));
+    cls = ferry__split_misuse(fh, ferry__fs_sync(fh->fs), "sync");
+    return ferry__error_return(fh, ferry__error_agree(fh->comm, cls, "sync"));
 }
 
 /* Atomic mode locks every transfer's byte range (indep/transfer.c): a file
@@ -121,6 +123,7 @@ int ferry_File_set_atomicity(ferry_File fh, int flag)
     int cls = ferry__check_file(fh, "set_atomicity");
     if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
     ferry__async_drain(fh);
+    cls = ferry__split_misuse(fh, cls, "set_atomicity");
     if (fh->develop) {
         ferry__develop_arg_t same_flag = {"flag", (uint64_t)(flag != 0)};
         cls = ferry__develop_check(fh->comm, cls, "set_atomicity", &same_flag, 1);
@@ -152,7 +155,7 @@ int ferry_File_get_type_extent_c(ferry_File fh, MPI_Datatype datatype, MPI_Count
 int ferry_File_get_type_extent(ferry_File fh, MPI_Datatype datatype, MPI_Aint *extent)
 {
     MPI_Count wide = 0;
-    int rc = ferry_File_get_type_extent_c(fh, datatype, &wide);
+    int rc = ferry_File_get_type_extent_c(fh, datatype, extent ? &wide : NULL);
     if (rc == MPI_SUCCESS && extent) *extent = (MPI_Aint)wide;
     return rc;
 }

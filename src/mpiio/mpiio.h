@@ -23,6 +23,14 @@ int ferry__check_readable(ferry_File fh, const char *op);
 int ferry__check_writable(ferry_File fh, const char *op);
 int ferry__check_not_sequential(ferry_File fh, const char *op);
 int ferry__check_buffer(ferry_File fh, MPI_Count count, MPI_Datatype type, const char *op);
+/* MPI_ERR_TYPE for MPI_DATATYPE_NULL or an uncommitted type; `what` names
+ * the argument in the message ("datatype", "etype", "filetype"). */
+int ferry__check_committed(ferry_File fh, MPI_Datatype type, const char *what, const char *op);
+/* MPI_ERR_BUFFER when (buf, count, type) would touch memory below the lowest
+ * address a process can map (a NULL or tiny buffer for data that starts at
+ * it); MPI_BOTTOM with absolute addresses passes. One comparison for any
+ * ordinary buffer. Leaves count and type errors to ferry__check_buffer. */
+int ferry__check_memory(ferry_File fh, const void *buf, MPI_Count count, MPI_Datatype type, const char *op);
 
 /* The memory bytes a transfer of (count, type) that moved file_bytes of the
  * view's file stream stands for: what its status reports. They differ only
@@ -40,6 +48,15 @@ int ferry__check_offset(ferry_File fh, MPI_Offset offset, MPI_Offset *stream_byt
  * (MPI_SEEK_SET/CUR/END) lands; MPI_ERR_ARG when negative or invalid. */
 int ferry__seek_target(ferry_File fh, MPI_Offset current, MPI_Offset offset, int whence, MPI_Offset *target,
                        const char *op);
+
+/* split.c: a split collective begin called while another one was active is
+ * refused on that rank alone, which then takes no part in any collective
+ * (the other ranks did not call it). The next collective call on the file
+ * reports it on every rank: each collective entry point passes its local
+ * class through this function before its first agreement. Returns
+ * local_cls when nonzero, else MPI_ERR_OTHER (message set) when a misuse
+ * is pending, else 0; the misuse is reported once. */
+int ferry__split_misuse(ferry_File fh, int local_cls, const char *op);
 
 /* develop.c: develop mode. */
 typedef struct ferry__develop_arg {

@@ -94,6 +94,7 @@ static void shadow_init(struct ferry_file *shadow, ferry_File fh, MPI_Comm comm)
     memset(&shadow->staging, 0, sizeof shadow->staging);
     memset(&shadow->sieve, 0, sizeof shadow->sieve);
     shadow->split.kind = NULL;
+    shadow->split.misused_begin = NULL;
 }
 
 /* The caller may free a derived datatype while its request is pending. */
@@ -138,7 +139,10 @@ static int prepare(background_t *b, const ferry__access_t *call, MPI_Offset offs
 {
     ferry_File fh = b->file;
     MPI_Offset skip = 0;
-    int cls = call->shared ? ferry__access_shared_offset(call, fh, 0, b->count, b->type, &offset)
+    int cls = call->collective ? ferry__split_misuse(fh, 0, call->name) : 0;
+    if (cls == 0) cls = ferry__check_memory(fh, b->buf, b->count, b->type, call->name);
+    if (cls == 0)
+        cls = call->shared ? ferry__access_shared_offset(call, fh, 0, b->count, b->type, &offset)
                            : ferry__access_check(call, fh, offset, b->count, b->type, &skip);
     if (cls == 0) cls = keep_type(b, b->type);
     if (cls == 0 && call->individual) cls = claim_individual(call, fh, skip, b->count, b->type, &offset);

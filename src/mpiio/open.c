@@ -5,7 +5,8 @@
  * creates the file first and the others open it once rank 0's outcome is
  * agreed; the call ends in one more agreement, and a rank that opened its
  * file when another failed closes it again, so every rank returns the same
- * success or failure and no rank keeps a half-open file.
+ * success or failure and no rank keeps a half-open file; a file the failed
+ * open created is removed again.
  */
 #include <string.h>
 
@@ -71,34 +72,79 @@ static int open_here(const char *filename, int amode, int creating, ferry__fs_fi
     return ferry__fs_open(filename, flags, fs);
 }
 
+/* Collective: the first agreement of every open, after rank 0 created the
+ * file (when its amode says so). Every rank takes part whatever its amode,
+ * and learns rank 0's outcome and whether all ranks passed the same amode:
+ * one that differs (the CREATE bit included, which decides who creates)
+ * fails the open on every rank with MPI_ERR_AMODE. */
+static int agree_amode(MPI_Comm comm, int local_cls, int amode, const char *filename)
+{
+    int64_t range[2] = {amode, ~(int64_t)amode}; /* the largest amode, and the smallest one's complement */
+    int cls = ferry__error_agree_max(comm, local_cls, "open", range, 2);
+    if (cls != 0 || range[0] == ~range[1]) return cls;
+    return ferry__error_set(MPI_ERR_AMODE,
+                            "ferry: open '%s': amode differs between ranks (values from 0x%llx to 0x%llx; this "
+                            "rank passed 0x%x): MPI requires the same amode on every rank",
+                            filename, (unsigned long long)~range[1], (unsigned long long)range[0], amode);
+}
+
+/* What open_everywhere makes on this rank. develop: in, this rank's wish;
+ * out, ORed over ranks. */
+typedef struct opening {
+    ferry__fs_file_t *fs;
+    int readable;
+    int created; /* rank 0 made the file: a failed open removes it again */
+    int develop;
+    MPI_Win shared;
+} opening_t;
+
+/* Rank 0's open with MPI_MODE_CREATE: exclusive first, so that it knows
+ * whether this open made the file. */
+static int create_here(const char *filename, int amode, opening_t *o)
+{
+    int cls = open_here(filename, amode | MPI_MODE_EXCL, 1, &o->fs, &o->readable);
+    o->created = cls == 0;
+    if (cls == MPI_ERR_FILE_EXISTS && !(amode & MPI_MODE_EXCL))
+        cls = open_here(filename, amode, 1, &o->fs, &o->readable);
+    return cls;
+}
+
+/* Collective, after a failed open: every rank drops what it made, and the
+ * file rank 0 created (all or nothing) is gone before any rank returns. */
+static void undo_open(MPI_Comm comm, const char *filename, opening_t *o)
+{
+    ferry__sharedfp_free(comm, &o->shared);
+    if (o->fs != NULL) ferry__fs_close(o->fs);
+    o->fs = NULL;
+    if (o->created) ferry__fs_remove(filename);
+    ferry__progress_barrier(comm);
+}
+
 /* Collective over comm (a private duplicate): opens the file on every rank
- * or on none. Rank 0 alone creates it. *develop is ORed over ranks. The
- * shared file pointer's window is made on every rank before the last
- * agreement, which publishes its initial value (end of file for APPEND). */
+ * or on none. Rank 0 alone creates it. The shared file pointer's window is
+ * made on every rank before the last agreement, which publishes its initial
+ * value (end of file for APPEND). */
 static int open_everywhere(MPI_Comm comm, int local_cls, const char *filename, int amode, ferry_File file,
-                           ferry__fs_file_t **fs, int *develop, int *readable, MPI_Win *shared)
+                           opening_t *o)
 {
     int rank;
     MPI_Comm_rank(comm, &rank);
-    *fs = NULL;
-    if (amode & MPI_MODE_CREATE) {
-        if (rank == 0 && local_cls == 0) local_cls = open_here(filename, amode, 1, fs, readable);
-        local_cls = ferry__error_agree(comm, local_cls, "open (create)");
+    if (rank == 0 && local_cls == 0 && (amode & MPI_MODE_CREATE)) local_cls = create_here(filename, amode, o);
+    local_cls = agree_amode(comm, local_cls, amode, filename);
+    if (local_cls != 0) { /* agreed: every rank stops here, before the costly window */
+        undo_open(comm, filename, o);
+        return local_cls;
     }
-    if (local_cls == 0 && *fs == NULL) local_cls = open_here(filename, amode, 0, fs, readable);
+    if (o->fs == NULL) local_cls = open_here(filename, amode, 0, &o->fs, &o->readable);
     /* What the file needs from the file system, checked in the same agreement. */
-    if (local_cls == 0) local_cls = ferry__fs_layout(*fs, &file->layout);
+    if (local_cls == 0) local_cls = ferry__fs_layout(o->fs, &file->layout);
     MPI_Offset end = 0;
-    if (local_cls == 0 && (amode & MPI_MODE_APPEND)) local_cls = ferry__fs_size(*fs, &end);
+    if (local_cls == 0 && (amode & MPI_MODE_APPEND)) local_cls = ferry__fs_size(o->fs, &end);
     if (local_cls == 0) file->position = end;
-    int shared_cls = ferry__sharedfp_create(comm, end, shared);
+    int shared_cls = ferry__sharedfp_create(comm, end, &o->shared);
     if (local_cls == 0) local_cls = shared_cls;
-    int cls = ferry__error_agree_flag(comm, local_cls, "open", develop);
-    if (cls != 0) ferry__sharedfp_free(comm, shared);
-    if (cls != 0 && *fs != NULL) {
-        ferry__fs_close(*fs);
-        *fs = NULL;
-    }
+    int cls = ferry__error_agree_flag(comm, local_cls, "open", &o->develop);
+    if (cls != 0) undo_open(comm, filename, o);
     return cls;
 }
 
@@ -133,6 +179,7 @@ static int init_file(ferry_File file, MPI_Comm comm, const char *filename, int a
 static void free_file(ferry_File file)
 {
     if (!file) return;
+    ferry__handle_unregister(file);
     ferry__handle_forget(file);
     ferry__coll_release(file);
     ferry__view_release(&file->view);
@@ -140,13 +187,40 @@ static void free_file(ferry_File file)
     ferry__scratch_release(&file->sieve);
     if (file->comm != MPI_COMM_NULL) MPI_Comm_free(&file->comm);
     ferry__free(file->filename);
-    ferry__free(file);
+    ferry__handle_destroy(file);
+}
+
+/* Collective over the file's ranks: ends everything the open made; returns
+ * the agreed outcome. The caller frees the file. */
+static int close_everywhere(ferry_File file)
+{
+    ferry__async_release(file); /* pending nonblocking requests finish first */
+    ferry__stats_summarize(&file->stats, file->comm, file->filename);
+    ferry__sharedfp_free(file->comm, &file->sharedfp);
+    int cls = ferry__error_agree(file->comm, ferry__split_misuse(file, ferry__fs_close(file->fs), "close"), "close");
+    file->fs = NULL;
+    if (file->amode & MPI_MODE_DELETE_ON_CLOSE) {
+        int removed = (file->rank == 0 && cls == 0) ? ferry__fs_remove(file->filename) : 0;
+        int agreed = ferry__error_agree(file->comm, removed, "close (delete on close)");
+        if (cls == 0) cls = agreed;
+    }
+    return cls;
+}
+
+/* MPI_Finalize with the file still open (core/live.c calls this on every
+ * rank, in the same order): closed as by close, without the error handler,
+ * so the host's objects (window, communicators) go before the host does. */
+static void close_at_finalize(ferry_File file)
+{
+    close_everywhere(file);
+    free_file(file);
 }
 
 int ferry_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, ferry_File *fh)
 {
     int cls = ferry__core_init();
     if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
+    ferry__handle_set_closer(close_at_finalize);
     int inter = 0;
     if (comm == MPI_COMM_NULL || MPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
         return ferry__error_return(FERRY_FILE_NULL,
@@ -156,32 +230,29 @@ int ferry_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info inf
         return ferry__error_return(FERRY_FILE_NULL,
                                    ferry__error_set(MPI_ERR_COMM, "ferry: open: cannot duplicate the communicator"));
     cls = check_open_args(filename, amode, fh);
-    int develop = ferry__develop_from_environment();
-    if (develop) cls = check_same_everywhere(dup, cls, filename, amode);
+    opening_t o = {.fs = NULL, .develop = ferry__develop_from_environment(), .shared = MPI_WIN_NULL};
+    if (o.develop) cls = check_same_everywhere(dup, cls, filename, amode);
     ferry_File file = NULL;
-    if (cls == 0 && !(file = ferry__calloc(1, sizeof *file)))
+    if (cls == 0 && !(file = ferry__handle_create()))
         cls = ferry__error_set(MPI_ERR_NO_MEM, "ferry: open '%s': out of memory", filename);
     if (file) file->comm = MPI_COMM_NULL;
     if (cls == 0) cls = init_file(file, dup, filename, amode, info);
-    ferry__fs_file_t *fs = NULL;
-    if (file && file->hints.develop) develop = 1;
-    int readable = 0;
-    MPI_Win shared = MPI_WIN_NULL;
-    cls = open_everywhere(dup, cls, filename, amode, file, &fs, &develop, &readable, &shared);
+    if (file && file->hints.develop) o.develop = 1;
+    cls = open_everywhere(dup, cls, filename, amode, file, &o);
     if (cls != 0) {
-        ferry__fs_close(fs);
         if (file && file->comm == dup) file->comm = MPI_COMM_NULL;
         free_file(file);
         MPI_Comm_free(&dup);
         if (fh) *fh = FERRY_FILE_NULL;
         return ferry__error_return(FERRY_FILE_NULL, cls);
     }
-    file->fs = fs;
-    file->sharedfp = shared;
-    file->sharedfp_used = shared != MPI_WIN_NULL && (amode & MPI_MODE_APPEND); /* it starts at end of file */
-    fs->stats = &file->stats;
-    file->develop = develop;
-    file->readable = readable;
+    file->fs = o.fs;
+    file->sharedfp = o.shared;
+    file->sharedfp_used = o.shared != MPI_WIN_NULL && (amode & MPI_MODE_APPEND); /* it starts at end of file */
+    o.fs->stats = &file->stats;
+    file->develop = o.develop;
+    file->readable = o.readable;
+    ferry__handle_register(file);
     *fh = file;
     return MPI_SUCCESS;
 }
@@ -191,17 +262,7 @@ int ferry_File_close(ferry_File *fh)
     int cls = fh ? ferry__check_file(*fh, "close") : ferry__error_set(MPI_ERR_ARG, "ferry: close: NULL argument");
     if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
     ferry_File file = *fh;
-    ferry__async_release(file); /* pending nonblocking requests finish first */
-    ferry__stats_summarize(&file->stats, file->comm, file->filename);
-    ferry__sharedfp_free(file->comm, &file->sharedfp);
-    cls = ferry__error_agree(file->comm, ferry__fs_close(file->fs), "close");
-    file->fs = NULL;
-    if (file->amode & MPI_MODE_DELETE_ON_CLOSE) {
-        int removed = (file->rank == 0 && cls == 0) ? ferry__fs_remove(file->filename) : 0;
-        int agreed = ferry__error_agree(file->comm, removed, "close (delete on close)");
-        if (cls == 0) cls = agreed;
-    }
-    int code = ferry__error_return(file, cls);
+    int code = ferry__error_return(file, close_everywhere(file));
     free_file(file);
     *fh = FERRY_FILE_NULL;
     return code;

@@ -54,6 +54,8 @@ int ferry__access_transfer(const ferry__access_t *call, ferry_File fh, int local
      * ones first (async.h). */
     if (call->collective) ferry__async_drain(fh);
     MPI_Offset skip = 0;
+    if (call->collective) local_cls = ferry__split_misuse(fh, local_cls, call->name);
+    if (local_cls == 0) local_cls = ferry__check_memory(fh, buf, count, type, call->name);
     int cls = call->shared ? ferry__access_shared_offset(call, fh, local_cls, count, type, &offset) : local_cls;
     if (cls == 0) cls = ferry__access_check(call, fh, offset, count, type, &skip);
     if (call->collective)

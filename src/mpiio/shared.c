@@ -77,6 +77,19 @@ int ferry_File_write_ordered(ferry_File fh, const void *buf, int count, MPI_Data
     return ferry_File_write_ordered_c(fh, buf, count, datatype, status);
 }
 
+/* What a rank can check without the pointer, which only rank 0 reads: a
+ * bad whence or a negative absolute position on any rank fails every rank
+ * at the first agreement, naming that rank. */
+static int check_seek_arguments(ferry_File fh, MPI_Offset offset, int whence)
+{
+    if (whence != MPI_SEEK_SET && whence != MPI_SEEK_CUR && whence != MPI_SEEK_END)
+        return ferry__error_set(MPI_ERR_ARG, "ferry: seek_shared '%s': invalid whence %d", fh->filename, whence);
+    if (whence == MPI_SEEK_SET && offset < 0)
+        return ferry__error_set(MPI_ERR_ARG, "ferry: seek_shared '%s': negative position %lld", fh->filename,
+                                (long long)offset);
+    return 0;
+}
+
 /* Collective. The first agreement (with develop mode's check that offset
  * and whence match) brings every rank here, so no access to the pointer is
  * in flight; rank 0 moves it; the second agreement spreads rank 0's outcome
@@ -86,6 +99,8 @@ int ferry_File_seek_shared(ferry_File fh, MPI_Offset offset, int whence)
     int cls = ferry__check_file(fh, "seek_shared");
     if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
     cls = ferry__check_not_sequential(fh, "seek_shared");
+    if (cls == 0) cls = check_seek_arguments(fh, offset, whence);
+    cls = ferry__split_misuse(fh, cls, "seek_shared");
     if (fh->develop) {
         ferry__develop_arg_t same[2] = {{"offset", (uint64_t)offset}, {"whence", (uint64_t)(unsigned)whence}};
         cls = ferry__develop_check(fh->comm, cls, "seek_shared", same, 2);

@@ -5,10 +5,12 @@
  * part, ending in the agreement) and records its outcome; the end call
  * returns it. The standard allows a begin to complete the operation, and
  * the caller may not touch the buffer in between anyway. At most one split
- * collective may be active per file handle: a second begin fails on the
- * rank that broke the rule (the others still complete the collective with
- * it, so nobody waits), an end without its begin, of another kind, or with
- * another buffer fails locally.
+ * collective may be active per file handle: a begin while one is active
+ * fails at once on the rank that broke the rule, which takes no part in a
+ * collective the other ranks did not call (it used to, and the next
+ * collective then hung); the next collective call on the file fails on
+ * every rank, naming that rank (ferry__split_misuse). An end without its
+ * begin, of another kind, or with another buffer fails locally.
  */
 #include <string.h>
 
@@ -20,12 +22,17 @@ static int begin(const ferry__access_t *call, ferry_File fh, MPI_Offset offset, 
 {
     int cls = ferry__check_file(fh, call->name);
     if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
+    if (fh->split.kind) {
+        fh->split.misused_begin = call->name;
+        fh->split.misused_active = fh->split.kind;
+        return ferry__error_return(fh, ferry__error_set(MPI_ERR_OTHER,
+                                                        "ferry: %s '%s': split collective %s is still active on this "
+                                                        "file; the next collective call on the file reports this on "
+                                                        "every rank",
+                                                        call->name, fh->filename, fh->split.kind));
+    }
     MPI_Count done = 0;
-    int local = 0;
-    if (fh->split.kind)
-        local = ferry__error_set(MPI_ERR_OTHER, "ferry: %s '%s': split collective %s is still active on this file",
-                                 call->name, fh->filename, fh->split.kind);
-    cls = ferry__access_transfer(call, fh, local, offset, (void *)buf, count, type, &done);
+    cls = ferry__access_transfer(call, fh, 0, offset, (void *)buf, count, type, &done);
     if (cls == 0) cls = ferry__memory_bytes(fh, type, count, done, &done);
     if (cls == 0) {
         fh->split.kind = call->name;
@@ -51,6 +58,18 @@ static int end(ferry_File fh, const char *begin_name, const char *end_name, cons
         fh->split.buf = NULL;
     }
     return ferry__error_return(fh, cls);
+}
+
+int ferry__split_misuse(ferry_File fh, int local_cls, const char *op)
+{
+    const char *misused = fh->split.misused_begin;
+    if (!misused) return local_cls;
+    fh->split.misused_begin = NULL;
+    if (local_cls) return local_cls;
+    return ferry__error_set(MPI_ERR_OTHER,
+                            "ferry: %s '%s': this rank called %s earlier while split collective %s was active (one "
+                            "split collective per file handle at a time), and took no part in it",
+                            op, fh->filename, misused, fh->split.misused_active);
 }
 
 static const ferry__access_t read_at_all_begin_call = {"read_at_all_begin", 0, 0, 1, 0};

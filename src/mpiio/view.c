@@ -51,8 +51,10 @@ int ferry_File_set_view(ferry_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_
     int cls = ferry__check_file(fh, "set_view");
     if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
     ferry__async_drain(fh); /* pending nonblocking requests use the old view */
-    cls = check_displacement(fh, disp);
+    cls = ferry__split_misuse(fh, check_displacement(fh, disp), "set_view");
     if (fh->amode & MPI_MODE_SEQUENTIAL) cls = current_displacement(fh, cls, &disp);
+    if (cls == 0) cls = ferry__check_committed(fh, etype, "etype", "set_view");
+    if (cls == 0) cls = ferry__check_committed(fh, filetype, "filetype", "set_view");
     ferry__view_t next;
     ferry__view_init(&next);
     if (cls == 0) cls = ferry__view_build(&next, disp, etype, filetype, datarep, fh->filename);

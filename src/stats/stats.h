@@ -30,6 +30,10 @@ typedef struct ferry__stats {
     long long coll_meta_bytes;   /* bytes this rank sent in them besides data: call inputs, the two-phase
                                   * set-up agreement, the final agreement (the view cache is exchanged
                                   * at set_view) */
+    long long coll_aggregator_calls; /* two-phase calls in which this rank was an aggregator */
+    long long coll_targets;      /* distinct storage targets (stripe index mod stripe count) its windows
+                                  * touched, summed over those calls: divided by coll_aggregator_calls,
+                                  * the targets per aggregator per call (Y-Lib, seed 002) */
     double fs_seconds;           /* in file-system calls */
     double exchange_seconds;     /* moving data between ranks */
     char strategy[96];           /* collective strategy used last and why, "" if none */

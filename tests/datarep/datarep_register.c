@@ -7,7 +7,8 @@
  * MPI_CONVERSION_FN_NULL moves native bytes; errors: MPI_ERR_DUP_DATAREP
  * for any defined name, MPI_ERR_ARG for bad names, MPI_ERR_CONVERSION when
  * a conversion function fails; a file written through a view in the
- * representation holds what the write function produced.
+ * representation holds what the write function produced; the large-count
+ * registration (ferry_Register_datarep_c) converts the same.
  */
 #include <string.h>
 
@@ -209,6 +210,42 @@ static void test_file_view(state_t *st)
     FT_OK(ferry_File_close(&fh));
 }
 
+/* The large-count registration (MPI_Register_datarep_c): the same
+ * representation through conversion functions taking MPI_Count, on every
+ * host (ferry offers it whatever the host's MPI version). */
+static int write_wide_c(void *userbuf, MPI_Datatype type, MPI_Count count, void *filebuf, MPI_Offset position,
+                        void *extra)
+{
+    return write_wide(userbuf, type, (int)count, filebuf, position, extra);
+}
+
+static int read_wide_c(void *userbuf, MPI_Datatype type, MPI_Count count, void *filebuf, MPI_Offset position,
+                       void *extra)
+{
+    return read_wide(userbuf, type, (int)count, filebuf, position, extra);
+}
+
+static void test_large_count(state_t *st)
+{
+    const ferry__datarep_t *wide_c, *null_c;
+    int values[5] = {3, -1, 1 << 30, -(1 << 30), 77}, back[5] = {0};
+    unsigned char want[40], file[40];
+    *st = (state_t){.per_elem = 1, .offsets = {0}, .extent = sizeof(int)};
+    expect_wide(values, 5, want);
+    FT_OK(ferry_Register_datarep_c("ferry-wide-c", read_wide_c, write_wide_c, extent_wide, st));
+    FT_FAILS(MPI_ERR_DUP_DATAREP, ferry_Register_datarep_c("ferry-wide-c", NULL, NULL, extent_wide, st));
+    FT_OK(ferry_Register_datarep_c("ferry-null-c", NULL, NULL, extent_native, NULL));
+    FT_EQ(ferry__datarep_find("ferry-wide-c", &wide_c), 0);
+    FT_EQ(ferry__datarep_find("ferry-null-c", &null_c), 0);
+    FT_EQ(ferry__datarep_pack(wide_c, values, 5, MPI_INT, 0, file, 40), 0);
+    FT_EQ_MEM(file, want, 40);
+    FT_EQ(ferry__datarep_unpack(wide_c, want, 40, back, 5, MPI_INT, 0), 0);
+    FT_EQ_MEM(back, values, sizeof values);
+    FT_CHECK(st->calls == 2);
+    FT_EQ(ferry__datarep_pack(null_c, values, 5, MPI_INT, 0, file, 20), 0);
+    FT_EQ_MEM(file, values, 20); /* native bytes */
+}
+
 int main(int argc, char **argv)
 {
     ft_init(&argc, &argv);
@@ -222,5 +259,6 @@ int main(int argc, char **argv)
     test_derived(wide, &st);
     test_no_conversion();
     test_file_view(&st);
+    test_large_count(&st);
     return ft_finish();
 }

@@ -56,12 +56,18 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     const int rw_create = MPI_MODE_CREATE | MPI_MODE_RDWR;
 
-    /* Rank 1 names a directory. */
+    /* Rank 1 names a directory. Rank 0 created 'good' and removes it again: a failed open leaves no new file. */
     expect_open_failure(ft_rank == 1 ? dir : good, rw_create, MPI_ERR_BAD_FILE, ft_rank == 1, 1, "a-directory");
-    /* The last rank names a file in a missing directory; the file exists for the others. */
+    FT_CHECK(access(good, F_OK) != 0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (ft_rank == 0) fclose(fopen(good, "w"));
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* The last rank names a file in a missing directory; the file exists for the others, and stays. */
     expect_open_failure(ft_rank == ft_size - 1 ? missing : good, MPI_MODE_RDWR, MPI_ERR_NO_SUCH_FILE,
                         ft_rank == ft_size - 1, ft_size - 1, "no-dir/file");
+    FT_CHECK(access(good, F_OK) == 0);
     /* Rank 0, the creator, fails to create; nobody else may create or open anything. */
+    MPI_Barrier(MPI_COMM_WORLD);
     if (ft_rank == 0) unlink(good);
     MPI_Barrier(MPI_COMM_WORLD);
     expect_open_failure(ft_rank == 0 ? missing : good, rw_create, MPI_ERR_NO_SUCH_FILE, ft_rank == 0, 0,
@@ -111,8 +117,8 @@ int main(int argc, char **argv)
     ft_expect_fail(__FILE__, __LINE__, "preallocate", rc, MPI_ERR_ARG, ft_rank == 1 ? "negative" : "rank 1");
     FT_OK(ferry_File_get_size(fh, &size_after));
     FT_EQ(size_after, size_before); /* a failed collective resize changed nothing */
-    /* seek_shared: the negative result is found on rank 0 alone. */
-    rc = ferry_File_seek_shared(fh, -1, MPI_SEEK_SET);
+    /* seek_shared: the negative result of a relative seek is found on rank 0 alone (which reads the pointer). */
+    rc = ferry_File_seek_shared(fh, -1, MPI_SEEK_CUR);
     ft_expect_fail(__FILE__, __LINE__, "seek_shared", rc, MPI_ERR_ARG, ft_rank == 0 ? "negative" : "rank 0");
 
     for (int r = 0; r < ft_size; r++) {

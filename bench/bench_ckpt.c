@@ -1,0 +1,243 @@
+/*
+ * ferry-bench ckpt: checkpoint strategies (seed 004, POLCOMS) side by side.
+ *
+ * A 3-D field (nz * n * n doubles) and a 2-D one (n * n) over a px * py
+ * grid of uneven blocks with halos of width 2 (the layout of an ocean model)
+ * are checkpointed through ferry_ckpt with every strategy (gather, stack,
+ * steer), collective and independent, on ferry and on the host MPI-IO (the
+ * same code, a backend per file), and compared with a container-style write
+ * of the same bytes (each rank's halo-free data, packed beforehand, written
+ * contiguously at its offset, no header). Contenders rotate order each
+ * repetition; times are the slowest rank's, barrier to barrier (open,
+ * write, sync, rename); medians are printed with the ratios the issue asks
+ * for. Memory: the module's peak (ferry_ckpt_peak_memory) and the growth
+ * of the resident set's high-water mark during the call (max over ranks).
+ *
+ *   --dir D (default /dev/shm)  --n 512  --nz 20  --reps 3  --json FILE
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "ferry_ckpt.h"
+
+enum { HALO = 2, MAX_REPS = 16, CONTENDERS = 14 };
+
+typedef struct ckb {
+    int n, nz, reps, rank, nprocs;
+    const char *dir, *json;
+    MPI_Offset start[3], count[3];
+    double *fields[2], *packed;
+    long long packed_bytes, offset, total_bytes;
+} ckb_t;
+
+typedef struct contender {
+    const char *name;
+    int strategy, independent, io; /* strategy -1: the container-style write */
+    double t[MAX_REPS];
+    long long peak, rss;
+} contender_t;
+
+static const char *strategy_names[] = {"steer", "stack", "gather"};
+
+/* This rank's uneven block of a px * py grid (px * py = nprocs, px the largest factor <= sqrt). */
+static void decompose(ckb_t *b)
+{
+    int px = 1;
+    for (int k = 1; k * k <= b->nprocs; k++)
+        if (b->nprocs % k == 0) px = k;
+    int py = b->nprocs / px, cx = b->rank % px, cy = b->rank / px;
+    /* Uneven on purpose: the first blocks get the remainder and one more row each. */
+    long long wy = b->n / py, wx = b->n / px;
+    b->start[0] = 0, b->count[0] = b->nz;
+    b->start[1] = cy * wy + (cy > 0), b->count[1] = cy == py - 1 ? b->n - b->start[1] : wy + (cy == 0);
+    b->start[2] = cx * wx, b->count[2] = cx == px - 1 ? b->n - b->start[2] : wx;
+}
+
+static long long local_elems(const ckb_t *b, int levels)
+{
+    return (long long)levels * (b->count[1] + 2 * HALO) * (b->count[2] + 2 * HALO);
+}
+
+static void setup(ckb_t *b)
+{
+    decompose(b);
+    for (int f = 0; f < 2; f++) {
+        long long n = local_elems(b, f == 0 ? b->nz : 1);
+        b->fields[f] = malloc((size_t)n * sizeof(double));
+        for (long long i = 0; i < n; i++) b->fields[f][i] = (double)(i * 31 + b->rank) * 0.001 + f;
+    }
+    long long mine = (b->nz + 1) * b->count[1] * b->count[2];
+    b->packed_bytes = mine * 8;
+    b->packed = malloc((size_t)b->packed_bytes + 8);
+    for (long long i = 0; i < mine; i++) b->packed[i] = (double)i;
+    MPI_Exscan(&b->packed_bytes, &b->offset, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (b->rank == 0) b->offset = 0;
+    MPI_Allreduce(&b->packed_bytes, &b->total_bytes, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+}
+
+static ferry_ckpt_t open_set(const ckb_t *b, const contender_t *c, const char *base)
+{
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "ferry_ckpt_keep", "1");
+    ferry_ckpt_options_t o = {.strategy = c->strategy, .independent = c->independent, .io = c->io, .info = info};
+    ferry_ckpt_t ck = NULL;
+    int dims[3], id, halo[3] = {0, HALO, HALO};
+    ferry_ckpt_create(MPI_COMM_WORLD, base, &o, &ck);
+    MPI_Info_free(&info);
+    ferry_ckpt_def_dim(ck, "level", b->nz, &dims[0]);
+    ferry_ckpt_def_dim(ck, "y", b->n, &dims[1]);
+    ferry_ckpt_def_dim(ck, "x", b->n, &dims[2]);
+    ferry_ckpt_var_t v3 = {"temp", MPI_DOUBLE, 3, dims, b->start, b->count, halo, NULL, "degC"};
+    ferry_ckpt_var_t v2 = {"eta", MPI_DOUBLE, 2, dims + 1, b->start + 1, b->count + 1, halo + 1, NULL, "m"};
+    ferry_ckpt_def_var(ck, &v3, &id);
+    ferry_ckpt_def_var(ck, &v2, &id);
+    return ck;
+}
+
+/* The resident set (kB) or its high-water mark, from /proc/self/status. */
+static long long status_kb(const char *key)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long long kb = 0;
+    size_t len = strlen(key);
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, key, len) == 0) kb = atoll(line + len + 1);
+    if (f) fclose(f);
+    return kb;
+}
+
+/* Resets the high-water mark to the current resident set (Linux: "5" > clear_refs). */
+static long long rss_reset(void)
+{
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (f) fputs("5", f), fclose(f);
+    return status_kb("VmRSS:");
+}
+
+/* One write by contender c; returns the slowest rank's seconds, or -1 on failure. */
+static double run_one(const ckb_t *b, contender_t *c, const char *dir, int rep)
+{
+    char base[600];
+    snprintf(base, sizeof base, "%s/%s_%s_%s", dir, c->strategy < 0 ? "contig" : strategy_names[c->strategy],
+             c->independent ? "indep" : "coll", c->io ? "host" : "ferry");
+    long long before = rss_reset(), growth, peak = 0;
+    bench_outcome_t out = {0};
+    if (c->strategy < 0) {
+        bench_access_t a = {.path = base, .info = MPI_INFO_NULL, .disp = b->offset, .etype = MPI_BYTE,
+                            .filetype = MPI_BYTE, .buf = b->packed, .count = (int)b->packed_bytes,
+                            .memtype = MPI_BYTE, .collective = 0, .wronly = 1};
+        bench_access_run(&a, c->io == FERRY_CKPT_IO_FERRY, 1, &out);
+    } else {
+        ferry_ckpt_t ck = open_set(b, c, base);
+        void *bufs[2] = {b->fields[0], b->fields[1]};
+        bench_barrier();
+        double t0 = bench_now();
+        out.failed = ferry_ckpt_write(ck, rep + 1, 0.0, bufs) != MPI_SUCCESS;
+        double mine = bench_now() - t0;
+        MPI_Allreduce(&mine, &out.seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        peak = ferry_ckpt_peak_memory(ck);
+        ferry_ckpt_free(&ck);
+    }
+    growth = (status_kb("VmHWM:") - before) * 1024;
+    long long mine[2] = {peak, growth}, most[2];
+    MPI_Allreduce(mine, most, 2, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    c->peak = most[0] > c->peak ? most[0] : c->peak;
+    c->rss = most[1] > c->rss ? most[1] : c->rss;
+    return out.failed ? -1 : out.seconds;
+}
+
+static void make_contenders(contender_t *c)
+{
+    int n = 0;
+    for (int io = 0; io < 2; io++) {
+        for (int s = 2; s >= 0; s--)
+            for (int indep = 0; indep < 2; indep++) c[n++] = (contender_t){.name = "", .strategy = s, .independent = indep, .io = io};
+        c[n++] = (contender_t){.name = "contig", .strategy = -1, .independent = 1, .io = io};
+    }
+}
+
+static double median_of(contender_t *c, int reps)
+{
+    double t[MAX_REPS];
+    memcpy(t, c->t, sizeof t);
+    return bench_median(t, reps);
+}
+
+static void print_table(const ckb_t *b, contender_t *c, int reps)
+{
+    double mib = (double)b->total_bytes / (1 << 20), m[CONTENDERS];
+    for (int i = 0; i < CONTENDERS; i++) m[i] = median_of(&c[i], reps);
+    printf("ferry-bench ckpt: %d ranks, %d x %d x %d + %d x %d doubles (%.1f MiB), %s, median of %d\n", b->nprocs, b->nz,
+           b->n, b->n, b->n, b->n, mib, b->dir, reps);
+    printf("| contender | transfers | MPI-IO | seconds | MiB/s | module peak | RSS growth |\n|---|---|---|---|---|---|---|\n");
+    for (int i = 0; i < CONTENDERS; i++)
+        printf("| %s | %s | %s | %.4f | %.0f | %lld | %lld |\n", c[i].strategy < 0 ? "contig (container-style)" : strategy_names[c[i].strategy],
+               c[i].independent ? "independent" : "collective", c[i].io ? "host" : "ferry", m[i], mib / m[i], c[i].peak, c[i].rss);
+    for (int io = 0; io < 2; io++) {
+        const double *x = m + io * 7; /* gather coll, gather indep, stack coll, stack indep, steer coll, steer indep, contig */
+        printf("%s: steer collective / gather collective = %.2f, / gather independent = %.2f; stack collective / contig = %.2f, "
+               "stack independent / contig = %.2f\n", io ? "host" : "ferry", x[4] / x[0], x[4] / x[1], x[2] / x[6], x[3] / x[6]);
+    }
+    printf("ferry / host: gather %.2f, stack %.2f, steer %.2f (collective); contig %.2f\n", m[0] / m[7], m[2] / m[9],
+           m[4] / m[11], m[6] / m[13]);
+}
+
+static void write_json(const ckb_t *b, contender_t *c, int reps)
+{
+    FILE *f = b->rank == 0 && b->json ? fopen(b->json, "a") : NULL;
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len;
+    MPI_Get_library_version(version, &len);
+    for (int i = 0; f && i < CONTENDERS; i++)
+        fprintf(f, "{\"source\":\"ferry-bench\",\"ranks\":%d,\"dir\":\"%s\",\"mpi\":\"%s\",\"mib\":%.3f,\"strategy\":\"%s\","
+                   "\"transfers\":\"%s\",\"io\":\"%s\",\"seconds\":%.6f,\"peak\":%lld,\"rss\":%lld}\n",
+                b->nprocs, b->dir, strstr(version, "Open MPI") ? "openmpi" : "mpich", (double)b->total_bytes / (1 << 20),
+                c[i].strategy < 0 ? "contig" : strategy_names[c[i].strategy], c[i].independent ? "independent" : "collective",
+                c[i].io ? "host" : "ferry", median_of(&c[i], reps), c[i].peak, c[i].rss);
+    if (f) fclose(f);
+}
+
+static int parse(ckb_t *b, int argc, char **argv)
+{
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--dir") == 0) b->dir = argv[i + 1];
+        else if (strcmp(argv[i], "--n") == 0) b->n = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--nz") == 0) b->nz = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--reps") == 0) b->reps = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--json") == 0) b->json = argv[i + 1];
+        else return 2;
+    }
+    return b->n >= 8 && b->nz >= 1 && b->reps >= 1 && b->reps <= MAX_REPS ? 0 : 2;
+}
+
+int ferry_bench_ckpt(int argc, char **argv)
+{
+    ckb_t b = {.n = 512, .nz = 20, .reps = 3, .dir = "/dev/shm"};
+    MPI_Comm_rank(MPI_COMM_WORLD, &b.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &b.nprocs);
+    if (parse(&b, argc, argv)) {
+        if (b.rank == 0) fprintf(stderr, "usage: ferry-bench ckpt [--dir D] [--n 512] [--nz 20] [--reps 3] [--json FILE]\n");
+        return 2;
+    }
+    setup(&b);
+    contender_t c[CONTENDERS];
+    make_contenders(c);
+    const char *dir = bench_make_dir(b.dir, "ckpt");
+    int failed = !dir;
+    for (int rep = 0; rep < b.reps && !failed; rep++)
+        for (int k = 0; k < CONTENDERS && !failed; k++) {
+            contender_t *x = &c[(k + rep * 5) % CONTENDERS];
+            x->t[rep] = run_one(&b, x, dir, rep);
+            failed = x->t[rep] < 0;
+        }
+    if (!failed && b.rank == 0) print_table(&b, c, b.reps);
+    if (!failed) write_json(&b, c, b.reps);
+    bench_remove_dir(dir);
+    free(b.fields[0]), free(b.fields[1]), free(b.packed);
+    return failed;
+}

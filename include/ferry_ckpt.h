@@ -1,0 +1,129 @@
+/*
+ * ferry_ckpt: checkpoint/restart of distributed arrays into netCDF files.
+ *
+ * Each rank owns a block of every variable's global array (start and count
+ * in the global index space) inside a local buffer with halos (ghost cells)
+ * around it. A checkpoint writes every variable of one step in one call
+ * into a standard netCDF file (CDF-5 by default, CDF-2 on request) that
+ * ncdump, netCDF4-python and xarray read without ferry; a restart reads the
+ * newest valid checkpoint into any decomposition, on any number of ranks.
+ *
+ * Strategies (seed 004, POLCOMS):
+ *   FERRY_CKPT_STEER   every block goes to its place in the global array
+ *                      (row-major), through a subarray file view: the file
+ *                      is the global image.
+ *   FERRY_CKPT_STACK   every rank's halo-free block is stored contiguously,
+ *                      in rank order, with index variables <v>_start,
+ *                      <v>_count, <v>_offset (docs/checkpoint.md).
+ *   FERRY_CKPT_GATHER  the reference: rank 0 assembles each global array
+ *                      and writes it (root memory: the largest variable).
+ * Transfers are collective (default) or independent, through ferry's
+ * MPI-IO or the host MPI's own MPI_File_* (FERRY_CKPT_IO_HOST), the same
+ * code either way. Halos are excluded by MPI datatypes, never by copies.
+ * Values are stored big-endian (netCDF's encoding): the write swaps each
+ * block in place and back, the read swaps after reading.
+ *
+ * Transactions: ferry_ckpt_write(step) writes "<base>.<step>.nc.tmp",
+ * syncs it, then renames it to "<base>.<step>.nc" and keeps the newest K
+ * checkpoints (hint ferry_ckpt_keep, default 2). Every variable carries a
+ * checksum attribute; ferry_ckpt_restart takes the newest checkpoint that
+ * is complete and passes its checksums, falling back to older ones with a
+ * message on stderr. A job killed at any moment never damages an earlier
+ * checkpoint.
+ *
+ * Hints (MPI_Info in the options; the rest go to MPI_File_open):
+ *   ferry_ckpt_keep   checkpoints kept, >= 1 (default 2)
+ *   ferry_ckpt_align  data alignment in bytes (default: the directory's
+ *                     st_blksize, at least 512)
+ *
+ * Every function returns MPI_SUCCESS or an MPI error code whose class is
+ * standard and whose string (ferry_Error_string) names the operation, the
+ * file and the cause. Functions marked collective must be called by every
+ * rank of the communicator with the same arguments except buffers and the
+ * rank's own block.
+ */
+#ifndef FERRY_CKPT_H
+#define FERRY_CKPT_H
+
+#include "ferry.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ferry_ckpt *ferry_ckpt_t;
+
+enum { FERRY_CKPT_STEER = 0, FERRY_CKPT_STACK = 1, FERRY_CKPT_GATHER = 2 };
+enum { FERRY_CKPT_IO_FERRY = 0, FERRY_CKPT_IO_HOST = 1 };
+enum { FERRY_CKPT_CDF5 = 0, FERRY_CKPT_CDF2 = 1 };
+enum { FERRY_CKPT_MAX_DIMS = 4 };
+
+typedef struct ferry_ckpt_options {
+    int strategy;    /* FERRY_CKPT_STEER (0, default), _STACK or _GATHER */
+    int independent; /* 0: collective transfers; 1: independent ones */
+    int format;      /* FERRY_CKPT_CDF5 (0, default) or FERRY_CKPT_CDF2 (every variable under 4 GiB) */
+    int io;          /* FERRY_CKPT_IO_FERRY (0, default) or FERRY_CKPT_IO_HOST */
+    MPI_Info info;   /* borrowed for the call; MPI_INFO_NULL or 0 for none */
+} ferry_ckpt_options_t;
+
+/* One variable: the global array and this rank's block of it. */
+typedef struct ferry_ckpt_var {
+    const char *name;
+    MPI_Datatype type;        /* MPI_SIGNED_CHAR, MPI_SHORT, MPI_INT, MPI_FLOAT, MPI_DOUBLE, MPI_LONG_LONG (CDF-5) */
+    int ndims;                /* 1 to FERRY_CKPT_MAX_DIMS */
+    const int *dimids;        /* from ferry_ckpt_def_dim, slowest varying first (C order) */
+    const MPI_Offset *start;  /* this rank's block in the global index space */
+    const MPI_Offset *count;  /* its extent; a zero anywhere: the rank owns nothing */
+    const int *halo;          /* ghost cells on each side of the local buffer, per dimension; NULL: none */
+    const char *mask;         /* optional: name of the variable flagging valid points (an attribute) */
+    const char *units;        /* optional: the units attribute */
+} ferry_ckpt_var_t;
+
+/* What a restart or read found. */
+typedef struct ferry_ckpt_info {
+    long long step;
+    double time;
+    int writer_ranks;  /* how many ranks wrote the file */
+    int strategy;      /* how it was written */
+    int fallbacks;     /* newer checkpoints skipped because they were incomplete or corrupt */
+    char path[4096];
+} ferry_ckpt_info_t;
+
+/* Collective. A checkpoint set named by base ("dir/name"); opt may be NULL
+ * (steer, collective, CDF-5, ferry). Free with ferry_ckpt_free. */
+FERRY_API int ferry_ckpt_create(MPI_Comm comm, const char *base, const ferry_ckpt_options_t *opt, ferry_ckpt_t *ck);
+/* Local (same on every rank): a dimension of the global index space. */
+FERRY_API int ferry_ckpt_def_dim(ferry_ckpt_t ck, const char *name, MPI_Offset len, int *dimid);
+/* Collective: a variable, with this rank's block (copied). */
+FERRY_API int ferry_ckpt_def_var(ferry_ckpt_t ck, const ferry_ckpt_var_t *var, int *varid);
+/* Collective: writes every variable (bufs[varid]: the rank's local buffer with
+ * halos; NULL allowed where the rank owns nothing) as checkpoint step, then
+ * commits it and drops checkpoints beyond the newest K. The buffers are
+ * byte-swapped in place during the call and restored before it returns. */
+FERRY_API int ferry_ckpt_write(ferry_ckpt_t ck, long long step, double time, void *const *bufs);
+/* Collective: the same into one named file (temporary name, sync, rename). */
+FERRY_API int ferry_ckpt_write_file(ferry_ckpt_t ck, const char *path, long long step, double time,
+                                    void *const *bufs);
+/* Collective: reads the newest valid checkpoint of the set into this rank's
+ * blocks (halos untouched; points no writer owned read as 0). info may be NULL.
+ * MPI_ERR_NO_SUCH_FILE when no checkpoint is valid. */
+FERRY_API int ferry_ckpt_restart(ferry_ckpt_t ck, void *const *bufs, ferry_ckpt_info_t *info);
+/* Collective: reads one file (checksums verified) into this rank's blocks. */
+FERRY_API int ferry_ckpt_read_file(ferry_ckpt_t ck, const char *path, void *const *bufs, ferry_ckpt_info_t *info);
+/* Collective: MPI_SUCCESS when path is a complete checkpoint whose data match
+ * every checksum; otherwise an error (MPI_ERR_IO for corrupt data) whose
+ * string says what is wrong. */
+FERRY_API int ferry_ckpt_verify(MPI_Comm comm, const char *path);
+/* Local: the file name of step in the set. */
+FERRY_API int ferry_ckpt_path(ferry_ckpt_t ck, long long step, char *path, int len);
+/* Local: the most memory the module held at once on this rank so far (gather:
+ * the root's global array; steer and stack: metadata only), in bytes. */
+FERRY_API long long ferry_ckpt_peak_memory(ferry_ckpt_t ck);
+/* Local: frees ck (NULL and *ck == NULL are no-ops). */
+FERRY_API int ferry_ckpt_free(ferry_ckpt_t *ck);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

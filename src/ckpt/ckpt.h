@@ -1,0 +1,93 @@
+/*
+ * ckpt: checkpoint/restart of distributed arrays into netCDF files
+ * (include/ferry_ckpt.h is the public API; docs/checkpoint.md the design,
+ * docs/format/netcdf.md the file layout).
+ *
+ * What other code (tools/ferry_ckpt.c) may use besides the public API: the
+ * in-memory model of a netCDF classic header (CDF-2 or CDF-5), its decoder,
+ * and the reading of a file's header region through ferry.
+ *
+ * Invariants: a decoded model never points outside the bytes it came from;
+ * names are NUL-terminated copies; attribute values stay big-endian as in
+ * the file. Every length read from a file is bounds-checked, so a corrupt
+ * or truncated header is MPI_ERR_IO, never a crash.
+ */
+#ifndef FERRY_CKPT_MODULE_H
+#define FERRY_CKPT_MODULE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ferry_ckpt.h"
+
+/* netCDF external types (nc_type). */
+enum { NC_BYTE = 1, NC_CHAR = 2, NC_SHORT = 3, NC_INT = 4, NC_FLOAT = 5, NC_DOUBLE = 6, NC_INT64 = 10 };
+
+typedef struct ckpt_nc_att {
+    char *name;
+    int type;
+    int64_t nelems;
+    unsigned char *values; /* nelems * size of type, big-endian, owned */
+} ckpt_nc_att_t;
+
+typedef struct ckpt_nc_list {
+    int count;
+    ckpt_nc_att_t *atts;
+} ckpt_nc_atts_t;
+
+typedef struct ckpt_nc_dim {
+    char *name;
+    int64_t len;
+} ckpt_nc_dim_t;
+
+typedef struct ckpt_nc_var {
+    char *name;
+    int ndims;
+    int *dimids;
+    ckpt_nc_atts_t atts;
+    int type;
+    int64_t vsize, begin;
+} ckpt_nc_var_t;
+
+/* A netCDF classic header (no record variables). */
+typedef struct ckpt_nc {
+    int version; /* 2 (CDF-2) or 5 (CDF-5) */
+    int ndims, nvars;
+    ckpt_nc_dim_t *dims;
+    ckpt_nc_atts_t gatts;
+    ckpt_nc_var_t *vars;
+} ckpt_nc_t;
+
+/* Decodes a header from buf. Returns 0 (*used: its length), MPI_ERR_IO
+ * with a message for a corrupt header, or MPI_ERR_TRUNCATE when len ends
+ * inside it (read more and try again). out is owned: ckpt_nc_free. */
+int ckpt_nc_decode(const unsigned char *buf, size_t len, ckpt_nc_t *out, size_t *used);
+void ckpt_nc_free(ckpt_nc_t *nc);
+/* Bytes per value of an nc_type; 0 for types ferry does not write. */
+int ckpt_nc_type_size(int type);
+const char *ckpt_nc_type_name(int type);
+/* The attribute name in atts, or NULL. */
+const ckpt_nc_att_t *ckpt_nc_att(const ckpt_nc_atts_t *atts, const char *name);
+/* Value k of an integer or floating attribute, as a 64-bit integer. */
+int64_t ckpt_nc_att_int(const ckpt_nc_att_t *att, int64_t k);
+double ckpt_nc_att_double(const ckpt_nc_att_t *att, int64_t k);
+/* A text attribute into out (NUL-terminated, cut to len); "" when absent. */
+void ckpt_nc_att_text(const ckpt_nc_atts_t *atts, const char *name, char *out, size_t len);
+/* The variable named name, or -1. */
+int ckpt_nc_find_var(const ckpt_nc_t *nc, const char *name);
+/* Bytes of a variable's data (product of its dimensions times the type size). */
+int64_t ckpt_nc_var_bytes(const ckpt_nc_t *nc, const ckpt_nc_var_t *v);
+
+/* The checkpoint checksum of n big-endian values of size esize starting at
+ * element index first of a variable (docs/checkpoint.md: the sum over
+ * elements of value bits times an odd number derived from the index). */
+uint64_t ckpt_checksum_be(const unsigned char *data, int64_t n, int esize, int64_t first);
+
+/* Collective over comm: reads path's header (and the index variables after
+ * it) through ferry and decodes it on every rank. *region (owned, free with
+ * ferry_ckpt's allocator via ckpt_region_free) holds the bytes up to the first data variable. */
+int ckpt_read_header(MPI_Comm comm, const char *path, int io, ckpt_nc_t *nc, unsigned char **region,
+                     size_t *region_len);
+void ckpt_region_free(unsigned char *region);
+
+#endif

@@ -1,0 +1,199 @@
+/*
+ * ckpt internals, shared by the files of src/ckpt only.
+ *
+ * A checkpoint set (struct ferry_ckpt) holds the declared dimensions and
+ * variables; every variable is kept as a 4-D array (leading dimensions of
+ * length 1), so one set of loops and datatypes serves 1-D to 4-D. Every
+ * transfer goes through a backend table (io.c: ferry_File_* or the host's
+ * MPI_File_*) chosen per file, with file views and memory datatypes built
+ * here: the module never reaches into ferry's collective or independent
+ * engines.
+ *
+ * Invariants: blocks[] and offsets[] are identical on every rank after
+ * def_var; a user buffer is swapped to big-endian only between the start
+ * and the end of one write call, and always swapped back; files are
+ * written under a temporary name and renamed only after a successful sync
+ * on every rank.
+ */
+#ifndef FERRY_CKPT_INT_H
+#define FERRY_CKPT_INT_H
+
+#include "ckpt/ckpt.h"
+#include "error/error.h"
+
+enum { CKPT_D = FERRY_CKPT_MAX_DIMS };
+
+/* An open file under one backend. */
+typedef struct ckpt_file {
+    const struct ckpt_io *io;
+    ferry_File ff;
+    MPI_File mf;
+    const char *path;    /* borrowed */
+    const char *datarep; /* of data views: "external32", or "native" with blocks swapped in place */
+    int swaps;           /* datarep is native: ckpt swaps blocks to big-endian around transfers */
+} ckpt_file_t;
+
+/* One MPI-IO implementation: ferry's or the host's (io.c). converts: its
+ * external32 view converts typed memory to big-endian while it packs (ferry),
+ * so no pass over the user's blocks is needed; otherwise (the host: MPICH's
+ * ROMIO corrupts its heap on external32 with derived memory types) ckpt
+ * swaps the blocks in place before the write and back after. */
+typedef struct ckpt_io {
+    const char *name;
+    int converts;
+    int agrees; /* its collective calls fail on every rank or on none (ferry's end in one agreement) */
+    int (*open)(MPI_Comm comm, const char *path, int amode, MPI_Info info, ckpt_file_t *f);
+    int (*close)(ckpt_file_t *f);
+    int (*set_view)(ckpt_file_t *f, MPI_Datatype filetype, const char *datarep);
+    int (*write)(ckpt_file_t *f, const void *buf, int count, MPI_Datatype type);
+    int (*write_all)(ckpt_file_t *f, const void *buf, int count, MPI_Datatype type);
+    int (*read)(ckpt_file_t *f, void *buf, int count, MPI_Datatype type);
+    int (*read_all)(ckpt_file_t *f, void *buf, int count, MPI_Datatype type);
+    int (*write_at)(ckpt_file_t *f, MPI_Offset off, const void *buf, int count, MPI_Datatype type);
+    int (*write_at_all)(ckpt_file_t *f, MPI_Offset off, const void *buf, int count, MPI_Datatype type);
+    int (*read_at)(ckpt_file_t *f, MPI_Offset off, void *buf, int count, MPI_Datatype type);
+    int (*read_at_all)(ckpt_file_t *f, MPI_Offset off, void *buf, int count, MPI_Datatype type);
+    int (*set_size)(ckpt_file_t *f, MPI_Offset size);
+    int (*get_size)(ckpt_file_t *f, MPI_Offset *size);
+    int (*sync)(ckpt_file_t *f);
+} ckpt_io_t;
+
+const ckpt_io_t *ckpt_io_get(int which);
+/* Collective: opens path with the backend; 0 or an error class with message. */
+int ckpt_file_open(const ckpt_io_t *io, MPI_Comm comm, const char *path, int amode, MPI_Info info,
+                   ckpt_file_t *f);
+/* Collective: closes f (no-op when not open). */
+int ckpt_file_close(ckpt_file_t *f);
+/* rc from a backend call: 0, or records "ferry_ckpt: <op> on <path> (<io>): <why>" and returns the class. */
+int ckpt_io_check(const ckpt_file_t *f, int rc, const char *op);
+/* How a transfer goes: bits of CKPT_WRITE (else read) and CKPT_COLLECTIVE (else independent). */
+enum { CKPT_WRITE = 1, CKPT_COLLECTIVE = 2 };
+/* Collective: ckpt_io_check of a collective call, agreed over comm when the backend does not agree itself. */
+int ckpt_io_collective(MPI_Comm comm, const ckpt_file_t *f, int rc, const char *op);
+/* A transfer through the current view. */
+int ckpt_io_transfer(ckpt_file_t *f, int how, void *buf, int count, MPI_Datatype type);
+/* An explicit-offset transfer (byte offsets under the default view). */
+int ckpt_io_transfer_at(ckpt_file_t *f, int how, MPI_Offset off, void *buf, int count, MPI_Datatype type);
+
+typedef struct ckpt_var {
+    char *name, *mask, *units; /* owned; mask and units may be NULL */
+    MPI_Datatype type;
+    int nctype, esize, ndims;
+    int dimids[CKPT_D];
+    MPI_Offset global[CKPT_D], start[CKPT_D], count[CKPT_D], mem[CKPT_D];
+    int halo[CKPT_D];
+    MPI_Offset *blocks;  /* [nprocs][2 * CKPT_D]: every rank's start then count, 4-D; owned */
+    MPI_Offset *offsets; /* [nprocs + 1]: element offset of each rank's block in the stacked variable; owned */
+} ckpt_var_t;
+
+typedef struct ckpt_dim {
+    char *name;
+    MPI_Offset len;
+} ckpt_dim_t;
+
+struct ferry_ckpt {
+    MPI_Comm comm; /* duplicate, owned */
+    int rank, nprocs;
+    char *base;
+    int strategy, independent, format, io_kind, keep;
+    MPI_Offset align;
+    MPI_Info info; /* duplicate or MPI_INFO_NULL, owned */
+    ckpt_dim_t *dims;
+    int ndims;
+    ckpt_var_t *vars;
+    int nvars;
+    long long mem_now, mem_peak;
+};
+
+/* Allocation that counts what the module holds (ferry_ckpt_peak_memory). */
+void *ckpt_alloc(ferry_ckpt_t ck, size_t size);
+void ckpt_release(ferry_ckpt_t ck, void *p, size_t size);
+
+/* blocks.c: element counts and datatypes of blocks. */
+MPI_Offset ckpt_elems(const MPI_Offset count[CKPT_D]);
+/* A C-order subarray of old (sizes, subsizes, starts in 4-D); MPI_ERR_COUNT beyond int. */
+int ckpt_subarray(const MPI_Offset sizes[CKPT_D], const MPI_Offset sub[CKPT_D], const MPI_Offset starts[CKPT_D],
+                  MPI_Datatype old, MPI_Datatype *type);
+/* n contiguous elements of old; MPI_ERR_COUNT beyond int. */
+int ckpt_contiguous(MPI_Offset n, MPI_Datatype old, MPI_Datatype *type);
+/* The memory type of the part (start relative to the rank's block) of v's local buffer. */
+int ckpt_memtype(const ckpt_var_t *v, const MPI_Offset part_start[CKPT_D], const MPI_Offset part_count[CKPT_D],
+                 MPI_Datatype *type);
+/* The file bytes of one element of v. Owned by the caller. */
+int ckpt_elem_bytes(const ckpt_var_t *v, MPI_Datatype *type);
+
+/* walk.c: passes over a rank's block in its local buffer. */
+typedef enum { CKPT_SUM, CKPT_SUM_SWAP, CKPT_SWAP, CKPT_ZERO } ckpt_pass_t;
+typedef struct ckpt_block {
+    unsigned char *base; /* the block's first element */
+    int esize;
+    MPI_Offset count[CKPT_D];
+    MPI_Offset mem_stride[CKPT_D];  /* elements */
+    MPI_Offset file_stride[CKPT_D]; /* elements; the last is 1 */
+    MPI_Offset file_first;          /* element index of the block's first element in the file variable */
+} ckpt_block_t;
+/* The rank's block of v in buf, indexed as in a file of the given strategy. */
+ckpt_block_t ckpt_block_of(const ferry_ckpt_t ck, const ckpt_var_t *v, void *buf, int strategy);
+/* Applies pass to every element; returns the checksum for CKPT_SUM and CKPT_SUM_SWAP. */
+uint64_t ckpt_walk(const ckpt_block_t *b, ckpt_pass_t pass);
+
+/* plan.c: one view and one transfer for many variables. */
+typedef struct ckpt_piece {
+    MPI_Aint disp;      /* file byte of the filetype's origin */
+    MPI_Datatype ftype; /* owned */
+    void *addr;         /* memory origin */
+    MPI_Datatype mtype; /* owned */
+} ckpt_piece_t;
+typedef struct ckpt_plan {
+    ckpt_piece_t *pieces;
+    int count, cap;
+} ckpt_plan_t;
+int ckpt_plan_add(ferry_ckpt_t ck, ckpt_plan_t *plan, const ckpt_piece_t *piece);
+/* Collective: sets the view of every piece and transfers them in one call. */
+int ckpt_plan_run(ckpt_file_t *f, ckpt_plan_t *plan, int how);
+void ckpt_plan_free(ferry_ckpt_t ck, ckpt_plan_t *plan);
+
+/* layout.c: the file a write produces. */
+typedef struct ckpt_layout {
+    ckpt_nc_t nc;
+    unsigned char *region; /* header and index variables, up to the first data variable; owned */
+    MPI_Offset region_len, total;
+    MPI_Offset *begin; /* [nvars] file offset of each declared variable's data; owned */
+} ckpt_layout_t;
+/* Rank 0's or everyone's: the header for one step with checksums sums[nvars]. */
+int ckpt_layout_build(ferry_ckpt_t ck, const uint64_t *sums, long long step, double time, ckpt_layout_t *layout);
+void ckpt_layout_free(ferry_ckpt_t ck, ckpt_layout_t *layout);
+/* nc.c: encoding (the decoder is in ckpt.h). */
+typedef struct ckpt_bytes {
+    unsigned char *p;
+    size_t len, cap;
+    int failed;
+} ckpt_bytes_t;
+int ckpt_nc_encode(const ckpt_nc_t *nc, ckpt_bytes_t *out);
+void ckpt_bytes_put_be(ckpt_bytes_t *b, uint64_t v, int size);
+int ckpt_nc_add_att(ckpt_nc_atts_t *atts, const char *name, int type, int64_t n, const void *native);
+int ckpt_nc_nctype(MPI_Datatype type);
+
+/* write.c, read.c */
+/* The piece of v's block in an image file (steer, gather) whose data begin at begin. */
+int ckpt_image_piece(const ckpt_var_t *v, void *buf, MPI_Offset begin, ckpt_piece_t *p);
+int ckpt_write_data(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_layout_t *layout, void *const *bufs);
+/* Every block's checksum, swapping the blocks to big-endian on the way when swap. */
+int ckpt_checksums(ferry_ckpt_t ck, void *const *bufs, uint64_t *sums, int swap);
+/* gather.c: rank 0 reads v whole and sends every rank its block (collective). */
+int ckpt_scatter_read(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_var_t *v, void *buf, MPI_Offset begin);
+int ckpt_gather_write(ferry_ckpt_t ck, ckpt_file_t *f, ckpt_layout_t *layout, void *const *bufs, uint64_t *sums);
+int ckpt_read_data(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_nc_t *nc, const unsigned char *region,
+                   size_t region_len, void *const *bufs);
+/* verify.c: collective; 0 when every checksum matches. */
+int ckpt_verify_file(MPI_Comm comm, ckpt_file_t *f, const ckpt_nc_t *nc);
+
+/* txn.c: collective; writes path as a transaction, pruning the set after it when prune. */
+int ckpt_write_path(ferry_ckpt_t ck, const char *path, long long step, double time, void *const *bufs, int prune);
+/* restart.c: rank 0 removes all but the set's newest K checkpoints. */
+void ckpt_prune(ferry_ckpt_t ck);
+
+/* Local hex form of a checksum (16 digits and NUL). */
+void ckpt_hex(uint64_t sum, char out[17]);
+
+#endif

@@ -1,0 +1,335 @@
+/*
+ * The netCDF classic header (docs/format/netcdf.md): encoder and decoder of
+ * CDF-2 and CDF-5 headers without record variables.
+ *
+ *   header  = magic numrecs dim_list gatt_list var_list
+ *   magic   = 'C' 'D' 'F' 2|5
+ *   lists   = tag(4 bytes) nelems [items], or ABSENT (zero tag, zero nelems)
+ *   sizes   = NON_NEG: 4 bytes in CDF-2, 8 in CDF-5; begin: 8 bytes in both
+ *   names, attribute values: padded with zeros to 4 bytes
+ * All integers big-endian.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ckpt/ckpt_int.h"
+#include "core/core.h"
+
+enum { TAG_DIMENSION = 0x0A, TAG_VARIABLE = 0x0B, TAG_ATTRIBUTE = 0x0C, MAX_NAME = 256, MAX_VAR_DIMS = 64 };
+
+int ckpt_nc_type_size(int type)
+{
+    switch (type) {
+    case NC_BYTE: case NC_CHAR: return 1;
+    case NC_SHORT: return 2;
+    case NC_INT: case NC_FLOAT: return 4;
+    case NC_DOUBLE: case NC_INT64: return 8;
+    default: return 0;
+    }
+}
+
+const char *ckpt_nc_type_name(int type)
+{
+    static const char *names[] = {"?", "byte", "char", "short", "int", "float", "double", "?", "?", "?", "int64"};
+    return type >= 0 && type <= NC_INT64 ? names[type] : "?";
+}
+
+int ckpt_nc_nctype(MPI_Datatype type)
+{
+    if (type == MPI_SIGNED_CHAR) return NC_BYTE;
+    if (type == MPI_SHORT) return NC_SHORT;
+    if (type == MPI_INT) return NC_INT;
+    if (type == MPI_FLOAT) return NC_FLOAT;
+    if (type == MPI_DOUBLE) return NC_DOUBLE;
+    if (type == MPI_LONG_LONG || type == MPI_INT64_T) return NC_INT64;
+    return 0;
+}
+
+/* ---- encoding ---- */
+
+static void put_raw(ckpt_bytes_t *b, const void *p, size_t n)
+{
+    if (b->failed) return;
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 1024;
+        while (cap < b->len + n) cap *= 2;
+        unsigned char *q = ferry__realloc(b->p, cap);
+        if (!q) {
+            b->failed = 1;
+            return;
+        }
+        b->p = q;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, p, n);
+    b->len += n;
+}
+
+void ckpt_bytes_put_be(ckpt_bytes_t *b, uint64_t v, int size)
+{
+    unsigned char out[8];
+    for (int i = 0; i < size; i++) out[i] = (unsigned char)(v >> (8 * (size - 1 - i)));
+    put_raw(b, out, (size_t)size);
+}
+
+static void put_pad(ckpt_bytes_t *b, size_t n)
+{
+    static const unsigned char zeros[4];
+    put_raw(b, zeros, (4 - n % 4) % 4);
+}
+
+static void put_name(ckpt_bytes_t *b, const char *name, int nsize)
+{
+    size_t n = strlen(name);
+    ckpt_bytes_put_be(b, n, nsize);
+    put_raw(b, name, n);
+    put_pad(b, n);
+}
+
+static void put_atts(ckpt_bytes_t *b, const ckpt_nc_atts_t *atts, int nsize)
+{
+    ckpt_bytes_put_be(b, atts->count ? TAG_ATTRIBUTE : 0, 4);
+    ckpt_bytes_put_be(b, (uint64_t)atts->count, nsize);
+    for (int i = 0; i < atts->count; i++) {
+        const ckpt_nc_att_t *a = &atts->atts[i];
+        size_t bytes = (size_t)a->nelems * (size_t)ckpt_nc_type_size(a->type);
+        put_name(b, a->name, nsize);
+        ckpt_bytes_put_be(b, (uint64_t)a->type, 4);
+        ckpt_bytes_put_be(b, (uint64_t)a->nelems, nsize);
+        put_raw(b, a->values, bytes);
+        put_pad(b, bytes);
+    }
+}
+
+static void put_var(ckpt_bytes_t *b, const ckpt_nc_var_t *v, int nsize)
+{
+    put_name(b, v->name, nsize);
+    ckpt_bytes_put_be(b, (uint64_t)v->ndims, nsize);
+    for (int d = 0; d < v->ndims; d++) ckpt_bytes_put_be(b, (uint64_t)v->dimids[d], nsize);
+    put_atts(b, &v->atts, nsize);
+    ckpt_bytes_put_be(b, (uint64_t)v->type, 4);
+    ckpt_bytes_put_be(b, (uint64_t)v->vsize, nsize);
+    ckpt_bytes_put_be(b, (uint64_t)v->begin, 8);
+}
+
+int ckpt_nc_encode(const ckpt_nc_t *nc, ckpt_bytes_t *b)
+{
+    int nsize = nc->version == 5 ? 8 : 4;
+    put_raw(b, "CDF", 3);
+    ckpt_bytes_put_be(b, (uint64_t)nc->version, 1);
+    ckpt_bytes_put_be(b, 0, nsize); /* numrecs: no record variables */
+    ckpt_bytes_put_be(b, nc->ndims ? TAG_DIMENSION : 0, 4);
+    ckpt_bytes_put_be(b, (uint64_t)nc->ndims, nsize);
+    for (int i = 0; i < nc->ndims; i++) {
+        put_name(b, nc->dims[i].name, nsize);
+        ckpt_bytes_put_be(b, (uint64_t)nc->dims[i].len, nsize);
+    }
+    put_atts(b, &nc->gatts, nsize);
+    ckpt_bytes_put_be(b, nc->nvars ? TAG_VARIABLE : 0, 4);
+    ckpt_bytes_put_be(b, (uint64_t)nc->nvars, nsize);
+    for (int i = 0; i < nc->nvars; i++) put_var(b, &nc->vars[i], nsize);
+    return b->failed ? ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory for a %zu-byte header", b->cap) : 0;
+}
+
+/* Appends an attribute whose values are given in native byte order. */
+int ckpt_nc_add_att(ckpt_nc_atts_t *atts, const char *name, int type, int64_t n, const void *native)
+{
+    int size = ckpt_nc_type_size(type);
+    ckpt_nc_att_t *grown = ferry__realloc(atts->atts, (size_t)(atts->count + 1) * sizeof *grown);
+    if (!grown) return ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory for attribute %s", name);
+    atts->atts = grown;
+    ckpt_nc_att_t *a = &grown[atts->count];
+    a->name = ferry__strdup(name);
+    a->type = type;
+    a->nelems = n;
+    a->values = ferry__malloc((size_t)n * (size_t)size + 1);
+    if (!a->name || !a->values) {
+        ferry__free(a->name);
+        ferry__free(a->values);
+        return ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory for attribute %s", name);
+    }
+    atts->count++;
+    const uint16_t one = 1;
+    int little = *(const unsigned char *)&one == 1;
+    for (int64_t i = 0; i < n; i++) {
+        const unsigned char *src = (const unsigned char *)native + i * size;
+        for (int k = 0; k < size; k++) a->values[i * size + k] = src[little ? size - 1 - k : k];
+    }
+    return 0;
+}
+
+/* ---- decoding ---- */
+
+typedef struct cursor {
+    const unsigned char *p;
+    size_t len, at;
+    int nsize;
+    int truncated, corrupt;
+    char why[160];
+} cursor_t;
+
+static uint64_t get_be(cursor_t *c, int size)
+{
+    if (c->truncated || c->corrupt) return 0;
+    if (c->at + (size_t)size > c->len) {
+        c->truncated = 1;
+        return 0;
+    }
+    uint64_t v = 0;
+    for (int i = 0; i < size; i++) v = v << 8 | c->p[c->at + (size_t)i];
+    c->at += (size_t)size;
+    return v;
+}
+
+static void corrupt(cursor_t *c, const char *why)
+{
+    if (!c->corrupt && !c->truncated) snprintf(c->why, sizeof c->why, "%s at byte %zu", why, c->at);
+    c->corrupt = 1;
+}
+
+/* A count that must lie in [0, max]; 0 after an error. */
+static int64_t get_count(cursor_t *c, int64_t max, const char *what)
+{
+    uint64_t v = get_be(c, c->nsize);
+    if (v > (uint64_t)max) {
+        corrupt(c, what);
+        return 0;
+    }
+    return (int64_t)v;
+}
+
+static const unsigned char *get_bytes(cursor_t *c, size_t n)
+{
+    size_t padded = n + (4 - n % 4) % 4;
+    if (c->truncated || c->corrupt) return NULL;
+    if (c->at + padded > c->len) {
+        c->truncated = 1;
+        return NULL;
+    }
+    const unsigned char *p = c->p + c->at;
+    c->at += padded;
+    return p;
+}
+
+static char *get_name(cursor_t *c)
+{
+    int64_t n = get_count(c, MAX_NAME, "a name longer than 256 bytes");
+    const unsigned char *p = get_bytes(c, (size_t)n);
+    if (!p) return NULL;
+    char *name = ferry__malloc((size_t)n + 1);
+    if (!name) {
+        corrupt(c, "no memory");
+        return NULL;
+    }
+    memcpy(name, p, (size_t)n);
+    name[n] = '\0';
+    return name;
+}
+
+static int64_t get_list_header(cursor_t *c, uint64_t want_tag, int64_t max, const char *what)
+{
+    uint64_t tag = get_be(c, 4);
+    int64_t n = get_count(c, max, what);
+    if (tag != want_tag && !(tag == 0 && n == 0)) corrupt(c, "a list tag that is neither the expected one nor ABSENT");
+    return n;
+}
+
+static void get_atts(cursor_t *c, ckpt_nc_atts_t *atts)
+{
+    int64_t n = get_list_header(c, TAG_ATTRIBUTE, 1 << 16, "more than 65536 attributes");
+    atts->atts = n ? ferry__calloc((size_t)n, sizeof *atts->atts) : NULL;
+    if (n && !atts->atts) return corrupt(c, "no memory");
+    for (int64_t i = 0; i < n && !c->corrupt && !c->truncated; i++, atts->count++) {
+        ckpt_nc_att_t *a = &atts->atts[i];
+        a->name = get_name(c);
+        a->type = (int)get_be(c, 4);
+        int size = ckpt_nc_type_size(a->type);
+        if (!size) corrupt(c, "an attribute type ferry does not read");
+        a->nelems = get_count(c, ((int64_t)1 << 31) / (size ? size : 1), "an attribute beyond 2 GiB");
+        const unsigned char *p = get_bytes(c, (size_t)a->nelems * (size_t)size);
+        a->values = p ? ferry__malloc((size_t)a->nelems * (size_t)size + 1) : NULL;
+        if (a->values) memcpy(a->values, p, (size_t)a->nelems * (size_t)size);
+    }
+}
+
+static void get_var(cursor_t *c, const ckpt_nc_t *nc, ckpt_nc_var_t *v)
+{
+    v->name = get_name(c);
+    v->ndims = (int)get_count(c, MAX_VAR_DIMS, "a variable of more than 64 dimensions");
+    v->dimids = ferry__calloc((size_t)v->ndims + 1, sizeof *v->dimids);
+    if (!v->dimids) return corrupt(c, "no memory");
+    for (int d = 0; d < v->ndims; d++) v->dimids[d] = (int)get_count(c, nc->ndims - 1, "a dimension id beyond the list");
+    get_atts(c, &v->atts);
+    v->type = (int)get_be(c, 4);
+    if (!c->truncated && !ckpt_nc_type_size(v->type)) corrupt(c, "a variable type ferry does not read");
+    v->vsize = (int64_t)get_be(c, c->nsize);
+    v->begin = (int64_t)get_be(c, 8);
+    if (v->begin < 0 || v->vsize < 0) corrupt(c, "a negative variable offset or size");
+}
+
+static void get_header(cursor_t *c, ckpt_nc_t *nc)
+{
+    const unsigned char *magic = c->len >= 4 ? c->p : NULL;
+    if (!magic) {
+        c->truncated = 1;
+        return;
+    }
+    if (memcmp(magic, "CDF", 3) != 0 || (magic[3] != 2 && magic[3] != 5)) return corrupt(c, "not a CDF-2 or CDF-5 file");
+    nc->version = magic[3];
+    c->nsize = nc->version == 5 ? 8 : 4;
+    c->at = 4;
+    if (get_be(c, c->nsize) != 0) corrupt(c, "record variables (numrecs != 0), which ferry does not write");
+    int64_t n = get_list_header(c, TAG_DIMENSION, 1 << 16, "more than 65536 dimensions");
+    nc->dims = ferry__calloc((size_t)n + 1, sizeof *nc->dims);
+    for (int64_t i = 0; i < n && nc->dims && !c->corrupt && !c->truncated; i++, nc->ndims++) {
+        nc->dims[i].name = get_name(c);
+        nc->dims[i].len = get_count(c, INT64_MAX, "a dimension length");
+    }
+    get_atts(c, &nc->gatts);
+    n = get_list_header(c, TAG_VARIABLE, 1 << 16, "more than 65536 variables");
+    nc->vars = ferry__calloc((size_t)n + 1, sizeof *nc->vars);
+    for (int64_t i = 0; i < n && nc->vars && !c->corrupt && !c->truncated; i++, nc->nvars++)
+        get_var(c, nc, &nc->vars[i]);
+}
+
+int ckpt_nc_decode(const unsigned char *buf, size_t len, ckpt_nc_t *out, size_t *used)
+{
+    cursor_t c = {.p = buf, .len = len, .nsize = 4};
+    memset(out, 0, sizeof *out);
+    get_header(&c, out);
+    *used = c.at;
+    if (c.truncated && !c.corrupt) {
+        ckpt_nc_free(out);
+        return MPI_ERR_TRUNCATE;
+    }
+    if (c.corrupt) {
+        ckpt_nc_free(out);
+        return ferry__error_set(MPI_ERR_IO, "ferry_ckpt: corrupt netCDF header: %s", c.why);
+    }
+    return 0;
+}
+
+static void free_atts(ckpt_nc_atts_t *atts)
+{
+    for (int i = 0; i < atts->count; i++) {
+        ferry__free(atts->atts[i].name);
+        ferry__free(atts->atts[i].values);
+    }
+    ferry__free(atts->atts);
+    atts->atts = NULL;
+    atts->count = 0;
+}
+
+void ckpt_nc_free(ckpt_nc_t *nc)
+{
+    for (int i = 0; nc->dims && i < nc->ndims; i++) ferry__free(nc->dims[i].name);
+    for (int i = 0; nc->vars && i < nc->nvars; i++) {
+        ferry__free(nc->vars[i].name);
+        ferry__free(nc->vars[i].dimids);
+        free_atts(&nc->vars[i].atts);
+    }
+    free_atts(&nc->gatts);
+    ferry__free(nc->dims);
+    ferry__free(nc->vars);
+    memset(nc, 0, sizeof *nc);
+}

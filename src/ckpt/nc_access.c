@@ -1,0 +1,80 @@
+/*
+ * Reading values out of a decoded netCDF header (ckpt.h).
+ */
+#include <string.h>
+
+#include "ckpt/ckpt_int.h"
+
+const ckpt_nc_att_t *ckpt_nc_att(const ckpt_nc_atts_t *atts, const char *name)
+{
+    for (int i = 0; i < atts->count; i++)
+        if (atts->atts[i].name && atts->atts[i].values && strcmp(atts->atts[i].name, name) == 0) return &atts->atts[i];
+    return NULL;
+}
+
+static uint64_t be_bits(const unsigned char *p, int size)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < size; i++) v = v << 8 | p[i];
+    return v;
+}
+
+int64_t ckpt_nc_att_int(const ckpt_nc_att_t *att, int64_t k)
+{
+    if (!att || k < 0 || k >= att->nelems) return 0;
+    int size = ckpt_nc_type_size(att->type);
+    uint64_t bits = be_bits(att->values + k * size, size);
+    switch (att->type) {
+    case NC_BYTE: return (int8_t)bits;
+    case NC_SHORT: return (int16_t)bits;
+    case NC_INT: return (int32_t)bits;
+    case NC_INT64: return (int64_t)bits;
+    case NC_FLOAT: case NC_DOUBLE: return (int64_t)ckpt_nc_att_double(att, k);
+    default: return 0;
+    }
+}
+
+double ckpt_nc_att_double(const ckpt_nc_att_t *att, int64_t k)
+{
+    if (!att || k < 0 || k >= att->nelems) return 0;
+    if (att->type == NC_DOUBLE) {
+        uint64_t bits = be_bits(att->values + k * 8, 8);
+        double v;
+        memcpy(&v, &bits, sizeof v);
+        return v;
+    }
+    if (att->type == NC_FLOAT) {
+        uint32_t bits = (uint32_t)be_bits(att->values + k * 4, 4);
+        float v;
+        memcpy(&v, &bits, sizeof v);
+        return v;
+    }
+    return (double)ckpt_nc_att_int(att, k);
+}
+
+void ckpt_nc_att_text(const ckpt_nc_atts_t *atts, const char *name, char *out, size_t len)
+{
+    const ckpt_nc_att_t *att = ckpt_nc_att(atts, name);
+    size_t n = att && att->type == NC_CHAR ? (size_t)att->nelems : 0;
+    if (n >= len) n = len - 1;
+    if (n) memcpy(out, att->values, n);
+    out[n] = '\0';
+}
+
+int ckpt_nc_find_var(const ckpt_nc_t *nc, const char *name)
+{
+    for (int i = 0; i < nc->nvars; i++)
+        if (nc->vars[i].name && strcmp(nc->vars[i].name, name) == 0) return i;
+    return -1;
+}
+
+int64_t ckpt_nc_var_bytes(const ckpt_nc_t *nc, const ckpt_nc_var_t *v)
+{
+    int64_t n = ckpt_nc_type_size(v->type);
+    for (int d = 0; d < v->ndims; d++) {
+        int64_t len = nc->dims[v->dimids[d]].len;
+        if (len && n > INT64_MAX / len) return -1;
+        n *= len;
+    }
+    return n;
+}

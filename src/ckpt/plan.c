@@ -1,0 +1,82 @@
+/*
+ * A transfer plan: pieces of file (a filetype at a byte displacement) and
+ * memory (a datatype at an address), combined into one struct filetype and
+ * one struct memory type so all variables move in one view and one call.
+ * Pieces are sorted by file displacement: a filetype must be monotone.
+ */
+#include <stdlib.h>
+
+#include "core/core.h"
+
+#include "ckpt/ckpt_int.h"
+
+int ckpt_plan_add(ferry_ckpt_t ck, ckpt_plan_t *plan, const ckpt_piece_t *piece)
+{
+    if (plan->count == plan->cap) {
+        int cap = plan->cap ? 2 * plan->cap : 8;
+        ckpt_piece_t *grown = ckpt_alloc(ck, (size_t)cap * sizeof *grown);
+        if (!grown) return ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory for a transfer plan");
+        for (int i = 0; i < plan->count; i++) grown[i] = plan->pieces[i];
+        ckpt_release(ck, plan->pieces, (size_t)plan->cap * sizeof *grown);
+        plan->pieces = grown;
+        plan->cap = cap;
+    }
+    plan->pieces[plan->count++] = *piece;
+    return 0;
+}
+
+void ckpt_plan_free(ferry_ckpt_t ck, ckpt_plan_t *plan)
+{
+    for (int i = 0; i < plan->count; i++) {
+        MPI_Type_free(&plan->pieces[i].ftype);
+        MPI_Type_free(&plan->pieces[i].mtype);
+    }
+    ckpt_release(ck, plan->pieces, (size_t)plan->cap * sizeof *plan->pieces);
+    plan->pieces = NULL;
+    plan->count = plan->cap = 0;
+}
+
+static int by_disp(const void *a, const void *b)
+{
+    MPI_Aint x = ((const ckpt_piece_t *)a)->disp, y = ((const ckpt_piece_t *)b)->disp;
+    return (x > y) - (x < y);
+}
+
+/* The struct of every piece's file or memory type (scratch arrays from the caller). */
+static void combine(const ckpt_plan_t *plan, int memory, int *lens, MPI_Aint *disps, MPI_Datatype *types,
+                    MPI_Datatype *out)
+{
+    for (int i = 0; i < plan->count; i++) {
+        const ckpt_piece_t *p = &plan->pieces[i];
+        lens[i] = 1;
+        types[i] = memory ? p->mtype : p->ftype;
+        if (memory) MPI_Get_address(p->addr, &disps[i]);
+        else disps[i] = p->disp;
+    }
+    MPI_Type_create_struct(plan->count, lens, disps, types, out);
+    MPI_Type_commit(out);
+}
+
+int ckpt_plan_run(ckpt_file_t *f, ckpt_plan_t *plan, int how)
+{
+    if (plan->count == 0) {
+        int cls = ckpt_io_check(f, f->io->set_view(f, MPI_BYTE, f->datarep), "set_view");
+        return cls ? cls : ckpt_io_transfer(f, how, NULL, 0, MPI_BYTE);
+    }
+    qsort(plan->pieces, (size_t)plan->count, sizeof *plan->pieces, by_disp);
+    int *lens = ferry__malloc((size_t)plan->count * sizeof *lens);
+    MPI_Aint *disps = ferry__malloc((size_t)plan->count * sizeof *disps);
+    MPI_Datatype *types = ferry__malloc((size_t)plan->count * sizeof *types), ftype, mtype;
+    if (!lens || !disps || !types) {
+        ferry__free(lens), ferry__free(disps), ferry__free(types);
+        return ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory for a transfer of %d pieces", plan->count);
+    }
+    combine(plan, 0, lens, disps, types, &ftype);
+    combine(plan, 1, lens, disps, types, &mtype);
+    ferry__free(lens), ferry__free(disps), ferry__free(types);
+    int cls = ckpt_io_check(f, f->io->set_view(f, ftype, f->datarep), "set_view");
+    if (!cls) cls = ckpt_io_transfer(f, how, MPI_BOTTOM, 1, mtype);
+    MPI_Type_free(&ftype);
+    MPI_Type_free(&mtype);
+    return cls;
+}

@@ -1,0 +1,153 @@
+/*
+ * Reading a checkpoint's header and checking its data against the
+ * checksums in it, in parallel: each rank reads a contiguous slice of
+ * every variable (whatever wrote the file) in pieces of at most 4 MiB and
+ * sums it; one reduction gives each variable's checksum.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "ckpt/ckpt_int.h"
+#include "core/core.h"
+
+enum { SLICE_PIECE = 4 << 20, FIRST_READ = 64 << 10 };
+
+void ckpt_region_free(unsigned char *region)
+{
+    ferry__free(region);
+}
+
+/* Rank 0: reads a growing prefix until the header decodes, then the region up to the first data variable. */
+static int root_read_header(ckpt_file_t *f, unsigned char **region, size_t *len)
+{
+    MPI_Offset size = 0, want = FIRST_READ;
+    FERRY_TRY(ckpt_io_check(f, f->io->get_size(f, &size), "get_size"));
+    for (;;) {
+        size_t n = (size_t)(want < size ? want : size);
+        unsigned char *p = ferry__realloc(*region, n + 1);
+        if (!p) return ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory for the header of %s", f->path);
+        *region = p;
+        FERRY_TRY(ckpt_io_check(f, f->io->read_at(f, 0, p, (int)n, MPI_BYTE), "read_at"));
+        ckpt_nc_t nc;
+        size_t used;
+        int cls = ckpt_nc_decode(p, n, &nc, &used);
+        if (cls == MPI_ERR_TRUNCATE && (MPI_Offset)n < size && want < ((MPI_Offset)1 << 30)) {
+            want *= 4;
+            continue;
+        }
+        if (cls == MPI_ERR_TRUNCATE)
+            return ferry__error_set(MPI_ERR_IO, "ferry_ckpt: %s is truncated inside its header (%lld bytes)", f->path,
+                                    (long long)size);
+        if (cls) {
+            char why[300];
+            snprintf(why, sizeof why, "%s", ferry__error_message());
+            return ferry__error_set(cls, "%s (%s)", why, f->path);
+        }
+        /* The region ends where the first data variable (one with a checksum) begins. */
+        int64_t end = INT64_MAX;
+        for (int i = 0; i < nc.nvars; i++)
+            if (ckpt_nc_att(&nc.vars[i].atts, "ferry_checksum") && nc.vars[i].begin < end) end = nc.vars[i].begin;
+        ckpt_nc_free(&nc);
+        *len = n;
+        if (end <= (int64_t)n || (MPI_Offset)n >= size || end > (int64_t)1 << 30) return 0;
+        want = end;
+    }
+}
+
+int ckpt_read_header(MPI_Comm comm, const char *path, int io, ckpt_nc_t *nc, unsigned char **region,
+                     size_t *region_len)
+{
+    ckpt_file_t f;
+    int rank, cls = ckpt_file_open(ckpt_io_get(io), comm, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &f);
+    unsigned long long len = 0;
+    MPI_Comm_rank(comm, &rank);
+    *region = NULL;
+    if (!cls && rank == 0) {
+        size_t n = 0;
+        cls = root_read_header(&f, region, &n);
+        len = n;
+    }
+    int close_cls = ckpt_file_close(&f);
+    cls = ferry__error_agree(comm, cls ? cls : close_cls, "ferry_ckpt: reading the header");
+    if (!cls) MPI_Bcast(&len, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
+    if (!cls && rank != 0) *region = ferry__malloc((size_t)len + 1);
+    cls = ferry__error_agree(comm, !cls && !*region ? MPI_ERR_NO_MEM : cls, "ferry_ckpt: reading the header");
+    if (!cls) MPI_Bcast(*region, (int)len, MPI_BYTE, 0, comm);
+    size_t used;
+    if (!cls) cls = ckpt_nc_decode(*region, (size_t)len, nc, &used);
+    if (cls) {
+        ckpt_region_free(*region);
+        *region = NULL;
+        return cls;
+    }
+    *region_len = (size_t)len;
+    return 0;
+}
+
+/* Sums of this rank's slice of every variable with a checksum: [nvars]. */
+static int slice_sums(MPI_Comm comm, ckpt_file_t *f, const ckpt_nc_t *nc, uint64_t *sums, unsigned char *piece)
+{
+    int rank, nprocs, cls = 0;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &nprocs);
+    for (int i = 0; i < nc->nvars && !cls; i++) {
+        const ckpt_nc_var_t *v = &nc->vars[i];
+        int esize = ckpt_nc_type_size(v->type);
+        int64_t n = ckpt_nc_var_bytes(nc, v) / esize, lo = n * rank / nprocs, hi = n * (rank + 1) / nprocs;
+        int64_t per = SLICE_PIECE / esize, rounds = ((n + nprocs - 1) / nprocs + per - 1) / per;
+        sums[i] = 0;
+        if (!ckpt_nc_att(&v->atts, "ferry_checksum")) continue;
+        for (int64_t k = 0; k < rounds && !cls; k++) {
+            int64_t from = lo + k * per, m = from < hi ? (hi - from < per ? hi - from : per) : 0;
+            cls = ckpt_io_transfer_at(f, CKPT_COLLECTIVE, v->begin + from * esize, piece, (int)(m * esize), MPI_BYTE);
+            sums[i] += ckpt_checksum_be(piece, m, esize, from);
+        }
+    }
+    return cls;
+}
+
+/* Compares the summed checksums with the attributes. */
+static int compare_sums(const ckpt_file_t *f, const ckpt_nc_t *nc, const uint64_t *sums)
+{
+    for (int i = 0; i < nc->nvars; i++) {
+        char stored[40], computed[17];
+        ckpt_nc_att_text(&nc->vars[i].atts, "ferry_checksum", stored, sizeof stored);
+        if (!stored[0]) continue;
+        ckpt_hex(sums[i], computed);
+        if (strcmp(stored, computed) != 0)
+            return ferry__error_set(MPI_ERR_IO, "ferry_ckpt: %s: variable %s fails its checksum (stored %s, data give %s)",
+                                    f->path, nc->vars[i].name, stored, computed);
+    }
+    return 0;
+}
+
+/* Whether the file holds every variable's data. */
+static int check_size(ckpt_file_t *f, const ckpt_nc_t *nc)
+{
+    MPI_Offset size = 0, need = 0;
+    FERRY_TRY(ckpt_io_check(f, f->io->get_size(f, &size), "get_size"));
+    for (int i = 0; i < nc->nvars; i++) {
+        int64_t end = nc->vars[i].begin + ckpt_nc_var_bytes(nc, &nc->vars[i]);
+        if (end > need) need = end;
+    }
+    if (size < need)
+        return ferry__error_set(MPI_ERR_IO, "ferry_ckpt: %s is incomplete: %lld bytes, its header needs %lld", f->path,
+                                (long long)size, (long long)need);
+    return 0;
+}
+
+int ckpt_verify_file(MPI_Comm comm, ckpt_file_t *f, const ckpt_nc_t *nc)
+{
+    FERRY_TRY(check_size(f, nc));
+    uint64_t *sums = ferry__calloc((size_t)nc->nvars + 1, sizeof *sums), *total = ferry__calloc((size_t)nc->nvars + 1, sizeof *total);
+    unsigned char *piece = ferry__malloc(SLICE_PIECE);
+    int cls = !sums || !total || !piece ? ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory to verify %s", f->path) : 0;
+    cls = ferry__error_agree(comm, cls, "ferry_ckpt verify");
+    if (!cls) cls = ferry__error_agree(comm, slice_sums(comm, f, nc, sums, piece), "ferry_ckpt verify");
+    if (!cls) MPI_Allreduce(sums, total, nc->nvars, MPI_UINT64_T, MPI_SUM, comm);
+    if (!cls) cls = compare_sums(f, nc, total);
+    ferry__free(sums);
+    ferry__free(total);
+    ferry__free(piece);
+    return cls;
+}

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""The checkpoint files against independent readers (issue 17).
+
+usage: ckpt_oracle.py <run_mpi.sh> <ckpt_sample> <dir> <ferry-ckpt>
+
+Runs ckpt_sample on 3 ranks, then for every file: ncvalidator (PnetCDF) and
+ncdump -h (netCDF-C) accept it; netCDF4-python and xarray read every
+variable's global array (stacked files reassembled with the recipe of
+docs/checkpoint.md) equal to the values the writer put there; every
+ferry_checksum attribute matches the spec's checksum computed here from the
+file's bytes (a second implementation of docs/checkpoint.md). ferry-ckpt
+converts every stacked file to the global image, serially and on 2 ranks
+(read back here like the others), verifies every file and rejects one with
+a flipped byte.
+"""
+import os
+import shutil
+import subprocess
+import sys
+
+import netCDF4
+import numpy as np
+import xarray as xr
+
+VARS = {"temp": (0, np.float64), "ssh": (1, np.float32), "count": (2, np.int32), "tke": (3, np.int16)}
+GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def expected(var, dtype, shape, step=7):
+    """tests/ckpt/ckpt_cases.c cc_value over the global index space."""
+    k = np.arange(int(np.prod(shape)), dtype=np.int64) * 1000003 + var * 7919 + step * 104729
+    if dtype == np.float64:
+        v = k.astype(np.float64) * 0.37 + 1.0 / 3.0
+    elif dtype == np.float32:
+        v = (k % 100000).astype(np.float32) * np.float32(0.5) + np.float32(0.25)
+    elif dtype == np.int32:
+        v = (k % 2000000011 - 1000).astype(np.int32)
+    else:
+        v = (k % 30011).astype(np.int16)
+    return v.reshape(shape)
+
+
+def global_array(ds, name):
+    """The recipe of docs/checkpoint.md: a stacked variable as its global array."""
+    v = ds[name]
+    shape = [int(n) for n in np.atleast_1d(v.attrs["ferry_global_shape"])]
+    out = np.zeros(shape, v.dtype)
+    for s, c, o in zip(ds[name + "_start"].values, ds[name + "_count"].values, ds[name + "_offset"].values):
+        n = int(np.prod(c))
+        if n:
+            out[tuple(slice(a, a + b) for a, b in zip(s, c))] = v.values[o:o + n].reshape(c)
+    return xr.DataArray(out, dims=v.attrs["ferry_global_dims"].split())
+
+
+def checksum(values):
+    """docs/checkpoint.md: sum of big-endian bits times (2i+1)*golden, mod 2^64."""
+    flat = np.ascontiguousarray(values).reshape(-1)
+    size = flat.dtype.itemsize
+    bits = flat.astype(flat.dtype.newbyteorder(">")).view(">u%d" % size).astype(np.uint64)
+    k = (np.arange(flat.size, dtype=np.uint64) * np.uint64(2) + np.uint64(1)) * GOLDEN
+    with np.errstate(over="ignore"):
+        return "%016x" % int(np.sum(bits * k, dtype=np.uint64))
+
+
+def check_file(path, stacked=None, nranks=3):
+    for tool in (["ncvalidator", "-q", path], ["ncdump", "-h", path]):
+        if shutil.which(tool[0]):
+            subprocess.run(tool, check=True, stdout=subprocess.DEVNULL)
+        else:
+            print("ckpt_oracle: %s not installed (tools/setup.sh installs it)" % tool[0])
+            sys.exit(1)
+    if stacked is None:
+        stacked = "stack" in os.path.basename(path)
+    with netCDF4.Dataset(path) as nc:
+        assert nc.ferry_step == 7 and nc.ferry_time == 3.5 and nc.ferry_nranks == nranks, path
+        for name in VARS:
+            data = nc[name][:].data
+            assert nc[name].ferry_checksum == checksum(data), (path, name, nc[name].ferry_checksum, checksum(data))
+    with xr.open_dataset(path) as ds:
+        for name, (var, dtype) in VARS.items():
+            got = global_array(ds, name) if stacked else ds[name]
+            want = expected(var, dtype, got.shape)
+            assert got.dtype == dtype and got.values.tobytes() == want.tobytes(), (path, name)
+    print("ckpt_oracle: %s: ncvalidator, ncdump -h, netCDF4, xarray and checksums agree" % os.path.basename(path))
+
+
+def check_tool(run_mpi, tool, path):
+    # Through the MPI runner, which also sets the sanitizers' options in the ASan build.
+    subprocess.run([run_mpi, "60", "1", tool, "info", path], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([run_mpi, "60", "1", tool, "verify", path], check=True, stdout=subprocess.DEVNULL)
+    if "stack" in os.path.basename(path):
+        for ranks in ("1", "2"):
+            out = path.replace("stack", "image%s" % ranks).replace(".000000000007.nc", ".nc")
+            subprocess.run([run_mpi, "60", ranks, tool, "convert", path, out], check=True, stdout=subprocess.DEVNULL)
+            check_file(out, False, int(ranks))
+            os.remove(out)
+    flipped = path + ".flipped"
+    shutil.copy(path, flipped)
+    with open(flipped, "r+b") as f:
+        f.seek(-9, os.SEEK_END)
+        byte = f.read(1)
+        f.seek(-9, os.SEEK_END)
+        f.write(bytes([byte[0] ^ 0x40]))
+    bad = subprocess.run([run_mpi, "60", "1", tool, "verify", flipped], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    assert bad.returncode != 0 and "fails its checksum" in bad.stderr, bad.stderr
+    os.remove(flipped)
+
+
+def main():
+    run_mpi, sample, directory, tool = sys.argv[1:5]
+    shutil.rmtree(directory, ignore_errors=True)
+    os.makedirs(directory)
+    subprocess.run([run_mpi, "120", "3", sample, directory], check=True)
+    files = sorted(f for f in os.listdir(directory) if f.endswith(".nc"))
+    assert len(files) == 6, files
+    for f in files:
+        check_file(os.path.join(directory, f))
+        check_tool(run_mpi, tool, os.path.join(directory, f))
+    shutil.rmtree(directory)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,193 @@
+/*
+ * Transactions and integrity: the newest K checkpoints are kept; a flipped
+ * byte fails verify and a truncated file is incomplete, and restart falls
+ * back to the previous checkpoint with a message; a crashed write's
+ * leftover temporary file changes nothing; a corrupt header is an error,
+ * not a crash. Memory: steer and stack hold metadata only, gather's root
+ * the largest global array.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ckpt_cases.h"
+
+enum { N = 384 };
+
+static ferry_ckpt_t make_set(const char *name, int strategy, ckpt_case_var_t *v)
+{
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "ferry_ckpt_keep", "2");
+    ferry_ckpt_options_t o = {.strategy = strategy, .info = info};
+    ferry_ckpt_t ck;
+    FT_OK(ferry_ckpt_create(MPI_COMM_WORLD, ft_path(name), &o, &ck));
+    MPI_Info_free(&info);
+    memset(v, 0, sizeof *v);
+    v->ndims = 2;
+    v->halo = 2;
+    v->type = MPI_DOUBLE;
+    v->global[0] = v->global[1] = N;
+    cc_block(2, v->global, ft_rank, ft_size, 99, v->start, v->count);
+    int id;
+    cc_define(ck, v, "eta", &id);
+    return ck;
+}
+
+static int exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* Rank 0 changes the file: flips a byte near the end, or truncates it. */
+static void damage(const char *path, int truncate_it)
+{
+    if (ft_rank == 0) {
+        struct stat st;
+        FT_CHECK(stat(path, &st) == 0);
+        int fd = open(path, O_RDWR);
+        unsigned char b;
+        FT_CHECK(fd >= 0);
+        if (truncate_it) FT_CHECK(ftruncate(fd, st.st_size - 100) == 0);
+        else {
+            FT_CHECK(pread(fd, &b, 1, st.st_size - 13) == 1);
+            b ^= 0x10;
+            FT_CHECK(pwrite(fd, &b, 1, st.st_size - 13) == 1);
+        }
+        close(fd);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void restart_expect(ferry_ckpt_t ck, ckpt_case_var_t *v, long long step, int fallbacks)
+{
+    ferry_ckpt_info_t info;
+    memset(v->buf, 0x5A, v->bytes);
+    FT_OK(ferry_ckpt_restart(ck, (void *[]){v->buf}, &info));
+    FT_EQ(info.step, step);
+    FT_EQ(info.fallbacks, fallbacks);
+    cc_check(v, 0, step);
+}
+
+static void keep_flip_truncate(void)
+{
+    ckpt_case_var_t v;
+    ferry_ckpt_t ck = make_set("keep", FERRY_CKPT_STEER, &v);
+    char path[4200];
+    for (long long step = 1; step <= 4; step++) {
+        cc_fill(&v, 0, step);
+        FT_OK(ferry_ckpt_write(ck, step, step * 10.0, (void *[]){v.buf}));
+    }
+    for (long long step = 1; step <= 4; step++) {
+        FT_OK(ferry_ckpt_path(ck, step, path, sizeof path));
+        FT_EQ(exists(path), step >= 3); /* keep = 2 */
+    }
+    FT_OK(ferry_ckpt_path(ck, 4, path, sizeof path));
+    FT_OK(ferry_ckpt_verify(MPI_COMM_WORLD, path));
+    damage(path, 0);
+    FT_FAILS_NAMING(MPI_ERR_IO, "fails its checksum", ferry_ckpt_verify(MPI_COMM_WORLD, path));
+    restart_expect(ck, &v, 3, 1);
+    /* A fresh step 4, then truncated: incomplete. */
+    cc_fill(&v, 0, 4);
+    FT_OK(ferry_ckpt_write(ck, 4, 40.0, (void *[]){v.buf}));
+    damage(path, 1);
+    FT_FAILS_NAMING(MPI_ERR_IO, "incomplete", ferry_ckpt_verify(MPI_COMM_WORLD, path));
+    restart_expect(ck, &v, 3, 1);
+    free(v.buf);
+    FT_OK(ferry_ckpt_free(&ck));
+}
+
+static void leftover_and_corrupt_header(void)
+{
+    ckpt_case_var_t v;
+    ferry_ckpt_t ck = make_set("left", FERRY_CKPT_STACK, &v);
+    char path[4200], tmp[4300];
+    cc_fill(&v, 0, 5);
+    FT_OK(ferry_ckpt_write(ck, 5, 0.0, (void *[]){v.buf}));
+    FT_OK(ferry_ckpt_path(ck, 6, path, sizeof path));
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    if (ft_rank == 0) { /* a crashed write of step 6: junk under the temporary name */
+        FILE *f = fopen(tmp, "w");
+        fprintf(f, "CDF\005 junk");
+        fclose(f);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    restart_expect(ck, &v, 5, 0);
+    cc_fill(&v, 0, 6);
+    FT_OK(ferry_ckpt_write(ck, 6, 0.0, (void *[]){v.buf}));
+    FT_CHECK(!exists(tmp));
+    restart_expect(ck, &v, 6, 0);
+    if (ft_rank == 0) { /* the header's magic */
+        int fd = open(path, O_WRONLY);
+        FT_CHECK(pwrite(fd, "XDF", 3, 0) == 3);
+        close(fd);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    FT_FAILS_NAMING(MPI_ERR_IO, "not a CDF-2 or CDF-5", ferry_ckpt_verify(MPI_COMM_WORLD, path));
+    restart_expect(ck, &v, 5, 1);
+    free(v.buf);
+    FT_OK(ferry_ckpt_free(&ck));
+}
+
+/* Peak memory of the module per strategy, against the global array's size. */
+static void memory(void)
+{
+    const long long global_bytes = (long long)N * N * 8;
+    for (int strategy = 0; strategy < 3; strategy++) {
+        ckpt_case_var_t v;
+        ferry_ckpt_t ck = make_set("mem", strategy, &v);
+        cc_fill(&v, 0, 1);
+        FT_OK(ferry_ckpt_write(ck, 1, 0.0, (void *[]){v.buf}));
+        long long peak = ferry_ckpt_peak_memory(ck);
+        if (ft_rank == 0) printf("ckpt_txn: strategy %d: rank 0 peak %lld bytes (global array %lld)\n", strategy, peak, global_bytes);
+        if (strategy == FERRY_CKPT_GATHER && ft_rank == 0) FT_CHECK(peak >= global_bytes && peak < global_bytes + 65536);
+        else FT_CHECK(peak < 65536);
+        free(v.buf);
+        FT_OK(ferry_ckpt_free(&ck));
+    }
+}
+
+/* Bad input: clear errors on every rank, never a crash or a hang. */
+static void errors(void)
+{
+    ckpt_case_var_t v;
+    ferry_ckpt_t ck = make_set("err", FERRY_CKPT_STEER, &v);
+    cc_fill(&v, 0, 1);
+    FT_FAILS_NAMING(MPI_ERR_NO_SUCH_FILE, "no valid checkpoint", ferry_ckpt_restart(ck, (void *[]){v.buf}, NULL));
+    FT_FAILS_NAMING(MPI_ERR_NO_SUCH_FILE, "/nonexistent-dir/x.nc.tmp",
+                    ferry_ckpt_write_file(ck, "/nonexistent-dir/x.nc", 1, 0.0, (void *[]){v.buf}));
+    FT_FAILS_NAMING(MPI_ERR_ARG, "negative", ferry_ckpt_write(ck, -1, 0.0, (void *[]){v.buf}));
+    int dims[1] = {0}, id;
+    MPI_Offset start[1] = {0}, count[1] = {1 << 20};
+    ferry_ckpt_var_t bad = {.name = "big", .type = MPI_DOUBLE, .ndims = 1, .dimids = dims, .start = start, .count = count};
+    FT_FAILS_NAMING(MPI_ERR_ARG, "outside", ferry_ckpt_def_var(ck, &bad, &id));
+    count[0] = 1;
+    bad.type = MPI_C_BOOL;
+    FT_FAILS(MPI_ERR_TYPE, ferry_ckpt_def_var(ck, &bad, &id));
+    FT_OK(ferry_ckpt_write(ck, 1, 0.0, (void *[]){v.buf}));
+    ferry_ckpt_free(&ck);
+    /* The same name declared as another type: the read says which. */
+    ferry_ckpt_options_t o = {0};
+    FT_OK(ferry_ckpt_create(MPI_COMM_WORLD, ft_path("err"), &o, &ck));
+    v.type = MPI_FLOAT;
+    cc_define(ck, &v, "eta", &id);
+    FT_FAILS_NAMING(MPI_ERR_NO_SUCH_FILE, "no valid checkpoint", ferry_ckpt_restart(ck, (void *[]){v.buf}, NULL));
+    char path[4200];
+    FT_OK(ferry_ckpt_path(ck, 1, path, sizeof path));
+    FT_FAILS_NAMING(MPI_ERR_TYPE, "is double in the checkpoint", ferry_ckpt_read_file(ck, path, (void *[]){v.buf}, NULL));
+    free(v.buf);
+    ferry_ckpt_free(&ck);
+}
+
+int main(int argc, char **argv)
+{
+    ft_init(&argc, &argv);
+    errors();
+    keep_flip_truncate();
+    leftover_and_corrupt_header();
+    memory();
+    return ft_finish();
+}

@@ -1,0 +1,114 @@
+"""Running a set: one ferry-bench process group per run and host, JSON kept.
+
+Each run's JSON goes to <out>/json/<host>/<run id>.json and its text
+output to <out>/raw/<host>/<run id>.txt; a run that fails or times out is
+recorded in <out>/json/<host>/<run id>.failed with its exit status, and the
+set goes on.
+"""
+import os
+import shlex
+import subprocess
+import sys
+import time
+
+from sets import HOSTS
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def default_bench(mpi):
+    return os.path.join(ROOT, "build", "release-" + mpi, "bench", "ferry-bench")
+
+
+def build(mpis):
+    """The release builds the set needs (tools/setup.sh installs missing packages first)."""
+    for mpi in mpis:
+        subprocess.run([os.path.join(ROOT, "tools", "setup.sh"), "release-" + mpi], check=True)
+
+
+def workloads_of(bench):
+    """The workloads a ferry-bench binary offers (from its --help)."""
+    out = subprocess.run([bench, "--help"], capture_output=True, text=True).stdout
+    names, listing = set(), False
+    for line in out.splitlines():
+        if line.startswith("workloads:"):
+            listing = True
+        elif listing and line.startswith("  "):
+            names.add(line.split()[0])
+        elif listing:
+            break
+    return names
+
+
+def launcher(host, ranks, run_mpi=None):
+    """(argv prefix, extra environment) that starts `ranks` processes for `host`."""
+    spec = HOSTS[host]
+    env = {}
+    if run_mpi:  # the test suite's runner (tests/common/run_mpi.sh): the same flags the tests use
+        if spec["mca"]:
+            env["OMPI_MCA_io"] = spec["mca"][-1]
+        return [run_mpi, "600", str(ranks)], env
+    if spec["mpi"] == "openmpi":
+        env = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+        return ["mpiexec.openmpi", "--oversubscribe", "--bind-to", "none"] + spec["mca"] + ["-n", str(ranks)], env
+    return ["mpiexec.mpich", "-launcher", "fork", "-n", str(ranks)], env
+
+
+def _paths(out, host, rid):
+    json_dir, raw_dir = os.path.join(out, "json", host), os.path.join(out, "raw", host)
+    os.makedirs(json_dir, exist_ok=True)
+    os.makedirs(raw_dir, exist_ok=True)
+    return (os.path.join(json_dir, rid + ".json"), os.path.join(raw_dir, rid + ".txt"),
+            os.path.join(json_dir, rid + ".failed"))
+
+
+def run_one(r, host, bench, out, options):
+    """Runs r on host; returns (seconds, exit status)."""
+    json_path, raw_path, failed_path = _paths(out, host, r["id"])
+    for stale in (json_path, failed_path):
+        if os.path.exists(stale):
+            os.remove(stale)
+    prefix, env = launcher(host, r["ranks"], options.get("run_mpi"))
+    argv = prefix + [bench, r["workload"]] + r["args"] + ["--json", os.path.abspath(json_path)]
+    env = dict(os.environ, **env)
+    env["FERRY_BENCH_LAUNCHER"] = " ".join(shlex.quote(a) for a in prefix)
+    if options.get("hints"):
+        env["FERRY_HINTS"] = os.path.abspath(options["hints"])
+    start = time.time()
+    try:
+        proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=options.get("timeout", 1800))
+        status, text = proc.returncode, proc.stdout + proc.stderr
+    except subprocess.TimeoutExpired as e:
+        status, text = 124, "timed out after %s s\n%s" % (e.timeout, e.stdout or "")
+    with open(raw_path, "w") as f:
+        f.write("$ " + " ".join(shlex.quote(a) for a in argv) + "\n" + text)
+    if status == 0 and not os.path.exists(json_path):
+        status = 3  # a workload that parses argv by hand ignores --json: see docs/report.md
+        text += "\nno JSON written: the workload has not adopted bench_parse/bench_finish yet\n"
+    if status != 0:
+        with open(failed_path, "w") as f:
+            f.write("exit status %d; output in %s\n" % (status, os.path.relpath(raw_path, out)))
+    return time.time() - start, status
+
+
+def run_set(runs, hosts, benches, out, options):
+    """Every run on every host it names among `hosts`; returns the failures [(host, id, status)] and the runs made."""
+    failures, todo = [], [(r, h) for r in runs for h in hosts if h in r["hosts"]]
+    offered = {mpi: workloads_of(path) for mpi, path in benches.items()}
+    todo = [(r, h) for r, h in todo if r["workload"] in offered[HOSTS[h]["mpi"]]]
+    started = time.time()
+    print("ferry-report: %d runs (%s) -> %s" % (len(todo), ", ".join(hosts), out), flush=True)
+    for i, (r, h) in enumerate(todo):
+        print("ferry-report: [%d/%d] %s on %s, %d ranks: ferry-bench %s %s" %
+              (i + 1, len(todo), r["id"], HOSTS[h]["label"], r["ranks"], r["workload"], " ".join(r["args"])),
+              flush=True)
+        seconds, status = run_one(r, h, benches[HOSTS[h]["mpi"]], out, options)
+        if status != 0:
+            failures.append((h, r["id"], status))
+            print("ferry-report:   FAILED (exit %d), see %s/raw/%s/%s.txt" % (status, out, h, r["id"]),
+                  file=sys.stderr, flush=True)
+        else:
+            print("ferry-report:   %.1f s" % seconds, flush=True)
+    print("ferry-report: %d runs in %.0f s, %d failed" % (len(todo), time.time() - started, len(failures)),
+          flush=True)
+    return failures, len(todo)
