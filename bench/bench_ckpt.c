@@ -13,7 +13,8 @@
  * for. Memory: the module's peak (ferry_ckpt_peak_memory) and the growth
  * of the resident set's high-water mark during the call (max over ranks).
  *
- *   --dir D (default /dev/shm)  --n 512  --nz 20  --reps 3  --json FILE
+ *
+ * Options: ferry-bench ckpt --help (the table below).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,11 +24,31 @@
 #include "bench.h"
 #include "ferry_ckpt.h"
 
-enum { HALO = 2, MAX_REPS = 16, CONTENDERS = 14 };
+enum { HALO = 2, MAX_REPS = BENCH_MAX_REPS, CONTENDERS = 14 };
+
+typedef struct ckpt_config {
+    bench_common_t common;
+    int n, nz;
+} ckpt_config_t;
+
+static const ckpt_config_t ckpt_defaults = {.common = {.dir = "/dev/shm", .reps = 3}, .n = 512, .nz = 20};
+
+static const cli_option_t ckpt_options[] = {
+    BENCH_OPTION_DIR(ckpt_config_t),
+    {"n", 0, CLI_INT, offsetof(ckpt_config_t, n), 8, 1 << 20, NULL, "horizontal grid points per dimension (n x n)"},
+    {"nz", 0, CLI_INT, offsetof(ckpt_config_t, nz), 1, 1 << 16, NULL, "levels of the 3-D field"},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+
+const cli_spec_t bench_ckpt_spec = {
+    "ferry-bench ckpt", "mpiexec -n <ranks> ferry-bench ckpt [options]",
+    "checkpoint strategies gather/stack/steer, collective/independent, against a contiguous write (host MPI-IO, "
+    "ferry)",
+    ckpt_options, bench_shared_options, sizeof(ckpt_config_t), &ckpt_defaults, NULL, 0};
 
 typedef struct ckb {
     int n, nz, reps, rank, nprocs;
-    const char *dir, *json;
+    const char *dir;
     MPI_Offset start[3], count[3];
     double *fields[2], *packed;
     long long packed_bytes, offset, total_bytes;
@@ -168,16 +189,32 @@ static double median_of(contender_t *c, int reps)
     return bench_median(t, reps);
 }
 
-static void print_table(const ckb_t *b, contender_t *c, int reps)
+static const char *transfers_name(const contender_t *c)
 {
-    double mib = (double)b->total_bytes / (1 << 20), m[CONTENDERS];
-    for (int i = 0; i < CONTENDERS; i++) m[i] = median_of(&c[i], reps);
-    printf("ferry-bench ckpt: %d ranks, %d x %d x %d + %d x %d doubles (%.1f MiB), %s, median of %d\n", b->nprocs, b->nz,
-           b->n, b->n, b->n, b->n, mib, b->dir, reps);
-    printf("| contender | transfers | MPI-IO | seconds | MiB/s | module peak | RSS growth |\n|---|---|---|---|---|---|---|\n");
-    for (int i = 0; i < CONTENDERS; i++)
-        printf("| %s | %s | %s | %.4f | %.0f | %lld | %lld |\n", c[i].strategy < 0 ? "contig (container-style)" : strategy_names[c[i].strategy],
-               c[i].independent ? "independent" : "collective", c[i].io ? "host" : "ferry", m[i], mib / m[i], c[i].peak, c[i].rss);
+    return c->independent ? "independent" : "collective";
+}
+
+/* One JSON row per strategy and transfers: ferry beside the host, with both's memory. */
+static void record_rows(bench_common_t *common, const ckb_t *b, contender_t *c, const double *m)
+{
+    for (int i = 0; i < CONTENDERS / 2; i++) {
+        const contender_t *f = &c[i], *h = &c[i + CONTENDERS / 2];
+        char label[64];
+        snprintf(label, sizeof label, "%s %s", f->strategy < 0 ? "contig" : strategy_names[f->strategy],
+                 transfers_name(f));
+        bench_row_t *row = bench_row(common, "checkpoint write", label, "write", "s");
+        bench_row_value(row, "ferry", m[i]);
+        bench_row_value(row, "host", m[i + CONTENDERS / 2]);
+        bench_row_extra(row, "mib", (double)b->total_bytes / (1 << 20));
+        bench_row_extra(row, "ferry_peak", (double)f->peak);
+        bench_row_extra(row, "ferry_rss", (double)f->rss);
+        bench_row_extra(row, "host_peak", (double)h->peak);
+        bench_row_extra(row, "host_rss", (double)h->rss);
+    }
+}
+
+static void print_ratios(const double *m)
+{
     for (int io = 0; io < 2; io++) {
         const double *x = m + io * 7; /* gather coll, gather indep, stack coll, stack indep, steer coll, steer indep, contig */
         printf("%s: steer collective / gather collective = %.2f, / gather independent = %.2f; stack collective / contig = %.2f, "
@@ -187,57 +224,43 @@ static void print_table(const ckb_t *b, contender_t *c, int reps)
            m[4] / m[11], m[6] / m[13]);
 }
 
-static void write_json(const ckb_t *b, contender_t *c, int reps)
+static void print_table(bench_common_t *common, const ckb_t *b, contender_t *c)
 {
-    FILE *f = b->rank == 0 && b->json ? fopen(b->json, "a") : NULL;
-    char version[MPI_MAX_LIBRARY_VERSION_STRING];
-    int len;
-    MPI_Get_library_version(version, &len);
-    for (int i = 0; f && i < CONTENDERS; i++)
-        fprintf(f, "{\"source\":\"ferry-bench\",\"ranks\":%d,\"dir\":\"%s\",\"mpi\":\"%s\",\"mib\":%.3f,\"strategy\":\"%s\","
-                   "\"transfers\":\"%s\",\"io\":\"%s\",\"seconds\":%.6f,\"peak\":%lld,\"rss\":%lld}\n",
-                b->nprocs, b->dir, strstr(version, "Open MPI") ? "openmpi" : "mpich", (double)b->total_bytes / (1 << 20),
-                c[i].strategy < 0 ? "contig" : strategy_names[c[i].strategy], c[i].independent ? "independent" : "collective",
-                c[i].io ? "host" : "ferry", median_of(&c[i], reps), c[i].peak, c[i].rss);
-    if (f) fclose(f);
-}
-
-static int parse(ckb_t *b, int argc, char **argv)
-{
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--dir") == 0) b->dir = argv[i + 1];
-        else if (strcmp(argv[i], "--n") == 0) b->n = atoi(argv[i + 1]);
-        else if (strcmp(argv[i], "--nz") == 0) b->nz = atoi(argv[i + 1]);
-        else if (strcmp(argv[i], "--reps") == 0) b->reps = atoi(argv[i + 1]);
-        else if (strcmp(argv[i], "--json") == 0) b->json = argv[i + 1];
-        else return 2;
-    }
-    return b->n >= 8 && b->nz >= 1 && b->reps >= 1 && b->reps <= MAX_REPS ? 0 : 2;
+    double mib = (double)b->total_bytes / (1 << 20), m[CONTENDERS];
+    for (int i = 0; i < CONTENDERS; i++) m[i] = median_of(&c[i], b->reps);
+    printf("ferry-bench ckpt: %d ranks, %d x %d x %d + %d x %d doubles (%.1f MiB), %s, median of %d\n", b->nprocs, b->nz,
+           b->n, b->n, b->n, b->n, mib, b->dir, b->reps);
+    printf("| contender | transfers | MPI-IO | seconds | MiB/s | module peak | RSS growth |\n|---|---|---|---|---|---|---|\n");
+    for (int i = 0; i < CONTENDERS; i++)
+        printf("| %s | %s | %s | %.4f | %.0f | %lld | %lld |\n", c[i].strategy < 0 ? "contig (container-style)" : strategy_names[c[i].strategy],
+               transfers_name(&c[i]), c[i].io ? "host" : "ferry", m[i], mib / m[i], c[i].peak, c[i].rss);
+    print_ratios(m);
+    record_rows(common, b, c, m);
 }
 
 int ferry_bench_ckpt(int argc, char **argv)
 {
-    ckb_t b = {.n = 512, .nz = 20, .reps = 3, .dir = "/dev/shm"};
+    ckpt_config_t cfg;
+    int rc = bench_parse(&bench_ckpt_spec, argc, argv, &cfg);
+    if (rc != CLI_RUN) return rc;
+    ckb_t b = {.n = cfg.n, .nz = cfg.nz, .reps = cfg.common.reps, .dir = cfg.common.dir};
     MPI_Comm_rank(MPI_COMM_WORLD, &b.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &b.nprocs);
-    if (parse(&b, argc, argv)) {
-        if (b.rank == 0) fprintf(stderr, "usage: ferry-bench ckpt [--dir D] [--n 512] [--nz 20] [--reps 3] [--json FILE]\n");
-        return 2;
-    }
     setup(&b);
     contender_t c[CONTENDERS];
     make_contenders(c);
     const char *dir = bench_make_dir(b.dir, "ckpt");
     int failed = !dir;
-    for (int rep = 0; rep < b.reps && !failed; rep++)
+    for (int rep = 0; rep < b.reps && !failed; rep++) {
         for (int k = 0; k < CONTENDERS && !failed; k++) {
             contender_t *x = &c[(k + rep * 5) % CONTENDERS];
             x->t[rep] = run_one(&b, x, dir, rep);
             failed = x->t[rep] < 0;
         }
-    if (!failed && b.rank == 0) print_table(&b, c, b.reps);
-    if (!failed) write_json(&b, c, b.reps);
+        bench_progress(&cfg.common, NULL, rep);
+    }
+    if (!failed && b.rank == 0) print_table(&cfg.common, &b, c);
     bench_remove_dir(dir);
     free(b.fields[0]), free(b.fields[1]), free(b.packed);
-    return failed;
+    return bench_finish(&cfg.common, failed);
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Checkpoint benchmark plot and tables from the JSON lines that
-`ferry-bench ckpt --json F` and `shelfsea --table D --json F` append.
+"""Checkpoint benchmark plot and tables from the JSON documents that
+`ferry-bench ckpt --json F` writes (the report schema, docs/report.md) and
+the JSON lines that `shelfsea --table D --json F` appends.
 
-usage: plot_ckpt.py <results.jsonl> <out.png> [--markdown]
+usage: plot_ckpt.py <results.json|jsonl>... <out.png> [--markdown]
 
 One panel per (source, directory, MPI): bars of seconds per strategy and
 transfers, ferry beside the host MPI-IO, grouped by rank count. With
@@ -21,13 +22,31 @@ ORDER = [("gather", "collective"), ("gather", "independent"), ("stack", "collect
          ("steer", "collective"), ("steer", "independent"), ("contig", "independent")]
 
 
-def load(path):
+def records_of_doc(doc):
+    """A ferry-bench report document as one record per strategy, transfers and MPI-IO."""
+    env, mpi = doc["environment"], "mpich" if doc["host_mpi"]["name"] == "MPICH" else "openmpi"
+    for row in doc["results"]:
+        strategy, transfers = row["case"].split()
+        for io, seconds in row["contenders"].items():
+            yield {"source": "ferry-bench", "ranks": env["ranks"], "dir": doc["parameters"].get("dir", env["dir"]),
+                   "mpi": mpi, "mib": row["extra"]["mib"], "strategy": strategy, "transfers": transfers, "io": io,
+                   "seconds": seconds, "peak": row["extra"].get(io + "_peak"), "rss": row["extra"].get(io + "_rss")}
+
+
+def records_of(path):
+    text = open(path).read()
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+    return list(records_of_doc(doc)) if "schema" in doc else [doc]
+
+
+def load(paths):
     panels = collections.defaultdict(list)
-    with open(path) as f:
-        for line in f:
-            if line.strip():
-                r = json.loads(line)
-                panels[(r["source"], r["dir"].split("/ferry-bench")[0], r["mpi"])].append(r)
+    for path in paths:
+        for r in records_of(path):
+            panels[(r["source"], r["dir"].split("/ferry-bench")[0], r["mpi"])].append(r)
     return panels
 
 
@@ -82,8 +101,9 @@ def plot(panels, out):
 
 
 def main():
-    panels = load(sys.argv[1])
-    plot(panels, sys.argv[2])
+    files = [a for a in sys.argv[1:] if a != "--markdown"]
+    panels = load(files[:-1])
+    plot(panels, files[-1])
     if "--markdown" in sys.argv:
         for key, rows in sorted(panels.items()):
             markdown(key, rows)

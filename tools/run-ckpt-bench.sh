@@ -19,6 +19,7 @@ mkdir -p "$out"
 build="$root_dir/build/release-$mpi"
 json="$out/ckpt-$mpi.jsonl"
 : > "$json"
+docs=()
 if [ "$mpi" = openmpi ]; then
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   launch=(mpiexec.openmpi --oversubscribe --bind-to none -n)
@@ -27,11 +28,13 @@ else
 fi
 for ranks in ${CKPT_RANKS:-4 9}; do
   for dir in /dev/shm "${FERRY_BENCH_DISK_DIR:-/var/tmp}"; do
+    doc="$out/ckpt-$mpi-$ranks-$(basename "$dir").json"
+    docs+=("$doc")
     "${launch[@]}" "$ranks" "$build/bench/ferry-bench" ckpt --dir "$dir" --n "${CKPT_N:-512}" --nz "${CKPT_NZ:-20}" \
-      --reps "${CKPT_REPS:-5}" --json "$json"
+      --reps "${CKPT_REPS:-5}" --json "$doc"
     # shellcheck disable=SC2086
     "${launch[@]}" "$ranks" "$build/apps/shelfsea/shelfsea" ${SHELF_GRID:---nx 251 --ny 206 --nz 20} --table "$dir" \
       --reps "${CKPT_REPS:-5}" --json "$json"
   done
 done
-/usr/bin/python3 "$root_dir/tools/plot_ckpt.py" "$json" "$out/ckpt-$mpi.png" --markdown | tee "$out/ckpt-$mpi.md"
+/usr/bin/python3 "$root_dir/tools/plot_ckpt.py" "${docs[@]}" "$json" "$out/ckpt-$mpi.png" --markdown | tee "$out/ckpt-$mpi.md"

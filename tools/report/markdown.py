@@ -173,8 +173,7 @@ def write_report(out, runs, data, meta):
             continue
         section_runs = [r for r in runs if r["section"] == sid]
         if not any(_docs(data, r["id"]) for r in section_runs):
-            parts.append("Not measured in this set%s.\n" % (
-                ": the workload is not in this ferry-bench yet" if sid == "ckpt" else ""))
+            parts.append("Not measured in this set.\n")
             continue
         for caption, path in section_plots(sid, data, runs, out):
             parts.append("![%s](%s)\n" % (caption, path))
