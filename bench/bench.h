@@ -89,6 +89,7 @@ void bench_row_extra(bench_row_t *row, const char *key, double value);
 int ferry_bench_btio(int argc, char **argv);
 int ferry_bench_ckpt(int argc, char **argv);
 int ferry_bench_contig(int argc, char **argv);
+int ferry_bench_container(int argc, char **argv);
 int ferry_bench_discontig(int argc, char **argv);
 int ferry_bench_hints(int argc, char **argv);
 int ferry_bench_mar(int argc, char **argv);
@@ -98,7 +99,7 @@ int ferry_bench_partition(int argc, char **argv);
 int ferry_bench_tune(int argc, char **argv);
 int ferry_bench_types(int argc, char **argv);
 int ferry_bench_ylib(int argc, char **argv);
-extern const cli_spec_t bench_btio_spec, bench_ckpt_spec, bench_contig_spec, bench_discontig_spec, bench_hints_spec, bench_mar_spec,
+extern const cli_spec_t bench_btio_spec, bench_ckpt_spec, bench_container_spec, bench_contig_spec, bench_discontig_spec, bench_hints_spec, bench_mar_spec,
     bench_noncontig_spec, bench_overlap_spec, bench_partition_spec, bench_tune_spec, bench_types_spec,
     bench_ylib_spec;
 

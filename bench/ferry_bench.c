@@ -21,6 +21,7 @@ static const struct {
 } workloads[] = {
     {"btio", ferry_bench_btio, NULL, &bench_btio_spec},
     {"ckpt", ferry_bench_ckpt, NULL, &bench_ckpt_spec},
+    {"container", ferry_bench_container, NULL, &bench_container_spec},
     {"contig", ferry_bench_contig, NULL, &bench_contig_spec},
     {"discontig", ferry_bench_discontig, NULL, &bench_discontig_spec},
     {"hints", ferry_bench_hints, NULL, &bench_hints_spec},

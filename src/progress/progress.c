@@ -124,6 +124,40 @@ int ferry__progress_scan(const void *send, void *recv, int count, MPI_Datatype t
     return finish(MPI_Iscan(send, recv, count, type, op, comm, &r), &r);
 }
 
+int ferry__progress_gather(const void *send, int scount, MPI_Datatype stype, void *recv, int rcount,
+                           MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+    if (!ferry__progress_yields()) return MPI_Gather(send, scount, stype, recv, rcount, rtype, root, comm);
+    MPI_Request r;
+    return finish(MPI_Igather(send, scount, stype, recv, rcount, rtype, root, comm, &r), &r);
+}
+
+int ferry__progress_gatherv(const void *send, int scount, MPI_Datatype stype, void *recv, const int *rcounts,
+                            const int *displs, MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+    if (!ferry__progress_yields())
+        return MPI_Gatherv(send, scount, stype, recv, rcounts, displs, rtype, root, comm);
+    MPI_Request r;
+    return finish(MPI_Igatherv(send, scount, stype, recv, rcounts, displs, rtype, root, comm, &r), &r);
+}
+
+int ferry__progress_scatter(const void *send, int scount, MPI_Datatype stype, void *recv, int rcount,
+                            MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+    if (!ferry__progress_yields()) return MPI_Scatter(send, scount, stype, recv, rcount, rtype, root, comm);
+    MPI_Request r;
+    return finish(MPI_Iscatter(send, scount, stype, recv, rcount, rtype, root, comm, &r), &r);
+}
+
+int ferry__progress_scatterv(const void *send, const int *scounts, const int *displs, MPI_Datatype stype, void *recv,
+                             int rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+    if (!ferry__progress_yields())
+        return MPI_Scatterv(send, scounts, displs, stype, recv, rcount, rtype, root, comm);
+    MPI_Request r;
+    return finish(MPI_Iscatterv(send, scounts, displs, stype, recv, rcount, rtype, root, comm, &r), &r);
+}
+
 int ferry__progress_comm_dup(MPI_Comm comm, MPI_Comm *dup)
 {
     if (!ferry__progress_yields()) return MPI_Comm_dup(comm, dup);

@@ -37,6 +37,14 @@ int ferry__progress_allgather(const void *send, int scount, MPI_Datatype stype, 
                               MPI_Datatype rtype, MPI_Comm comm);
 int ferry__progress_allgatherv(const void *send, int scount, MPI_Datatype stype, void *recv, const int *rcounts,
                                const int *displs, MPI_Datatype rtype, MPI_Comm comm);
+int ferry__progress_gather(const void *send, int scount, MPI_Datatype stype, void *recv, int rcount,
+                           MPI_Datatype rtype, int root, MPI_Comm comm);
+int ferry__progress_gatherv(const void *send, int scount, MPI_Datatype stype, void *recv, const int *rcounts,
+                            const int *displs, MPI_Datatype rtype, int root, MPI_Comm comm);
+int ferry__progress_scatter(const void *send, int scount, MPI_Datatype stype, void *recv, int rcount,
+                            MPI_Datatype rtype, int root, MPI_Comm comm);
+int ferry__progress_scatterv(const void *send, const int *scounts, const int *displs, MPI_Datatype stype, void *recv,
+                             int rcount, MPI_Datatype rtype, int root, MPI_Comm comm);
 /* MPI_Comm_dup (through MPI_Comm_idup when yielding). */
 int ferry__progress_comm_dup(MPI_Comm comm, MPI_Comm *dup);
 

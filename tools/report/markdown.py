@@ -64,9 +64,9 @@ def extras_table(data, rid, wanted):
 def _cell(doc, key):
     for row in render.call_rows(doc):
         if (row["table"], row["case"], row["op"], row["unit"]) == (key[0], key[1], key[2], key[4]):
-            c = key[3]
-            ratio = 1.0 if c == "host" else row["ratios"].get(c + "/host")
-            return [render.fmt(row["contenders"].get(c)), render.fmt(ratio) if "host" in row["contenders"] else "-"]
+            c, base = key[3], "host" if "host" in row["contenders"] else "tasklocal"  # the container has no host
+            ratio = 1.0 if c == base else row["ratios"].get(c + "/" + base)
+            return [render.fmt(row["contenders"].get(c)), render.fmt(ratio) if base in row["contenders"] else "-"]
     return ["-", "-"]
 
 
@@ -173,8 +173,7 @@ def write_report(out, runs, data, meta):
             continue
         section_runs = [r for r in runs if r["section"] == sid]
         if not any(_docs(data, r["id"]) for r in section_runs):
-            parts.append("Not measured in this set%s.\n" % (
-                ": the workload is not in this ferry-bench yet" if sid in ("container", "ckpt") else ""))
+            parts.append("Not measured in this set.\n")
             continue
         for caption, path in section_plots(sid, data, runs, out):
             parts.append("![%s](%s)\n" % (caption, path))

@@ -31,7 +31,9 @@ SECTIONS = [
     ("ylib", "Y-Lib stripe-aware aggregation (ylib, seed 002)", "Strided write_all on a striped layout given by hints."),
     ("types", "Datatype engine (types)", "Pack and unpack against the host's MPI_Pack."),
     ("overlap", "Background I/O (overlap)", "Nonblocking writes hidden behind computation."),
-    ("container", "Task-local container (issue 16)", "Appears once `ferry-bench container` lands and writes JSON."),
+    ("container", "Task-local container (issue 16)", "N task-local files against one ferry container (and one plain "
+     "shared file, the ceiling of any one-file container): create, write, read. No host MPI-IO in it: the "
+     "'x host' column is the speed ratio to task-local files. Sweeps over N: `tools/bench-container.sh`."),
     ("ckpt", "Checkpoint/restart (issue 17)", "Seconds per checkpoint (lower is better) of an ocean model's "
      "3-D and 2-D fields through each ferry_ckpt strategy, on ferry and on the host MPI-IO through the same code "
      "(docs/checkpoint.md)."),
@@ -79,18 +81,24 @@ def _set(sizes, reps, rank_counts, volumes, btio_class, btio_scale_class):
         run("types", "types", "types", ["--bytes", sizes["types"], "--reps", reps], ranks=1, hosts=PER_MPI),
         run("overlap", "overlap-disk", "overlap", disk + ["--size", sizes["overlap"], "--reps", reps],
             hosts=PER_MPI),
-        run("container", "container", "container", shm + ["--reps", reps]),
+        run("container", "container-shm", "container", shm + ["--bytes", sizes["container"], "--reps", reps],
+            hosts=PER_MPI),
+        run("container", "container-disk", "container", disk + ["--bytes", sizes["container"], "--reps", reps],
+            hosts=PER_MPI),
         run("ckpt", "ckpt", "ckpt", shm + ["--n", sizes["ckpt_n"], "--reps", reps]),
     ]
     return runs + _volume(volumes, reps) + _scaling(sizes, rank_counts, btio_scale_class, reps)
 
 
 QUICK_SIZES = {"contig": "64m", "nc": "256k", "nc_scale": "256k", "budget": "0.5", "discontig": "16m",
-               "mar": "32m", "partition": "1m", "ylib": "4m", "types": "64k", "overlap": "16m", "ckpt_n": "256", "disk": "/var/tmp"}
+               "mar": "32m", "partition": "1m", "ylib": "4m", "types": "64k", "overlap": "16m", "ckpt_n": "256", "disk": "/var/tmp",
+               "container": "16m"}
 FULL_SIZES = {"contig": "1g", "nc": "4m", "nc_scale": "4m", "budget": "2", "discontig": "64m", "mar": "256m",
-              "partition": "16m", "ylib": "64m", "types": "256k", "overlap": "64m", "ckpt_n": "512", "disk": "/var/tmp"}
+              "partition": "16m", "ylib": "64m", "types": "256k", "overlap": "64m", "ckpt_n": "512", "disk": "/var/tmp",
+              "container": "64m"}
 SMOKE_SIZES = {"contig": "1m", "nc": "16k", "nc_scale": "16k", "budget": "0.2", "discontig": "256k",
-               "mar": "1m", "partition": "64k", "ylib": "256k", "types": "16k", "overlap": "1m", "ckpt_n": "64", "disk": "/var/tmp"}
+               "mar": "1m", "partition": "64k", "ylib": "256k", "types": "16k", "overlap": "1m", "ckpt_n": "64", "disk": "/var/tmp",
+               "container": "256k"}
 
 
 def runs_of(name):

@@ -1,0 +1,127 @@
+/*
+ * Collective open for writing, and collective close.
+ *
+ * Open, one file (the default): every rank opens the file, then one gather
+ * brings rank 0 every rank's arguments and open outcome; rank 0 plans the
+ * rows, empties the file and writes its superblock and stream table, and
+ * one scatter gives every rank its geometry and the outcome: three
+ * collectives with the duplication of the communicator, an agreement only
+ * when something failed. Several files: rank 0 plans them all (ranks
+ * grouped by contiguous ranges, or by node from their processor names) and
+ * a scatterv also hands each file's root its stream table; the roots create
+ * their files, a split gives each file its communicator, and one agreement
+ * ends the open (after it every root has emptied its file, so no member
+ * writes before). Close: each rank flushes, one gather brings its file's
+ * root the lengths, the root writes the end table and then the completion
+ * record, one agreement. The count never depends on the chunks.
+ */
+#include <string.h>
+
+#include "container/container_int.h"
+#include "core/core.h"
+#include "error/error.h"
+#include "progress/progress.h"
+
+static int local_checks(ferry_container_t c, const ferry_container_params_t *p, int local_cls)
+{
+    if (local_cls) return local_cls;
+    if (p->chunk_size < 0) return ferry__error_set(MPI_ERR_ARG, "negative chunk size %lld", (long long)p->chunk_size);
+    if (p->files < FERRY_CONTAINER_FILE_PER_NODE) return ferry__error_set(MPI_ERR_ARG, "files = %d", p->files);
+    FERRY_TRY(ferry__container_check_block(p->block_size, c->path));
+    /* One file: open it now, so the gather carries the outcome. */
+    ferry__fs_file_t *fs;
+    return p->files > 1 || p->files == FERRY_CONTAINER_FILE_PER_NODE
+               ? 0
+               : ferry__container_handle_file(c, 0, FERRY_FS_READ | FERRY_FS_WRITE | FERRY_FS_CREATE, &fs);
+}
+
+static int64_t node_hash(void)
+{
+    char name[MPI_MAX_PROCESSOR_NAME + 1] = "";
+    int len = 0;
+    MPI_Get_processor_name(name, &len);
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (int i = 0; i < len; i++) h = (h ^ (unsigned char)name[i]) * 1099511628211ull;
+    return (int64_t)(h >> 1);
+}
+
+static int open_write_steps(ferry_container_t c, const ferry_container_params_t *p, int local_cls)
+{
+    ferry__container_ask_t ask = {{0}};
+    ask.w[FERRY__ASK_CLS] = local_checks(c, p, local_cls);
+    ask.w[FERRY__ASK_CHUNK] = p->chunk_size;
+    ask.w[FERRY__ASK_FILES] = p->files;
+    ask.w[FERRY__ASK_NODE] = p->files == FERRY_CONTAINER_FILE_PER_NODE ? node_hash() : 0;
+    ask.w[FERRY__ASK_BLOCK] = p->block_size;
+    ask.w[FERRY__ASK_FLAGS] = (p->data_checksums ? 1 : 0) | (p->durable ? 2 : 0);
+    return ferry__container_create_collectively(c, &ask, p->buffer_size);
+}
+
+int ferry_container_open_write(MPI_Comm comm, const char *path, const ferry_container_params_t *params,
+                               ferry_container_t *container)
+{
+    if (!container) return ferry__container_return(ferry__error_set(MPI_ERR_ARG, "ferry_container_open_write: "
+                                                                     "NULL handle pointer"));
+    *container = NULL;
+    ferry_container_t c;
+    int local_cls, cls = ferry__core_init();
+    if (!cls) cls = ferry__container_handle_create(comm, path, 1, &local_cls, &c);
+    if (cls) return ferry__container_return(cls);
+    ferry_container_params_t defaults = {0};
+    cls = open_write_steps(c, params ? params : &defaults, local_cls);
+    if (cls) {
+        ferry__container_handle_free(c);
+        return ferry__container_return(cls);
+    }
+    *container = c;
+    return MPI_SUCCESS;
+}
+
+/* Root: the end table from every member's length, then the completion record. */
+static int root_finishes(ferry_container_t c, const int64_t *gathered)
+{
+    uint32_t n = c->super.local_streams;
+    ferry__container_end_t *ends = ferry__calloc(n, sizeof *ends);
+    if (!ends || !gathered) {
+        ferry__free(ends);
+        return ferry__error_set(MPI_ERR_NO_MEM, "out of memory");
+    }
+    for (uint32_t t = 0; t < n; t++)
+        ends[t] = (ferry__container_end_t){(uint64_t)gathered[2 * t], gathered[2 * t + 1] ? 1u : 0u};
+    ferry__container_finish_t fin = {c->streams->fs, &c->super, c->entries, ends, FERRY__CONTAINER_HOW_CLOSED,
+                                     c->durable};
+    if (c->durable) c->meta_calls += 2;
+    int cls = ferry__container_write_end(&fin);
+    ferry__free(ends);
+    return cls;
+}
+
+static int close_write(ferry_container_t c)
+{
+    ferry__container_stream_t *s = c->streams;
+    MPI_Comm file_comm = c->file_comm == MPI_COMM_NULL ? c->comm : c->file_comm; /* one file: every rank */
+    /* Each rank syncs its own trailers: on a cluster file system the root's
+     * fsync does not cover the dirty pages of other nodes. */
+    int cls = ferry__container_stream_flush(s, FERRY__CONTAINER_SYNC_AFTER), file_rank, members, root_cls = 0;
+    MPI_Comm_rank(file_comm, &file_rank);
+    MPI_Comm_size(file_comm, &members);
+    int64_t mine[2] = {(int64_t)s->length, s->failed || cls}, *gathered = NULL;
+    if (file_rank == 0) gathered = ferry__calloc((size_t)members * 2, sizeof *gathered);
+    ferry__progress_gather(mine, 2, MPI_INT64_T, gathered, 2, MPI_INT64_T, 0, file_comm);
+    if (file_rank == 0) root_cls = root_finishes(c, gathered);
+    ferry__free(gathered);
+    return cls ? cls : root_cls;
+}
+
+int ferry_container_close(ferry_container_t *container)
+{
+    if (!container || !*container)
+        return ferry__container_return(ferry__error_set(MPI_ERR_ARG, "ferry_container_close: no container"));
+    ferry_container_t c = *container;
+    *container = NULL;
+    int cls = c->writing ? close_write(c) : 0;
+    if (cls) cls = ferry__container_fail(cls, c->path, c->rank, "ferry_container_close");
+    if (c->writing) cls = ferry__error_agree(c->comm, cls, "ferry_container_close");
+    ferry__container_handle_free(c);
+    return ferry__container_return(cls);
+}

@@ -1,0 +1,257 @@
+/*
+ * The serial API: a container's whole set of files, read without MPI.
+ *
+ * Loading reads every file's metadata (file 0 first: it gives the file
+ * count), checks the files belong together and that their stream tables
+ * name every stream exactly once, and keeps a stream -> (file, local stream)
+ * map. Memory is O(streams).
+ */
+#include <string.h>
+
+#include "container/container_int.h"
+#include "core/core.h"
+#include "error/error.h"
+
+int ferry__container_fail(int cls, const char *path, int rank, const char *what)
+{
+    char cause[1024], prefix[1200];
+    snprintf(cause, sizeof cause, "%s", ferry__error_message());
+    snprintf(prefix, sizeof prefix, "ferry container '%s': ", path);
+    const char *shown = cause;
+    if (strncmp(shown, "ferry: ", 7) == 0) shown += 7;
+    if (strncmp(shown, prefix, strlen(prefix)) == 0) shown += strlen(prefix);
+    if (rank >= 0) return ferry__error_set(cls, "ferry container '%s' rank %d: %s: %s", path, rank, what, shown);
+    return ferry__error_set(cls, "ferry container '%s': %s: %s", path, what, shown);
+}
+
+const char *ferry_container_error_message(void)
+{
+    return ferry__error_message();
+}
+
+static int incomplete(const char *path, const ferry__container_file_t *f, const char *name)
+{
+    return ferry__error_set(MPI_ERR_BAD_FILE,
+                            "ferry container '%s': incomplete (%s %s): its writers never closed it (killed, or still "
+                            "running); 'ferry-container recover %s' completes it with every flushed byte",
+                            path, name, f->completion_damaged ? "has a damaged completion record" : "was never closed",
+                            path);
+}
+
+/* Loads file k and checks it belongs to the set file 0 describes. */
+static int load_member(ferry_container_set_t set, uint32_t k, int writable)
+{
+    char *name = ferry__container_file_path(set->path, k);
+    if (!name) return ferry__error_set(MPI_ERR_NO_MEM, "ferry container '%s': out of memory", set->path);
+    ferry__container_file_t *f = &set->files[k];
+    const ferry__container_super_t *first = &set->files[0].super;
+    int cls = k == 0 ? 0 : ferry__container_file_load(name, writable, f);
+    if (!cls && (f->super.id != first->id || f->super.file_index != k || f->super.file_count != first->file_count ||
+                 f->super.streams != first->streams))
+        cls = ferry__error_set(MPI_ERR_BAD_FILE, "ferry container '%s': %s belongs to another container", set->path,
+                               name);
+    ferry__free(name);
+    return cls;
+}
+
+static int map_streams(ferry_container_set_t set)
+{
+    uint64_t total = 0;
+    for (uint32_t k = 0; k < set->nfiles; k++) total += set->files[k].super.local_streams;
+    if (total != set->streams)
+        return ferry__error_set(MPI_ERR_BAD_FILE, "ferry container '%s': the files hold %llu streams, the superblock "
+                                "says %u", set->path, (unsigned long long)total, (unsigned)set->streams);
+    set->file_of = ferry__malloc(set->streams * sizeof *set->file_of);
+    set->local_of = ferry__malloc(set->streams * sizeof *set->local_of);
+    if (!set->file_of || !set->local_of) return ferry__error_set(MPI_ERR_NO_MEM, "ferry container '%s': out of memory",
+                                                                 set->path);
+    memset(set->file_of, 0xff, set->streams * sizeof *set->file_of);
+    for (uint32_t k = 0; k < set->nfiles; k++)
+        for (uint32_t t = 0; t < set->files[k].super.local_streams; t++) {
+            uint32_t id = set->files[k].entries[t].stream;
+            if (set->file_of[id] != UINT32_MAX)
+                return ferry__error_set(MPI_ERR_BAD_FILE, "ferry container '%s': stream %u is in two files",
+                                        set->path, (unsigned)id);
+            set->file_of[id] = k;
+            set->local_of[id] = t;
+        }
+    return 0;
+}
+
+/* Incomplete files: refused, or given the lengths their trailers recorded. */
+static int settle_incomplete(ferry_container_set_t set, int allow_incomplete)
+{
+    set->complete = 1;
+    for (uint32_t k = 0; k < set->nfiles; k++) {
+        ferry__container_file_t *f = &set->files[k];
+        if (f->complete) continue;
+        set->complete = 0;
+        if (!allow_incomplete) {
+            char *name = ferry__container_file_path(set->path, k);
+            int cls = incomplete(set->path, f, name ? name : "a file of the set");
+            ferry__free(name);
+            return cls;
+        }
+        ferry__container_scan(f);
+    }
+    return 0;
+}
+
+static int load_set(ferry_container_set_t set, int allow_incomplete, int writable)
+{
+    ferry__container_file_t first;
+    FERRY_TRY(ferry__container_file_load(set->path, writable, &first));
+    set->nfiles = first.super.file_count;
+    set->streams = first.super.streams;
+    if (set->nfiles > set->streams) {
+        ferry__container_file_release(&first);
+        return ferry__error_set(MPI_ERR_BAD_FILE, "ferry container '%s': more files than streams", set->path);
+    }
+    set->files = ferry__calloc(set->nfiles, sizeof *set->files);
+    if (!set->files) {
+        ferry__container_file_release(&first);
+        return ferry__error_set(MPI_ERR_NO_MEM, "ferry container '%s': out of memory", set->path);
+    }
+    set->files[0] = first;
+    for (uint32_t k = 0; k < set->nfiles; k++) FERRY_TRY(load_member(set, k, writable));
+    FERRY_TRY(map_streams(set));
+    return settle_incomplete(set, allow_incomplete);
+}
+
+int ferry__container_set_load(const char *path, int allow_incomplete, int writable, ferry_container_set_t *out)
+{
+    *out = NULL;
+    ferry_container_set_t set = ferry__calloc(1, sizeof *set);
+    if (set) set->path = ferry__strdup(path);
+    if (!set || !set->path) {
+        ferry__container_set_free(set);
+        return ferry__error_set(MPI_ERR_NO_MEM, "ferry container '%s': out of memory", path);
+    }
+    int cls = load_set(set, allow_incomplete, writable);
+    if (cls) {
+        ferry__container_set_free(set);
+        return cls;
+    }
+    *out = set;
+    return 0;
+}
+
+void ferry__container_set_free(ferry_container_set_t set)
+{
+    if (!set) return;
+    for (uint32_t k = 0; set->files && k < set->nfiles; k++) ferry__container_file_release(&set->files[k]);
+    for (uint32_t t = 0; set->writers && t < set->streams; t++) ferry__container_stream_release(&set->writers[t]);
+    ferry__free(set->writers);
+    ferry__free(set->files);
+    ferry__free(set->file_of);
+    ferry__free(set->local_of);
+    ferry__free(set->path);
+    ferry__free(set);
+}
+
+int ferry_container_serial_open(const char *path, int flags, ferry_container_set_t *set)
+{
+    if (!path || !set) return ferry__error_set(MPI_ERR_ARG, "ferry_container_serial_open: NULL argument");
+    return ferry__container_set_load(path, flags & FERRY_CONTAINER_INCOMPLETE_OK, 0, set);
+}
+
+int ferry_container_serial_describe(ferry_container_set_t set, int *streams, int *files, int *complete)
+{
+    if (!set || !streams || !files || !complete)
+        return ferry__error_set(MPI_ERR_ARG, "ferry_container_serial_describe: NULL argument");
+    *streams = (int)set->streams;
+    *files = (int)set->nfiles;
+    *complete = set->complete;
+    return 0;
+}
+
+static int check_stream(ferry_container_set_t set, int stream, const char *what)
+{
+    if (!set) return ferry__error_set(MPI_ERR_ARG, "%s: NULL container", what);
+    if (stream < 0 || (uint32_t)stream >= set->streams)
+        return ferry__error_set(MPI_ERR_ARG, "ferry container '%s': %s: no stream %d (the container has %u)",
+                                set->path, what, stream, (unsigned)set->streams);
+    return 0;
+}
+
+/* The file, geometry and length of a stream of a checked set. */
+static ferry__container_file_t *stream_place(ferry_container_set_t set, int stream, ferry__container_geometry_t *g,
+                                             uint64_t *length)
+{
+    ferry__container_file_t *f = &set->files[set->file_of[stream]];
+    uint32_t t = set->local_of[stream];
+    *g = ferry__container_file_geometry(f, t);
+    *length = set->creating ? set->writers[stream].length : f->ends[t].length;
+    return f;
+}
+
+int ferry_container_serial_stream(ferry_container_set_t set, int stream, ferry_container_info_t *info)
+{
+    FERRY_TRY(check_stream(set, stream, "ferry_container_serial_stream"));
+    if (!info) return ferry__error_set(MPI_ERR_ARG, "ferry_container_serial_stream: NULL info");
+    ferry__container_geometry_t g;
+    uint64_t length;
+    const ferry__container_file_t *f = stream_place(set, stream, &g, &length);
+    memset(info, 0, sizeof *info);
+    info->stream = stream;
+    info->streams = (int)set->streams;
+    info->files = (int)set->nfiles;
+    info->file_index = (int)set->file_of[stream];
+    info->length = (MPI_Offset)length;
+    info->chunk_size = (MPI_Offset)g.chunk_size;
+    info->chunk_capacity = (MPI_Offset)ferry__container_capacity(&g);
+    info->chunks = (MPI_Offset)ferry__container_chunks_for(&g, length);
+    info->block_size = (MPI_Offset)f->super.block_size;
+    info->data_checksums = (f->super.flags & FERRY__CONTAINER_FLAG_CHECKSUMS) != 0;
+    info->write_failed = (f->ends[set->local_of[stream]].flags & FERRY__CONTAINER_STREAM_FAILED) != 0;
+    return 0;
+}
+
+int ferry_container_serial_read(ferry_container_set_t set, int stream, MPI_Offset position, void *buf, size_t len,
+                                size_t *done)
+{
+    FERRY_TRY(check_stream(set, stream, "ferry_container_serial_read"));
+    if (!done || (!buf && len) || position < 0)
+        return ferry__error_set(MPI_ERR_ARG, "ferry_container_serial_read: NULL buffer or negative position");
+    ferry__container_geometry_t g;
+    uint64_t length;
+    ferry__container_file_t *f = stream_place(set, stream, &g, &length);
+    int cls = ferry__container_pread(f->fs, &g, length, (uint64_t)position, buf, len, done);
+    return cls ? ferry__container_fail(cls, set->path, -1, "ferry_container_serial_read") : 0;
+}
+
+int ferry_container_serial_chunk(ferry_container_set_t set, int stream, MPI_Offset chunk, int *file_index,
+                                 MPI_Offset *offset, MPI_Offset *used)
+{
+    FERRY_TRY(check_stream(set, stream, "ferry_container_serial_chunk"));
+    ferry__container_geometry_t g;
+    uint64_t length;
+    stream_place(set, stream, &g, &length);
+    if (!file_index || !offset || !used || chunk < 0 || (uint64_t)chunk >= ferry__container_chunks_for(&g, length))
+        return ferry__error_set(MPI_ERR_ARG, "ferry container '%s': stream %d has no chunk %lld", set->path, stream,
+                                (long long)chunk);
+    *file_index = (int)set->file_of[stream];
+    *offset = (MPI_Offset)ferry__container_chunk_at(&g, (uint64_t)chunk);
+    *used = (MPI_Offset)ferry__container_used_in(&g, length, (uint64_t)chunk);
+    return 0;
+}
+
+int ferry_container_serial_file(ferry_container_set_t set, int index, ferry_container_file_info_t *info)
+{
+    if (!set || !info || index < 0 || (uint32_t)index >= set->nfiles)
+        return ferry__error_set(MPI_ERR_ARG, "ferry_container_serial_file: no such file");
+    const ferry__container_file_t *f = &set->files[index];
+    memset(info, 0, sizeof *info);
+    info->index = index;
+    info->major = (int)f->super.major;
+    info->minor = (int)f->super.minor;
+    info->streams = (int)f->super.local_streams;
+    info->complete = f->complete ? (int)f->how : 0;
+    info->size = f->size;
+    info->block_size = (MPI_Offset)f->super.block_size;
+    info->data_start = (MPI_Offset)f->super.data_start;
+    info->row_size = (MPI_Offset)f->super.row_size;
+    info->rows = (MPI_Offset)f->rows;
+    info->id = (unsigned long long)f->super.id;
+    return 0;
+}

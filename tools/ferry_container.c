@@ -1,0 +1,332 @@
+/*
+ * ferry-container: look into, take apart, check and repair ferry
+ * task-local containers (docs/container.md), through the serial API only
+ * (no MPI_Init).
+ *
+ *   ferry-container dump [--chunks] PATH        files, streams, chunks, usage, overhead
+ *   ferry-container cat PATH STREAM [OUT]       one stream's bytes (stdout by default)
+ *   ferry-container split PATH [PREFIX]         every stream to PREFIX.<stream, 6 digits>
+ *   ferry-container defrag [--block-size B] IN OUT   one chunk per stream
+ *   ferry-container verify PATH                 every structure and checksum
+ *   ferry-container recover PATH                complete a container whose writers died
+ * Options anywhere: --progress / --no-progress (default: a bar on a terminal
+ * for 64 MiB or more), --incomplete (cat, split, defrag: read what an
+ * incomplete container's last flushes recorded).
+ *
+ * Exit status: 0 success; 1 verify found damage; 2 usage; 3 the container is
+ * incomplete (run recover); 4 it cannot be read or an output cannot be written.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ferry_container.h"
+
+enum { EXIT_OK = 0, EXIT_DAMAGED = 1, EXIT_USAGE = 2, EXIT_INCOMPLETE = 3, EXIT_UNREADABLE = 4 };
+enum { COPY_UNIT = 1 << 20 };
+
+typedef struct options {
+    int progress; /* -1 automatic, 0 off, 1 on */
+    int incomplete, chunks;
+    MPI_Offset block_size;
+    const char *args[3];
+    int nargs;
+} options_t;
+
+typedef struct progress_bar {
+    int on;
+    const char *label;
+    int shown; /* last percentage drawn, -1 none */
+} progress_bar_t;
+
+static void bar_start(progress_bar_t *bar, const options_t *o, const char *label, MPI_Offset total)
+{
+    bar->on = o->progress == 1 || (o->progress == -1 && isatty(2) && total >= ((MPI_Offset)64 << 20));
+    bar->label = label;
+    bar->shown = -1;
+}
+
+static void bar_draw(void *arg, MPI_Offset done, MPI_Offset total)
+{
+    progress_bar_t *bar = arg;
+    int pct = total > 0 ? (int)(100.0 * (double)done / (double)total) : 100;
+    if (!bar->on || pct == bar->shown) return;
+    bar->shown = pct;
+    char marks[41];
+    memset(marks, '#', (size_t)(pct * 40 / 100));
+    memset(marks + pct * 40 / 100, ' ', (size_t)(40 - pct * 40 / 100));
+    marks[40] = '\0';
+    fprintf(stderr, "\r%s [%s] %3d%% %.1f/%.1f MiB", bar->label, marks, pct, (double)done / 1048576.0,
+            (double)total / 1048576.0);
+    if (pct >= 100) fprintf(stderr, "\n");
+    fflush(stderr);
+}
+
+static int fail(const char *what, int status)
+{
+    fprintf(stderr, "ferry-container: %s: %s\n", what, ferry_container_error_message());
+    return status;
+}
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: ferry-container dump [--chunks] PATH | cat PATH STREAM [OUT] | split PATH [PREFIX] |\n"
+                    "       defrag [--block-size B] IN OUT | verify PATH | recover PATH\n"
+                    "       options: --progress --no-progress --incomplete\n");
+    return EXIT_USAGE;
+}
+
+/* Opens PATH; an incomplete container is refused unless allowed. */
+static int open_set(const char *path, int allow_incomplete, ferry_container_set_t *set, int *status)
+{
+    int streams, files, complete;
+    *status = EXIT_OK;
+    if (ferry_container_serial_open(path, FERRY_CONTAINER_INCOMPLETE_OK, set) != MPI_SUCCESS)
+        return *status = fail(path, EXIT_UNREADABLE);
+    ferry_container_serial_describe(*set, &streams, &files, &complete);
+    if (complete || allow_incomplete) return 0;
+    fprintf(stderr, "ferry-container: %s is incomplete (its writers never closed it): 'ferry-container recover %s' "
+                    "completes it with every flushed byte ('ferry-container dump %s' shows them)\n", path, path, path);
+    ferry_container_serial_close(set);
+    return *status = EXIT_INCOMPLETE;
+}
+
+static MPI_Offset set_bytes(ferry_container_set_t set, int streams)
+{
+    MPI_Offset total = 0;
+    for (int s = 0; s < streams; s++) {
+        ferry_container_info_t info;
+        if (ferry_container_serial_stream(set, s, &info) == MPI_SUCCESS) total += info.length;
+    }
+    return total;
+}
+
+/* Copies a stream to an open stdio file (or, with to_set, into a new container). */
+typedef struct copy_job {
+    ferry_container_set_t from, to_set;
+    int stream;
+    FILE *to;
+    progress_bar_t *bar;
+    MPI_Offset *done, total;
+} copy_job_t;
+
+static int copy_stream(const copy_job_t *job, unsigned char *buf)
+{
+    for (MPI_Offset pos = 0;;) {
+        size_t got = 0;
+        if (ferry_container_serial_read(job->from, job->stream, pos, buf, COPY_UNIT, &got) != MPI_SUCCESS)
+            return fail("read", EXIT_UNREADABLE);
+        if (got == 0) return EXIT_OK;
+        if (job->to && fwrite(buf, 1, got, job->to) != got) {
+            fprintf(stderr, "ferry-container: write: %s\n", strerror(errno));
+            return EXIT_UNREADABLE;
+        }
+        if (job->to_set && ferry_container_serial_write(job->to_set, job->stream, buf, got) != MPI_SUCCESS)
+            return fail("write", EXIT_UNREADABLE);
+        pos += (MPI_Offset)got;
+        *job->done += (MPI_Offset)got;
+        bar_draw(job->bar, *job->done, job->total);
+    }
+}
+
+static int parse_stream(const char *text, int streams, int *stream)
+{
+    char *end;
+    long v = strtol(text, &end, 10);
+    if (*end || v < 0 || v >= streams) {
+        fprintf(stderr, "ferry-container: no stream '%s' (the container has %d)\n", text, streams);
+        return EXIT_USAGE;
+    }
+    *stream = (int)v;
+    return EXIT_OK;
+}
+
+/* Copies stream to out_name (stdout when NULL). */
+static int cat_stream(const options_t *o, ferry_container_set_t set, int stream, const char *out_name)
+{
+    FILE *out = out_name ? fopen(out_name, "wb") : stdout;
+    unsigned char *buf = malloc(COPY_UNIT);
+    int status = out && buf ? EXIT_OK : EXIT_UNREADABLE;
+    if (!out) fprintf(stderr, "ferry-container: %s: %s\n", out_name, strerror(errno));
+    ferry_container_info_t info;
+    ferry_container_serial_stream(set, stream, &info);
+    MPI_Offset done = 0;
+    progress_bar_t bar;
+    bar_start(&bar, o, "cat", info.length);
+    copy_job_t job = {set, NULL, stream, out, &bar, &done, info.length};
+    if (!status) status = copy_stream(&job, buf);
+    if (out && out != stdout && fclose(out) != 0) status = EXIT_UNREADABLE;
+    if (out == stdout && fflush(stdout) != 0) status = EXIT_UNREADABLE;
+    free(buf);
+    return status;
+}
+
+static int cmd_cat(const options_t *o)
+{
+    ferry_container_set_t set;
+    int status, streams, files, complete, stream = 0;
+    if (o->nargs < 2 || o->nargs > 3) return usage();
+    if (open_set(o->args[0], o->incomplete, &set, &status)) return status;
+    ferry_container_serial_describe(set, &streams, &files, &complete);
+    status = parse_stream(o->args[1], streams, &stream);
+    if (!status) status = cat_stream(o, set, stream, o->nargs == 3 ? o->args[2] : NULL);
+    ferry_container_serial_close(&set);
+    return status;
+}
+
+static int split_one(const options_t *o, const copy_job_t *base, int stream, unsigned char *buf)
+{
+    char name[4096];
+    snprintf(name, sizeof name, "%s.%06d", o->nargs == 2 ? o->args[1] : o->args[0], stream);
+    copy_job_t job = *base;
+    job.stream = stream;
+    job.to = fopen(name, "wb");
+    if (!job.to) {
+        fprintf(stderr, "ferry-container: %s: %s\n", name, strerror(errno));
+        return EXIT_UNREADABLE;
+    }
+    int status = copy_stream(&job, buf);
+    if (fclose(job.to) != 0 && !status) status = EXIT_UNREADABLE;
+    return status;
+}
+
+static int cmd_split(const options_t *o)
+{
+    ferry_container_set_t set;
+    int status, streams, files, complete;
+    if (o->nargs < 1 || o->nargs > 2) return usage();
+    if (open_set(o->args[0], o->incomplete, &set, &status)) return status;
+    ferry_container_serial_describe(set, &streams, &files, &complete);
+    unsigned char *buf = malloc(COPY_UNIT);
+    MPI_Offset done = 0;
+    progress_bar_t bar;
+    copy_job_t base = {set, NULL, 0, NULL, &bar, &done, set_bytes(set, streams)};
+    bar_start(&bar, o, "split", base.total);
+    status = buf ? EXIT_OK : EXIT_UNREADABLE;
+    for (int s = 0; s < streams && !status; s++) status = split_one(o, &base, s, buf);
+    free(buf);
+    ferry_container_serial_close(&set);
+    return status;
+}
+
+/* One chunk per stream: each chunk holds the whole stream and its trailer. */
+static MPI_Offset *defrag_chunks(ferry_container_set_t set, int streams, MPI_Offset block)
+{
+    MPI_Offset *sizes = malloc((size_t)streams * sizeof *sizes);
+    for (int s = 0; sizes && s < streams; s++) {
+        ferry_container_info_t info;
+        ferry_container_serial_stream(set, s, &info);
+        MPI_Offset b = block > 0 ? block : info.block_size;
+        sizes[s] = (info.length + 64 + b - 1) / b * b;
+    }
+    return sizes;
+}
+
+static int cmd_defrag(const options_t *o)
+{
+    ferry_container_set_t set, out = NULL;
+    int status, streams, files, complete;
+    if (o->nargs != 2) return usage();
+    if (open_set(o->args[0], o->incomplete, &set, &status)) return status;
+    ferry_container_serial_describe(set, &streams, &files, &complete);
+    ferry_container_info_t first;
+    ferry_container_serial_stream(set, 0, &first);
+    MPI_Offset *sizes = defrag_chunks(set, streams, o->block_size);
+    ferry_container_layout_t layout = {streams, sizes, o->block_size ? o->block_size : first.block_size,
+                                       first.data_checksums};
+    unsigned char *buf = malloc(COPY_UNIT);
+    status = sizes && buf ? EXIT_OK : EXIT_UNREADABLE;
+    if (!status && ferry_container_serial_create(o->args[1], &layout, &out) != MPI_SUCCESS)
+        status = fail(o->args[1], EXIT_UNREADABLE);
+    MPI_Offset done = 0;
+    progress_bar_t bar;
+    copy_job_t job = {set, out, 0, NULL, &bar, &done, set_bytes(set, streams)};
+    bar_start(&bar, o, "defrag", job.total);
+    for (job.stream = 0; job.stream < streams && !status; job.stream++) status = copy_stream(&job, buf);
+    if (out && ferry_container_serial_close(&out) != MPI_SUCCESS && !status) status = fail(o->args[1], EXIT_UNREADABLE);
+    free(buf);
+    free(sizes);
+    ferry_container_serial_close(&set);
+    return status;
+}
+
+static void print_problem(void *arg, const char *problem)
+{
+    (void)arg;
+    printf("problem: %s\n", problem);
+}
+
+static int cmd_verify(const options_t *o)
+{
+    if (o->nargs != 1) return usage();
+    progress_bar_t bar;
+    struct stat st;
+    bar_start(&bar, o, "verify", stat(o->args[0], &st) == 0 ? (MPI_Offset)st.st_size : 0);
+    ferry_container_check_t check = {bar_draw, &bar, print_problem, 0, 0, 0, 0};
+    int rc = ferry_container_verify(o->args[0], &check);
+    if (rc != MPI_SUCCESS && check.problems == 0) return fail(o->args[0], rc == MPI_ERR_BAD_FILE ? 1 : 4);
+    printf("%s: %lld chunks, %lld stream bytes checked, %lld problems%s\n", o->args[0], (long long)check.chunks,
+           (long long)check.bytes, check.problems, check.incomplete ? " (incomplete: run recover)" : "");
+    if (check.problems) return EXIT_DAMAGED;
+    return check.incomplete ? EXIT_INCOMPLETE : EXIT_OK;
+}
+
+static int cmd_recover(const options_t *o)
+{
+    if (o->nargs != 1) return usage();
+    MPI_Offset bytes = 0;
+    int was_complete = 0;
+    if (ferry_container_recover(o->args[0], &bytes, &was_complete) != MPI_SUCCESS)
+        return fail(o->args[0], EXIT_UNREADABLE);
+    printf("%s: %s; %lld stream bytes\n", o->args[0], was_complete ? "already complete, nothing to do" : "recovered",
+           (long long)bytes);
+    return EXIT_OK;
+}
+
+/* ferry_container_dump.c */
+int ferry_container_tool_dump(ferry_container_set_t set, const char *path, int chunks);
+
+static int cmd_dump(const options_t *o)
+{
+    ferry_container_set_t set;
+    int status;
+    if (o->nargs != 1) return usage();
+    if (open_set(o->args[0], 1, &set, &status)) return status;
+    status = ferry_container_tool_dump(set, o->args[0], o->chunks);
+    ferry_container_serial_close(&set);
+    return status;
+}
+
+static int parse_options(int argc, char **argv, options_t *o)
+{
+    memset(o, 0, sizeof *o);
+    o->progress = -1;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--progress")) o->progress = 1;
+        else if (!strcmp(argv[i], "--no-progress")) o->progress = 0;
+        else if (!strcmp(argv[i], "--incomplete")) o->incomplete = 1;
+        else if (!strcmp(argv[i], "--chunks")) o->chunks = 1;
+        else if (!strcmp(argv[i], "--block-size") && i + 1 < argc) o->block_size = atoll(argv[++i]);
+        else if (argv[i][0] == '-' && argv[i][1]) return -1;
+        else if (o->nargs < 3) o->args[o->nargs++] = argv[i];
+        else return -1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        int (*run)(const options_t *);
+    } commands[] = {{"dump", cmd_dump},     {"cat", cmd_cat},       {"split", cmd_split},
+                    {"defrag", cmd_defrag}, {"verify", cmd_verify}, {"recover", cmd_recover}};
+    options_t o;
+    if (argc < 2 || parse_options(argc, argv, &o) != 0) return usage();
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name)) return commands[i].run(&o);
+    return usage();
+}
