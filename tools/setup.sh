@@ -13,6 +13,7 @@ packages=(build-essential cmake ninja-build pkg-config python3 openmpi-bin libop
 packages+=(netcdf-bin pnetcdf-bin python3-netcdf4 python3-xarray python3-matplotlib python3-numpy)  # issue 17: checkpoint oracles (ncdump, ncvalidator, netCDF4/xarray) and plots
 packages+=(python3-matplotlib)  # issue 18: tools/ferry-report draws the report's plots with it
 packages+=(gfortran)  # issue 15: Fortran programs on the drop-in (tests/fortran), NAS BT-IO
+packages+=(clang-format)  # issue 14: tools/check_format.sh (git clang-format) checks that changed C lines follow .clang-format
 
 install_missing_packages() {
   local missing=()
