@@ -20,6 +20,10 @@ A private header, <module>/<name>_int.h, is for the module's own files and
 its tests (tests/<module>/) only; other modules, tools, benchmarks and
 applications include the module's public header.
 
+Every module has a row in the table of modules of docs/architecture.md
+(a line starting "| `<module>/` |"), so a new module is described where the
+rules are.
+
 --graph prints the module graph instead (Markdown: floors, then a Mermaid
 drawing) for docs/architecture.md.
 """
@@ -31,6 +35,7 @@ import sys
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
 SCANNED = ("src", "tests", "tools", "bench", "apps")
 ALLOWLIST = os.path.join("tools", "include-cycle-allowlist.txt")
+ARCHITECTURE = os.path.join("docs", "architecture.md")
 
 
 def modules_of(root):
@@ -194,6 +199,17 @@ def violations(edges, modules, allowed):
     return errors
 
 
+def undescribed(root, modules):
+    """Errors for the modules without a row in docs/architecture.md's table of modules."""
+    path = os.path.join(root, ARCHITECTURE)
+    if not os.path.exists(path):
+        return [f"{ARCHITECTURE}: missing: it describes the modules and these rules"]
+    with open(path, encoding="utf-8") as f:
+        rows = {line.split("|")[1].strip() for line in f if line.startswith("| `")}
+    return [f"{ARCHITECTURE}: module {m}/ has no row in the table of modules: add one (CONTRIBUTING.md)"
+            for m in modules if f"`{m}/`" not in rows]
+
+
 def floors(modules, edges):
     """{module: floor}: 1 for a module that includes no other, else one above the highest it includes
     (a cycle's modules share one floor)."""
@@ -241,14 +257,14 @@ def main():
         print_graph(modules, edges)
         return 0
     allowed = read_allowlist(os.path.join(args.root, ALLOWLIST))
-    errors += violations(edges, modules, allowed)
+    errors += violations(edges, modules, allowed) + undescribed(args.root, modules)
     for e in errors:
         print(e, file=sys.stderr)
     if errors:
         return 1
     print(f"check_includes: {len(modules)} modules, {len(edges)} include edges, no new cycle"
           + (f" ({len(allowed)} known cycle edges allowlisted, issue 14)" if allowed else "")
-          + ", no private header included from outside its module")
+          + ", no private header included from outside its module, every module described")
     return 0
 
 

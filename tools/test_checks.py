@@ -87,6 +87,8 @@ class IncludeDirections(unittest.TestCase):
         self.tree.write("src/low/low_int.h", "#pragma once\n")
         self.tree.write("src/mid/mid.h", '#include "low/low.h"\n')
         self.tree.write("src/top/top.c", '#include "mid/mid.h"\n#include "low/low.h"\n#include <stdio.h>\n')
+        self.tree.write("docs/architecture.md", "| module | job |\n|---|---|\n" +
+                        "".join(f"| `{m}/` | the {m} |\n" for m in ("top", "mid", "low")))
 
     def tearDown(self):
         self.tree.close()
@@ -129,6 +131,12 @@ class IncludeDirections(unittest.TestCase):
         self.assertEqual(status, 1, out)
         self.assertIn("src/top/peek.c:1: includes \"low/low_int.h\", module low's private header", out)
         self.assertNotIn("low_test.c", out)
+
+    def test_undescribed_module_fails(self):
+        self.tree.write("src/new/new.c", '#include "low/low.h"\n')
+        status, out = run("check_includes.py", self.tree.root)
+        self.assertEqual(status, 1, out)
+        self.assertIn("module new/ has no row in the table of modules", out)
 
     def test_graph_lists_floors(self):
         status, out = run("check_includes.py", self.tree.root, "--graph")
