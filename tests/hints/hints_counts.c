@@ -38,8 +38,10 @@ static int something_rejected(ferry_File fh)
 
 static void suffixed_counts_are_rejected(void)
 {
-    const char *const pairs[][2] = {{"cb_nodes", "2k"},          {"striping_factor", "4K"},
-                                    {"ferry_cb_group_size", "1m"}, {"cb_config_list", "*:2k"},
+    const char *const pairs[][2] = {{"cb_nodes", "2k"},
+                                    {"striping_factor", "4K"},
+                                    {"ferry_cb_group_size", "1m"},
+                                    {"cb_config_list", "*:2k"},
                                     {"cb_buffer_size", "2m"}};
     ferry_File fh;
     open_with(pairs, 5, &fh);
@@ -57,8 +59,8 @@ static void suffixed_counts_are_rejected(void)
 
 static void plain_counts_are_taken(void)
 {
-    const char *const pairs[][2] = {{"cb_nodes", "2"}, {"striping_factor", "4"}, {"ferry_cb_group_size", "2"},
-                                    {"cb_config_list", "*:1"}};
+    const char *const pairs[][2] = {
+        {"cb_nodes", "2"}, {"striping_factor", "4"}, {"ferry_cb_group_size", "2"}, {"cb_config_list", "*:1"}};
     ferry_File fh;
     open_with(pairs, 4, &fh);
     FT_EQ(ft_info_number(fh, "cb_nodes"), 2);
