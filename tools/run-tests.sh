@@ -13,16 +13,18 @@ configs=("$@")
 export FERRY_TEST_DIR=${FERRY_TEST_DIR:-/tmp}
 
 "$root_dir/tools/setup.sh" || exit 1
-passed=0 failed=0 status=0
+echo "=== ferry house rules (tools/check_rules.sh) ==="
+"$root_dir/tools/check_rules.sh" || exit 1
+passed=0 failed=0 status=0 broken=()
 # The benchmark command builds with -O3; its warnings differ from the test builds'.
 for config in release-openmpi release-mpich; do
   echo "=== ferry build: $config ==="
-  "$root_dir/tools/setup.sh" "$config" || { echo "ferry: build of $config failed"; status=1; failed=$((failed + 1)); }
+  "$root_dir/tools/setup.sh" "$config" || { status=1; broken+=("$config"); }
 done
 for config in "${configs[@]}"; do
   echo "=== ferry tests: $config ==="
   if ! "$root_dir/tools/setup.sh" "$config"; then
-    echo "ferry: build of $config failed"; status=1; failed=$((failed + 1)); continue
+    status=1; broken+=("$config"); continue
   fi
   # The sanitizer build skips the multi-GiB tests: they test 64-bit paths, not memory safety.
   selection=()
@@ -43,4 +45,5 @@ for config in "${configs[@]}"; do
 done
 echo "ferry tests over ${configs[*]}:"
 echo "total: $passed passed, $failed failed"
+[ ${#broken[@]} -eq 0 ] || echo "builds that failed (their compiler errors are above): ${broken[*]}"
 exit $status

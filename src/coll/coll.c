@@ -47,11 +47,13 @@ static int describe_me(ferry_File fh, int local_cls, MPI_Offset skip, MPI_Count 
     return 0;
 }
 
-/* Collective: every rank's inputs into fh->coll->ranks; 0 or the first failing rank's class. */
-static int gather_inputs(ferry_File fh, const ferry__coll_rank_t *me)
+/* Collective: every rank's inputs into fh->coll->ranks; 0 or the first failing rank's class
+ * (a failed exchange is this rank's own failure, in me->cls). */
+static int gather_inputs(ferry_File fh, ferry__coll_rank_t *me)
 {
-    ferry__progress_allgather(me, FERRY_COLL_RANK_WORDS, MPI_OFFSET, fh->coll->ranks, FERRY_COLL_RANK_WORDS,
-                              MPI_OFFSET, fh->comm);
+    int rc = ferry__progress_allgather(me, FERRY_COLL_RANK_WORDS, MPI_OFFSET, fh->coll->ranks, FERRY_COLL_RANK_WORDS,
+                                       MPI_OFFSET, fh->comm);
+    if (rc != MPI_SUCCESS) return me->cls = ferry__error_host(rc, "collective", fh->filename, "MPI_Allgather");
     for (int r = 0; r < fh->nprocs; r++)
         if (fh->coll->ranks[r].cls) return (int)fh->coll->ranks[r].cls;
     return 0;
@@ -119,7 +121,10 @@ static int collective(ferry_File fh, int write, int local_cls, MPI_Offset skip, 
         snprintf(fh->stats.strategy, sizeof fh->stats.strategy, "independent (one rank)");
         return local_cls ? local_cls : own_transfer(fh, write, skip, buf, count, type, done);
     }
-    if (fh->coll->epoch != fh->config_epoch) ferry__coll_state_update(fh, 0); /* the default view's first call */
+    if (fh->coll->epoch != fh->config_epoch) { /* the default view's first call, or a failed update */
+        int rc = ferry__coll_state_update(fh, 0);
+        if (local_cls == 0) local_cls = rc;
+    }
     fh->stats.coll_calls++;
     fh->stats.coll_meta_bytes += (long long)sizeof(ferry__coll_rank_t);
     ferry__coll_rank_t me;

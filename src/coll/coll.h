@@ -34,8 +34,10 @@ void ferry__coll_release(ferry_File fh);
 
 /* Collective, after set_view or set_info succeeded on every rank: caches
  * every rank's new view and agrees on the collective hints (rank 0's win).
- * hints_changed: this rank was given hints. Never fails: a view that
- * cannot be cached makes collective calls independent. */
-void ferry__coll_config_changed(ferry_File fh, int hints_changed);
+ * hints_changed: this rank was given hints. A view that cannot be cached
+ * makes collective calls independent; the only failure is a failed host
+ * collective (MPI_ERR_INTERN, not agreed: the host's state is undefined
+ * after it, MPI-3.1 8.3). */
+int ferry__coll_config_changed(ferry_File fh, int hints_changed);
 
 #endif

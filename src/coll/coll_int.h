@@ -66,8 +66,10 @@ struct ferry__coll_state {
 };
 
 /* state.c: collective; brings fh->coll up to date with the view and hints
- * when set_view or set_info changed them since (fh->config_epoch). */
-void ferry__coll_state_update(ferry_File fh, int hints_changed);
+ * when set_view or set_info changed them since (fh->config_epoch). 0, or
+ * MPI_ERR_INTERN when a host collective failed (the state then stays out of
+ * date, so the next collective call updates it again). */
+int ferry__coll_state_update(ferry_File fh, int hints_changed);
 
 /* The file domains of one call. */
 typedef enum { FERRY_DOMAIN_EVEN, FERRY_DOMAIN_CYCLIC, FERRY_DOMAIN_STRIPES } ferry__domain_kind_t;

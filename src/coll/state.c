@@ -84,7 +84,7 @@ static MPI_Offset host_hash(void)
 {
     char name[MPI_MAX_PROCESSOR_NAME + 1] = "";
     int len = 0;
-    MPI_Get_processor_name(name, &len);
+    if (MPI_Get_processor_name(name, &len) != MPI_SUCCESS) len = 0; /* one node: aggregation still works */
     uint64_t h = 1469598103934665603ull;
     for (int i = 0; i < len; i++) h = (h ^ (unsigned char)name[i]) * 1099511628211ull;
     return (MPI_Offset)(h >> 1);
@@ -121,14 +121,15 @@ static void map_nodes(ferry__coll_state_t *s, host_of_t *pairs, int nprocs)
     s->nodes_known = 1;
 }
 
-static void agree_hints(ferry_File fh, ferry__coll_state_t *s)
+static int agree_hints(ferry_File fh, ferry__coll_state_t *s)
 {
     const ferry__hints_t *h = &fh->hints;
     s->hints = (ferry__coll_hints_t){h->cb_buffer_size, h->cb_nodes,       h->cb_per_node,   h->cb_strategy,
                                      h->cb_write,       h->cb_read,        h->cb_block_size, h->cb_largeblock,
                                      h->striping_unit,  h->striping_factor, h->cb_group_size,
                                      sysconf(_SC_NPROCESSORS_ONLN)};
-    ferry__progress_bcast(&s->hints, (int)(sizeof s->hints / sizeof(MPI_Offset)), MPI_OFFSET, 0, fh->comm);
+    int rc = ferry__progress_bcast(&s->hints, (int)(sizeof s->hints / sizeof(MPI_Offset)), MPI_OFFSET, 0, fh->comm);
+    return ferry__error_host(rc, "collective", fh->filename, "MPI_Bcast");
 }
 
 /* This rank's view as a blob: header words, then the layout's tree. */
@@ -237,8 +238,9 @@ static void find_coverage(ferry__coll_state_t *s, int nprocs)
 /* What each rank tells the others when the configuration changed. */
 enum { SAY_LEN, SAY_CHANGED, SAY_HOST, SAY_HINTS, SAY_WORDS };
 
-/* Collective: every rank's blob into every rank's cache (cache_ok: here). */
-static void share_blobs(ferry_File fh, ferry__coll_state_t *s, const void *blob, size_t len, const MPI_Offset *said)
+/* Collective: every rank's blob into every rank's cache (cache_ok: here).
+ * 0, or the class of a failed host collective. */
+static int share_blobs(ferry_File fh, ferry__coll_state_t *s, const void *blob, size_t len, const MPI_Offset *said)
 {
     int *lens = ferry__malloc((size_t)fh->nprocs * sizeof *lens);
     int *offs = ferry__malloc((size_t)fh->nprocs * sizeof *offs);
@@ -250,9 +252,13 @@ static void share_blobs(ferry_File fh, ferry__coll_state_t *s, const void *blob,
     }
     char *blobs = lens && offs && total <= (1LL << 30) ? ferry__malloc((size_t)total) : NULL;
     int ok = blobs != NULL, all_ok = 0;
-    ferry__progress_allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, fh->comm);
-    if (all_ok) {
-        ferry__progress_allgatherv(blob, (int)len, MPI_BYTE, blobs, lens, offs, MPI_BYTE, fh->comm);
+    int cls = ferry__error_host(ferry__progress_allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, fh->comm), "collective",
+                                fh->filename, "MPI_Allreduce");
+    if (cls == 0 && all_ok)
+        cls = ferry__error_host(
+            ferry__progress_allgatherv(blob, (int)len, MPI_BYTE, blobs, lens, offs, MPI_BYTE, fh->comm), "collective",
+            fh->filename, "MPI_Allgatherv");
+    if (cls == 0 && all_ok) {
         s->cache_ok = rebuild_all(fh, s, blobs, lens, offs) == 0;
         if (s->cache_ok) find_coverage(s, fh->nprocs);
     }
@@ -260,9 +266,10 @@ static void share_blobs(ferry_File fh, ferry__coll_state_t *s, const void *blob,
     ferry__free(blobs);
     ferry__free(lens);
     ferry__free(offs);
+    return cls;
 }
 
-void ferry__coll_state_update(ferry_File fh, int hints_changed)
+int ferry__coll_state_update(ferry_File fh, int hints_changed)
 {
     ferry__coll_state_t *s = fh->coll;
     void *blob = NULL;
@@ -272,19 +279,26 @@ void ferry__coll_state_update(ferry_File fh, int hints_changed)
     MPI_Offset mine[SAY_WORDS] = {local ? (MPI_Offset)len : -1, changed, host_hash(), hints_changed || !s->hints_known};
     /* The call inputs' room holds nprocs * 6 words: enough for 4 words each. */
     MPI_Offset *said = (MPI_Offset *)s->ranks;
-    ferry__progress_allgather(mine, SAY_WORDS, MPI_OFFSET, said, SAY_WORDS, MPI_OFFSET, fh->comm);
+    int cls =
+        ferry__error_host(ferry__progress_allgather(mine, SAY_WORDS, MPI_OFFSET, said, SAY_WORDS, MPI_OFFSET, fh->comm),
+                          "collective", fh->filename, "MPI_Allgather");
+    if (cls) {
+        ferry__free(blob);
+        release_views(s, fh->nprocs); /* the epoch stays behind: the next collective call tries again */
+        return cls;
+    }
     MPI_Offset any[SAY_WORDS] = {0, 0, 0, 0};
     for (int r = 0; r < fh->nprocs; r++) {
         any[SAY_LEN] |= said[r * SAY_WORDS + SAY_LEN] < 0;
         any[SAY_CHANGED] |= said[r * SAY_WORDS + SAY_CHANGED];
         any[SAY_HINTS] |= said[r * SAY_WORDS + SAY_HINTS];
     }
-    if (any[SAY_HINTS]) agree_hints(fh, s);
-    s->hints_known = 1;
-    if (any[SAY_LEN]) release_views(s, fh->nprocs);
+    if (any[SAY_HINTS]) cls = agree_hints(fh, s);
+    s->hints_known = cls == 0;
+    if (any[SAY_LEN] || cls) release_views(s, fh->nprocs);
     else if (any[SAY_CHANGED]) {
         release_views(s, fh->nprocs);
-        share_blobs(fh, s, blob, len, said);
+        cls = share_blobs(fh, s, blob, len, said);
     }
     if (!s->nodes_known) {
         host_of_t *pairs = (host_of_t *)s->ranks; /* 2 words each, after the words read above */
@@ -295,10 +309,11 @@ void ferry__coll_state_update(ferry_File fh, int hints_changed)
     s->my_blob = local ? blob : NULL;
     s->my_blob_len = local ? len : 0;
     if (!local) ferry__free(blob);
-    s->epoch = fh->config_epoch;
+    if (cls == 0) s->epoch = fh->config_epoch; /* else the next collective call tries again */
+    return cls;
 }
 
-void ferry__coll_config_changed(ferry_File fh, int hints_changed)
+int ferry__coll_config_changed(ferry_File fh, int hints_changed)
 {
-    if (fh->nprocs > 1) ferry__coll_state_update(fh, hints_changed);
+    return fh->nprocs > 1 ? ferry__coll_state_update(fh, hints_changed) : 0;
 }

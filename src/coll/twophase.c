@@ -609,13 +609,16 @@ static void read_steps(exchange_t *x)
     }
 }
 
-/* Collective: 1 on every rank when any rank could not set the call up. */
+/* Collective: 1 on every rank when any rank could not set the call up (or
+ * the host could not tell: then this rank failed, x->failed says why). */
 static int anyone_failed(exchange_t *x)
 {
     int mine = x->failed != 0, any = 1;
-    ferry__progress_allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, x->fh->comm);
+    int rc = ferry__progress_allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, x->fh->comm);
     x->fh->stats.coll_meta_bytes += (long long)sizeof mine;
-    return any;
+    if (rc != MPI_SUCCESS && !x->failed)
+        x->failed = ferry__error_host(rc, "collective", x->fh->filename, "MPI_Allreduce");
+    return any || rc != MPI_SUCCESS;
 }
 
 int ferry__coll_two_phase(const ferry__coll_call_t *call, MPI_Count *done)

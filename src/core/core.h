@@ -1,8 +1,13 @@
 /*
  * core: the file object, allocation, the handle registry and library set-up.
  *
- * struct ferry_file is the one object every module works on. Modules read
- * its fields; only mpiio/ creates, changes and frees it. All allocation goes
+ * struct ferry_file is the one object every module works on. mpiio/ creates
+ * and frees it and sets most fields; other modules write their own state in
+ * it too: coll/ its coll state and collective counters, indep/ its staging
+ * and sieve slots, locks_refused and counters, sharedfp/ sharedfp_used,
+ * async/ its async state (mpiio/nonblocking.c runs a request on a copy),
+ * error/ the error handler, core/ fortran_handle and open_sequence. One
+ * owner per field is issue 14's refactor. All allocation goes
  * through ferry__malloc/ferry__calloc/ferry__free so a test can make the
  * n-th allocation fail.
  */

@@ -85,6 +85,15 @@ static const struct {
     {MPI_ERR_UNSUPPORTED_OPERATION, "MPI_ERR_UNSUPPORTED_OPERATION"},
 };
 
+int ferry__error_host(int rc, const char *op, const char *filename, const char *call)
+{
+    if (rc == MPI_SUCCESS) return 0;
+    char host[MPI_MAX_ERROR_STRING + 1] = "";
+    int len = 0;
+    if (MPI_Error_string(rc, host, &len) != MPI_SUCCESS) snprintf(host, sizeof host, "error code %d", rc);
+    return ferry__error_set(MPI_ERR_INTERN, "ferry: %s '%s': the host MPI's %s failed: %s", op, filename, call, host);
+}
+
 const char *ferry__error_class_name(int cls)
 {
     for (size_t i = 0; i < sizeof class_names / sizeof class_names[0]; i++)

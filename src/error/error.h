@@ -26,6 +26,12 @@
 /* Records a message for error class `cls` and returns `cls`. */
 int ferry__error_set(int cls, const char *fmt, ...) FERRY_PRINTF(2, 3);
 
+/* 0 when a host MPI call returned rc == MPI_SUCCESS; else records
+ * "ferry: <op> '<filename>': the host MPI's <call> failed: <host's message>"
+ * and returns MPI_ERR_INTERN: a failed host call is an error, never a
+ * silent continuation (issue 14). */
+int ferry__error_host(int rc, const char *op, const char *filename, const char *call);
+
 /* The message recorded last on this thread ("" if none). Borrowed. */
 const char *ferry__error_message(void);
 

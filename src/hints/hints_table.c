@@ -9,11 +9,13 @@
 
 #include "hints/hints.h"
 
-/* HINT_SIZE: a byte count in an MPI_Offset field, within [min, max].
+/* HINT_SIZE: a byte count in an MPI_Offset field, within [min, max]; k/m/g suffixes.
+ * HINT_COUNT: a number of things (aggregators, storage targets) in an MPI_Offset
+ * field, within [min, max]; decimal digits only ("2k" aggregators is a mistake).
  * HINT_SWITCH: one word of `words` (its index) in an int field.
  * HINT_WORDS: a comma-separated subset of `words` (a bit set) in an int field.
  * HINT_PER_NODE: ROMIO's cb_config_list, "*:N" or "*:*" (0), in an int field. */
-typedef enum { HINT_SIZE, HINT_SWITCH, HINT_WORDS, HINT_PER_NODE, HINT_READ_ONLY } hint_type_t;
+typedef enum { HINT_SIZE, HINT_COUNT, HINT_SWITCH, HINT_WORDS, HINT_PER_NODE, HINT_READ_ONLY } hint_type_t;
 
 typedef struct hint_spec {
     const char *name;
@@ -61,7 +63,7 @@ static const hint_spec_t hint_table[] = {
      "bytes an aggregator uses per collective call: a third for the file window, a third for each of the two "
      "steps in flight (the data it receives or sends); 1 MiB keeps a window in cache and lets the kernel read "
      "ahead of cold reads (docs/coll.md)"},
-    {"cb_nodes", HINT_SIZE, FIELD(cb_nodes), 0, 0, 1 << 24, NULL, "coll",
+    {"cb_nodes", HINT_COUNT, FIELD(cb_nodes), 0, 0, 1 << 24, NULL, "coll",
      "aggregators of collective calls (at most the ranks allowed by cb_config_list); 0: per node, one per third of "
      "cb_buffer_size of the call's data, at most the node's ranks (docs/coll.md)"},
     {"cb_config_list", HINT_PER_NODE, FIELD(cb_per_node), 0, 0, 1 << 20, NULL, "coll",
@@ -79,13 +81,13 @@ static const hint_spec_t hint_table[] = {
      "true: no data shipping, every rank accesses its own data (as ferry_cb_strategy=independent)"},
     {"striping_unit", HINT_SIZE, FIELD(striping_unit), 0, 0, (MPI_Offset)1 << 32, NULL, "coll",
      "stripe size stripe_group assumes (0: the file system's layout)"},
-    {"striping_factor", HINT_SIZE, FIELD(striping_factor), 0, 0, 1 << 16, NULL, "coll",
+    {"striping_factor", HINT_COUNT, FIELD(striping_factor), 0, 0, 1 << 16, NULL, "coll",
      "storage targets stripe_group assumes (0: the file system's layout)"},
-    {"ferry_cb_group_size", HINT_SIZE, FIELD(cb_group_size), 1, 1, 1 << 16, NULL, "coll",
+    {"ferry_cb_group_size", HINT_COUNT, FIELD(cb_group_size), 1, 1, 1 << 16, NULL, "coll",
      "stripe_group: storage targets per aggregator (1: one-to-one, 2: one-to-two)"},
 };
 #undef FIELD
-enum { HINT_COUNT = sizeof hint_table / sizeof hint_table[0] };
+enum { TABLE_LENGTH = sizeof hint_table / sizeof hint_table[0] };
 
 static MPI_Offset *size_field(ferry__hints_t *hints, const hint_spec_t *spec)
 {
@@ -100,8 +102,9 @@ static int *int_field(ferry__hints_t *hints, const hint_spec_t *spec)
 void ferry__hints_defaults(ferry__hints_t *hints)
 {
     memset(hints, 0, sizeof *hints);
-    for (int i = 0; i < HINT_COUNT; i++) {
-        if (hint_table[i].type == HINT_SIZE) *size_field(hints, &hint_table[i]) = hint_table[i].default_value;
+    for (int i = 0; i < TABLE_LENGTH; i++) {
+        if (hint_table[i].type == HINT_SIZE || hint_table[i].type == HINT_COUNT)
+            *size_field(hints, &hint_table[i]) = hint_table[i].default_value;
         if (hint_table[i].type == HINT_SWITCH || hint_table[i].type == HINT_WORDS ||
             hint_table[i].type == HINT_PER_NODE)
             *int_field(hints, &hint_table[i]) = (int)hint_table[i].default_value;
@@ -166,6 +169,13 @@ static int parse_size(const char *text, MPI_Offset *value)
     return 0;
 }
 
+/* Parses a decimal count: digits only, no suffix. */
+static int parse_count(const char *text, MPI_Offset *value)
+{
+    if (text[strspn(text, "0123456789")] != '\0') return -1;
+    return parse_size(text, value);
+}
+
 static void reject(ferry__hints_t *hints, const char *key, const char *value, const char *why)
 {
     size_t used = strlen(hints->rejected);
@@ -195,14 +205,15 @@ static void apply_one(ferry__hints_t *hints, const hint_spec_t *spec, const char
     if (spec->type == HINT_PER_NODE) {
         MPI_Offset n = 0;
         if (strcmp(value, "*:*") == 0) *int_field(hints, spec) = 0;
-        else if (strncmp(value, "*:", 2) == 0 && parse_size(value + 2, &n) == 0 && n >= 1 && n <= spec->max_value)
+        else if (strncmp(value, "*:", 2) == 0 && parse_count(value + 2, &n) == 0 && n >= 1 && n <= spec->max_value)
             *int_field(hints, spec) = (int)n;
         else reject(hints, spec->name, value, "only \"*:N\" and \"*:*\" are supported");
         return;
     }
     MPI_Offset parsed;
-    if (parse_size(value, &parsed) != 0) {
-        reject(hints, spec->name, value, "not a byte count");
+    int count = spec->type == HINT_COUNT;
+    if ((count ? parse_count(value, &parsed) : parse_size(value, &parsed)) != 0) {
+        reject(hints, spec->name, value, count ? "not a count (decimal digits)" : "not a byte count");
     } else if (parsed < spec->min_value || parsed > spec->max_value) {
         char why[96];
         snprintf(why, sizeof why, "outside [%" PRId64 ", %" PRId64 "]", (int64_t)spec->min_value,
@@ -218,7 +229,7 @@ void ferry__hints_apply(ferry__hints_t *hints, MPI_Info info)
     if (info == MPI_INFO_NULL) return;
     hints->rejected[0] = '\0';
     char value[MPI_MAX_INFO_VAL + 1];
-    for (int i = 0; i < HINT_COUNT; i++) {
+    for (int i = 0; i < TABLE_LENGTH; i++) {
         int flag = 0;
         MPI_Info_get(info, (char *)hint_table[i].name, MPI_MAX_INFO_VAL, value, &flag);
         if (flag) apply_one(hints, &hint_table[i], value);
@@ -228,7 +239,7 @@ void ferry__hints_apply(ferry__hints_t *hints, MPI_Info info)
 int ferry__hints_report(const ferry__hints_t *hints, MPI_Info info)
 {
     char value[160];
-    for (int i = 0; i < HINT_COUNT; i++) {
+    for (int i = 0; i < TABLE_LENGTH; i++) {
         const hint_spec_t *spec = &hint_table[i];
         ferry__hints_t *h = (ferry__hints_t *)hints;
         if (spec->type == HINT_READ_ONLY)
@@ -254,7 +265,7 @@ int ferry__hints_report(const ferry__hints_t *hints, MPI_Info info)
 void ferry__hints_print_table(FILE *out)
 {
     fprintf(out, "| hint | type | default | bounds | consumer | meaning |\n|---|---|---|---|---|---|\n");
-    for (int i = 0; i < HINT_COUNT; i++) {
+    for (int i = 0; i < TABLE_LENGTH; i++) {
         const hint_spec_t *s = &hint_table[i];
         if (s->type == HINT_READ_ONLY)
             fprintf(out, "| `%s` | read-only | | | %s | %s |\n", s->name, s->consumer, s->meaning);
@@ -266,9 +277,9 @@ void ferry__hints_print_table(FILE *out)
         else if (s->type == HINT_WORDS)
             fprintf(out, "| `%s` | list of | (none) | %s | %s | %s |\n", s->name, s->words, s->consumer, s->meaning);
         else
-            fprintf(out, "| `%s` | bytes | %" PRId64 " | %" PRId64 "..%" PRId64 " | %s | %s |\n", s->name,
-                    (int64_t)s->default_value, (int64_t)s->min_value, (int64_t)s->max_value, s->consumer,
-                    s->meaning);
+            fprintf(out, "| `%s` | %s | %" PRId64 " | %" PRId64 "..%" PRId64 " | %s | %s |\n", s->name,
+                    s->type == HINT_COUNT ? "count" : "bytes", (int64_t)s->default_value, (int64_t)s->min_value,
+                    (int64_t)s->max_value, s->consumer, s->meaning);
     }
 }
 

@@ -43,8 +43,12 @@ static int current_displacement(ferry_File fh, int local_cls, MPI_Offset *disp)
         if (rc == 0) rc = ferry__view_file_offset(&fh->view, r, &found[0]);
         found[1] = rc;
     }
-    if (cls == 0) ferry__progress_bcast(found, 2, MPI_OFFSET, 0, fh->comm);
-    if (cls == 0 && found[1] != 0) cls = ferry__error_agree(fh->comm, fh->rank == 0 ? (int)found[1] : 0, "set_view");
+    *disp = 0;
+    if (cls != 0) return cls;
+    int rc = ferry__progress_bcast(found, 2, MPI_OFFSET, 0, fh->comm);
+    if (rc != MPI_SUCCESS)
+        return ferry__error_host(rc, "set_view", fh->filename, "MPI_Bcast"); /* agreed by the caller */
+    if (found[1] != 0) cls = ferry__error_agree(fh->comm, fh->rank == 0 ? (int)found[1] : 0, "set_view");
     *disp = found[0];
     return cls;
 }
@@ -86,8 +90,7 @@ int ferry_File_set_view(ferry_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_
     fh->position = 0;
     fh->config_epoch++;
     ferry__hints_apply(&fh->hints, info);
-    ferry__coll_config_changed(fh, info != MPI_INFO_NULL);
-    return MPI_SUCCESS;
+    return ferry__error_return(fh, ferry__coll_config_changed(fh, info != MPI_INFO_NULL));
 }
 
 /* A new reference for get_view's caller: MPI-3.1 13.3 returns derived types
@@ -95,7 +98,7 @@ int ferry_File_set_view(ferry_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_
 static int handle_for_caller(MPI_Datatype type, MPI_Datatype *out)
 {
     int ni, na, nd, combiner;
-    MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner);
+    if (MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return MPI_ERR_TYPE;
     if (combiner == MPI_COMBINER_NAMED) {
         *out = type;
         return 0;
