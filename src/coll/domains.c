@@ -29,7 +29,7 @@
 #include <string.h>
 
 #include "coll/coll_int.h"
-#include "core/checked.h"
+#include "base/checked.h"
 #include "error/error.h"
 
 static MPI_Offset round_up(MPI_Offset x, MPI_Offset unit)

@@ -2,7 +2,7 @@
  * The module's entry points: look up (or decode) the tree, check the
  * request against the type, and run the walk or the navigation.
  */
-#include "core/checked.h"
+#include "base/checked.h"
 #include "datatype/datatype_int.h"
 #include "error/error.h"
 

@@ -7,7 +7,7 @@
 
 #include "async/async.h"
 #include "coll/coll.h"
-#include "core/checked.h"
+#include "base/checked.h"
 #include "mpiio/mpiio.h"
 #include "progress/progress.h"
 #include "sharedfp/sharedfp.h"

@@ -1,7 +1,7 @@
 /*
  * The shared file pointer in one-sided memory (see sharedfp.h).
  */
-#include "core/checked.h"
+#include "base/checked.h"
 #include "error/error.h"
 #include "progress/progress.h"
 #include "sharedfp/sharedfp.h"

@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/checked.h"
+#include "base/checked.h"
 #include "error/error.h"
 #include "view/view.h"
 

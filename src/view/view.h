@@ -56,7 +56,7 @@ int ferry__view_build(ferry__view_t *view, MPI_Offset disp, MPI_Datatype etype, 
                       const char *datarep, const char *filename);
 
 /* Whether stream bytes [skip, skip + len) lie below FERRY_OFFSET_MAX
- * (core/checked.h) in the file: 0, or MPI_ERR_ARG naming the call `op`,
+ * (base/checked.h) in the file: 0, or MPI_ERR_ARG naming the call `op`,
  * the file and the etype offset. Every offset computed for such bytes is
  * then exact. */
 int ferry__view_check_reach(const ferry__view_t *view, MPI_Offset skip, MPI_Count len, const char *op,
