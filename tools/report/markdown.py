@@ -1,6 +1,5 @@
 """The report's Markdown: header, one section per workload family, tables
 and the plots render.py draws, all from the stored JSON."""
-import math
 import os
 
 import render
@@ -223,7 +222,7 @@ def before_after(before, after, out_path):
                     per_run.setdefault((HOSTS[h]["label"], rid), []).append(speed)
                 lines.append([HOSTS[h]["label"], rid, row["table"], row["case"], row["op"], render.fmt(b),
                               render.fmt(a), render.fmt(speed)])
-    means = {k: math.exp(sum(math.log(v) for v in vs) / len(vs)) for k, vs in per_run.items()}
+    means = {k: render.geomean(vs) for k, vs in per_run.items()}
     worst = min(means.values()) if means else None
     _, meta = render.load(after)
     text = ("# ferry with the tuned hints file against the defaults\n\n"
