@@ -1,6 +1,7 @@
 """The report's Markdown: header, one section per workload family, tables
 and the plots render.py draws, all from the stored JSON."""
 import os
+import statistics
 
 import render
 from sets import HOSTS, SECTIONS
@@ -197,41 +198,53 @@ def _settings(path):
     return "The file sets: %s." % ", ".join("`%s`" % l for l in settings)
 
 
-def before_after(before, after, out_path):
+def _ferry_figures(dirs):
+    """{(host label, run id, table, case, op): [ferry's figure per round]} and each key's higher_is_better."""
+    figures, better = {}, {}
+    for d in dirs:
+        data, _ = render.load(d)
+        for h in render.hosts_in(data):
+            for rid, doc in data[h].items():
+                for row in render.call_rows(doc):
+                    value = row["contenders"].get("ferry")
+                    if value:
+                        key = (HOSTS[h]["label"], rid, row["table"], row["case"], row["op"])
+                        figures.setdefault(key, []).append(value)
+                        better[key] = row["higher_is_better"]
+    return figures, better
+
+
+def before_after(befores, afters, out_path):
     """ferry's figures without and with a hints file, per run, host and row: the ferry-tune check.
 
-    Returns the slowest workload's speed ratio: the geometric mean over a
-    run's cases (the issue's "no slower on any workload"). Single cases of
-    one short run scatter by tens of percent on this machine even when both
-    columns ran the same configuration, so they are shown, not judged."""
-    data_b, _ = render.load(before)
-    data_a, _ = render.load(after)
+    befores and afters are the quick set's output directories, one per
+    round (ferry-tune alternates them: before, after, before, ...); each
+    case is judged on its median over the rounds. Returns the slowest
+    workload's speed ratio: the geometric mean over a run's cases (the
+    issue's "no slower on any workload") and that workload's name. Single cases of one short run
+    scatter by tens of percent on this machine even when both columns ran
+    the same configuration, so they are shown, not judged."""
+    fig_b, better = _ferry_figures(befores)
+    fig_a, _ = _ferry_figures(afters)
     lines, worst_case, per_run = [], None, {}
-    for h in render.hosts_in(data_b):
-        for rid, doc in sorted(data_b[h].items()):
-            other = data_a.get(h, {}).get(rid, {})
-            for row in render.call_rows(doc):
-                match = [r for r in render.call_rows(other) if (r["table"], r["case"], r["op"]) ==
-                         (row["table"], row["case"], row["op"])]
-                if not match or "ferry" not in row["contenders"] or "ferry" not in match[0]["contenders"]:
-                    continue
-                b, a = row["contenders"]["ferry"], match[0]["contenders"]["ferry"]
-                speed = (a / b if row["higher_is_better"] else b / a) if a and b else None
-                worst_case = speed if speed is not None and (worst_case is None or speed < worst_case) else worst_case
-                if speed:
-                    per_run.setdefault((HOSTS[h]["label"], rid), []).append(speed)
-                lines.append([HOSTS[h]["label"], rid, row["table"], row["case"], row["op"], render.fmt(b),
-                              render.fmt(a), render.fmt(speed)])
+    for key in sorted(k for k in fig_b if k in fig_a):
+        b, a = statistics.median(fig_b[key]), statistics.median(fig_a[key])
+        speed = a / b if better[key] else b / a
+        worst_case = speed if worst_case is None or speed < worst_case else worst_case
+        per_run.setdefault(key[:2], []).append(speed)
+        lines.append(list(key) + [render.fmt(b), render.fmt(a), render.fmt(speed)])
     means = {k: render.geomean(vs) for k, vs in per_run.items()}
     worst = min(means.values()) if means else None
-    _, meta = render.load(after)
+    where = "%s on %s" % min(means, key=means.get)[::-1] if means else None
+    _, meta = render.load(afters[0])
     text = ("# ferry with the tuned hints file against the defaults\n\n"
-            "ferry's figure per run and case, without (before) and with (after) FERRY_HINTS; speed ratio > 1: "
-            "faster with the file. Slowest workload (geometric mean over its cases): %s; slowest single case: %s. "
-            "%s\n\n" % (render.fmt(worst), render.fmt(worst_case), _settings(meta.get("hints"))))
+            "ferry's figure per run and case, without (before) and with (after) FERRY_HINTS, each the median "
+            "of %d alternating rounds of the quick set; speed ratio > 1: faster with the file. Slowest workload "
+            "(geometric mean over its cases): %s; slowest single case: %s. %s\n\n"
+            % (len(afters), render.fmt(worst), render.fmt(worst_case), _settings(meta.get("hints"))))
     summary = table(["host", "run", "cases", "after/before (geometric mean)"],
                     [[h, rid, str(len(per_run[(h, rid)])), render.fmt(m)] for (h, rid), m in sorted(means.items())])
     with open(out_path, "w") as f:
         f.write(text + summary + "\n\n" + table(["host", "run", "table", "case", "op", "before", "after",
                                                     "after/before"], lines))
-    return worst
+    return worst, where

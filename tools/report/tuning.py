@@ -10,6 +10,7 @@ together against the defaults on every class, and dropped, least useful
 first, until the set is no slower anywhere.
 """
 import math
+import statistics
 
 GAIN, TOLERANCE = 1.05, 0.97
 
@@ -92,17 +93,26 @@ def combined_hints(decisions, ranks):
     return " ".join(hint_text(d["name"], d["value"], ranks) for d in decisions if d["value"])
 
 
-def slowest(doc, label):
-    """The smallest speed ratio of `label` to the default over every class and direction."""
-    ratios = _ratios(doc, label, ("write", "read"))
-    return (min(ratios.values()), min(ratios, key=ratios.get)) if ratios else (1.0, None)
+def slowest(docs, label):
+    """The smallest speed ratio of `label` to the default over every class and direction: per class the
+    median over the runs in `docs` (each run's ratio taken within that run)."""
+    per_class = {}
+    for doc in docs:
+        for k, r in _ratios(doc, label, ("write", "read")).items():
+            per_class.setdefault(k, []).append(r)
+    medians = {k: statistics.median(v) for k, v in per_class.items()}
+    return (min(medians.values()), min(medians, key=medians.get)) if medians else (1.0, None)
 
 
 def drop_weakest(decisions, worst, where):
     """Drops the kept value that gained least, noting why (the set together was slower at `where`)."""
+    return drop_weakest_because(decisions, "all kept values together gave %s %s %.2fx" % (where[0], where[1], worst))
+
+
+def drop_weakest_because(decisions, why):
+    """Drops the kept value that gained least; its line in the file says it was dropped, and `why`."""
     weakest = min((d for d in decisions if d["value"]), key=lambda d: d["gain"])
-    weakest["note"] = "%s measured %.2fx alone, dropped: all kept values together gave %s %s %.2fx" % (
-        weakest["value"], weakest["gain"], where[0], where[1], worst)
+    weakest["note"] = "%s measured %.2fx alone, dropped: %s" % (weakest["value"], weakest["gain"], why)
     weakest["value"] = None
     return decisions
 
