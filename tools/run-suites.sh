@@ -154,7 +154,7 @@ preload_for() {
     echo "${preload_prefix}$dropin"
     return
   fi
-  "$root_dir/tools/setup.sh" "release-$mpi" || exit 1
+  "$root_dir/tools/setup.sh" "release-$mpi" >&2 || exit 1 # its progress lines are not the path
   echo "$root_dir/build/release-$mpi/src/libferry-mpiio.so"
 }
 

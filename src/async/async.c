@@ -60,7 +60,8 @@ static void explain_world_abort(const char *message)
 static void report_error(ferry__async_job_t *job, int code)
 {
     if (atomic_exchange(&job->reported, 1)) return;
-    ferry__errhandler_invoke(ferry__handle_live(job->file) ? job->file : FERRY_FILE_NULL, code);
+    if (ferry__handle_live(job->file)) ferry__errhandler_invoke(&job->file->errh, job->file, job->file->comm, code);
+    else ferry__errhandler_invoke(NULL, FERRY_FILE_NULL, MPI_COMM_WORLD, code);
     explain_world_abort(job->message ? job->message : "");
 }
 
@@ -153,13 +154,14 @@ static void on_finalize(void)
 }
 
 /* The pool, started at the first background request and stopped at
- * MPI_Finalize (core's hook, after the files left open are closed). */
+ * MPI_Finalize (ferry's hook, after the files left open are closed). */
 static int pool_get(ferry__async_queue_t **q)
 {
     static int finalizer_registered;
     int cls = 0;
     pthread_mutex_lock(&setup_lock);
-    if (!finalizer_registered && (cls = ferry__core_at_finalize(on_finalize)) == 0) finalizer_registered = 1;
+    if (!finalizer_registered && (cls = ferry__process_at_finalize(on_finalize)) == 0) finalizer_registered = 1;
+    if (cls) cls = ferry__error_set(cls, "ferry: cannot register the request pool's MPI_Finalize function");
     if (!pool && cls == 0) cls = ferry__async_queue_create(FERRY_ASYNC_POOL, &pool);
     *q = pool;
     pthread_mutex_unlock(&setup_lock);

@@ -2,12 +2,13 @@
  * Checkpoint sets: creation, declarations, memory accounting.
  */
 #include <libgen.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "ckpt/ckpt_int.h"
-#include "core/core.h"
+#include "base/alloc.h"
 
 void *ckpt_alloc(ferry_ckpt_t ck, size_t size)
 {

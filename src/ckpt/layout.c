@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "ckpt/ckpt_int.h"
-#include "core/core.h"
+#include "base/alloc.h"
 
 static const char *strategy_names[] = {"steer", "stack", "gather"};
 

@@ -9,11 +9,12 @@
  *   names, attribute values: padded with zeros to 4 bytes
  * All integers big-endian.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ckpt/ckpt_int.h"
-#include "core/core.h"
+#include "base/alloc.h"
 
 enum { TAG_DIMENSION = 0x0A, TAG_VARIABLE = 0x0B, TAG_ATTRIBUTE = 0x0C, MAX_NAME = 256, MAX_VAR_DIMS = 64 };
 

@@ -6,7 +6,7 @@
  */
 #include <stdlib.h>
 
-#include "core/core.h"
+#include "base/alloc.h"
 
 #include "ckpt/ckpt_int.h"
 

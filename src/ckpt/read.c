@@ -5,10 +5,11 @@
  * reader's block with every writer block, each a subarray of that writer's
  * contiguous stacked block. One view and one call for all variables.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "ckpt/ckpt_int.h"
-#include "core/core.h"
+#include "base/alloc.h"
 
 /* Writer blocks of a stacked variable, from its index variables. */
 typedef struct writers {

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "ckpt/ckpt_int.h"
-#include "core/core.h"
+#include "base/alloc.h"
 
 enum { MAX_LISTED = 4096 };
 

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "ckpt/ckpt_int.h"
-#include "core/core.h"
+#include "base/alloc.h"
 
 /* Collective: one rank's failure (a system call on rank 0, a local allocation) fails the call everywhere. */
 static int agree_all(ferry_ckpt_t ck, int cls, const char *what)

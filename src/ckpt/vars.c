@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "ckpt/ckpt_int.h"
-#include "core/core.h"
+#include "base/alloc.h"
 
 static int check_var(ferry_ckpt_t ck, const ferry_ckpt_var_t *d)
 {

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "ckpt/ckpt_int.h"
-#include "core/core.h"
+#include "base/alloc.h"
 
 enum { SLICE_PIECE = 4 << 20, FIRST_READ = 64 << 10 };
 

@@ -1,15 +1,16 @@
 /*
- * core: the file object, allocation, the handle registry and library set-up.
+ * core: the file object, the handle registry, core's set-up and the API
+ * exit of calls on a file.
  *
  * struct ferry_file is the one object every module works on. mpiio/ creates
  * and frees it and sets most fields; other modules write their own state in
  * it too: coll/ its coll state and collective counters, indep/ its staging
  * and sieve slots, locks_refused and counters, sharedfp/ sharedfp_used,
  * async/ its async state (mpiio/nonblocking.c runs a request on a copy),
- * error/ the error handler, core/ fortran_handle and open_sequence. One
- * owner per field is issue 14's refactor. All allocation goes
- * through ferry__malloc/ferry__calloc/ferry__free so a test can make the
- * n-th allocation fail.
+ * error/ the error-handler slot, core/ fortran_handle and open_sequence.
+ * One owner per field is the rest of issue 14's refactor. Allocation
+ * (base/alloc.h) and the finalize hook (base/process.h) are leaves below
+ * this header; modules that need only those include them, not this.
  */
 #ifndef FERRY_CORE_H
 #define FERRY_CORE_H
@@ -18,19 +19,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/alloc.h"
+#include "base/process.h"
+#include "error/error.h"
 #include "ferry.h"
 #include "fs/fs.h"
 #include "hints/hints.h"
 #include "stats/stats.h"
 #include "view/view.h"
 
-
-/* A reusable scratch buffer of an open file (scratch.c). */
-typedef struct ferry__scratch_slot {
-    void *buf; /* owned */
-    size_t size;
-    atomic_int busy;
-} ferry__scratch_slot_t;
 
 struct ferry_file {
     MPI_Comm comm; /* private duplicate: ferry's traffic never mixes with the caller's */
@@ -40,8 +37,7 @@ struct ferry_file {
     int amode;
     ferry__fs_file_t *fs; /* open file on this rank */
     ferry__hints_t hints;
-    MPI_Errhandler errhandler;
-    ferry_File_errhandler_function *errfn; /* captured at set time; NULL for predefined handlers */
+    ferry__errhandler_slot_t errh; /* the file's error handler (error/errhandler.c) */
     MPI_Offset position; /* individual file pointer, in etypes relative to the view */
     MPI_Win sharedfp;    /* the shared file pointer's window (sharedfp/sharedfp.h) */
     atomic_int sharedfp_used; /* this rank moved the shared pointer since it was last reset to 0 */
@@ -67,39 +63,16 @@ struct ferry_file {
     } split;
 };
 
-/* Lazily initializes ferry's process state (keyvals, finalize hook); safe to
- * call from any thread once MPI is initialized. Returns 0 or an error class. */
+/* Lazily initializes ferry's process state (the finalize hook, core's
+ * tear-down); safe to call from any thread once MPI is initialized.
+ * Returns 0 or an error class with a message. */
 int ferry__core_init(void);
 
-/* Registers fn to run once at MPI_Finalize, from core's hook: after the files
- * the program left open are closed, before core's own registries go; the
- * last registered runs first. A module with process state that must go
- * before MPI does (keyvals, threads) stops it there rather than in a hook
- * of its own, whose place among MPI_COMM_SELF's attributes would depend on
- * when the module was first used. Returns 0 or MPI_ERR_INTERN (too many). */
-int ferry__core_at_finalize(void (*fn)(void));
-
-/* The host MPI library's definition of function `name` (host.c), for the
- * PMPI_ names the drop-in interposes; NULL when the host has none. Cast it
- * to the function's type before calling. */
-typedef void (*ferry__host_fn_t)(void);
-ferry__host_fn_t ferry__host_function(const char *name);
-
-void *ferry__malloc(size_t size);
-void *ferry__calloc(size_t count, size_t size);
-void *ferry__realloc(void *ptr, size_t size);
-void ferry__free(void *ptr);
-char *ferry__strdup(const char *s);
-
-/* Test hook: the n-th allocation from now on (1-based) fails; 0 disarms. */
-void ferry__alloc_fail_after(long n);
-
-/* Borrows at least size bytes from slot (a private allocation when another
- * thread holds it); NULL when out of memory. Give it back with
- * ferry__scratch_give; ferry__scratch_release frees the slot's buffer. */
-void *ferry__scratch_take(ferry__scratch_slot_t *slot, size_t size);
-void ferry__scratch_give(ferry__scratch_slot_t *slot, void *buf);
-void ferry__scratch_release(ferry__scratch_slot_t *slot);
+/* API exit (errors.c): for cls != 0, registers an error code carrying the
+ * recorded message, calls fh's error handler (FERRY_FILE_NULL's default
+ * one for FERRY_FILE_NULL) and returns the code; MPI_SUCCESS for 0. Here
+ * rather than in error/ because it reads the file object. */
+int ferry__error_return(ferry_File fh, int cls);
 
 /* Fortran handle registry. c2f assigns an index on first use. */
 MPI_Fint ferry__handle_to_fortran(ferry_File fh);

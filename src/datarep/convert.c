@@ -15,7 +15,7 @@
  */
 #include <string.h>
 
-#include "core/core.h"
+#include "base/alloc.h"
 #include "datarep/datarep_int.h"
 #include "datatype/datatype.h"
 #include "error/error.h"

@@ -14,7 +14,7 @@
  */
 #include <limits.h>
 
-#include "core/core.h"
+#include "base/alloc.h"
 #include "datarep/datarep_int.h"
 #include "error/error.h"
 

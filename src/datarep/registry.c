@@ -8,7 +8,8 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "core/core.h"
+#include "base/alloc.h"
+#include "base/process.h"
 #include "datarep/datarep_int.h"
 #include "error/error.h"
 
@@ -80,11 +81,22 @@ static int add(const char *name, const ferry__datarep_t *proto)
     return ferry__error_set(MPI_ERR_DUP_DATAREP, "ferry: MPI_Register_datarep: '%s' is already defined", name);
 }
 
+static pthread_once_t teardown_once = PTHREAD_ONCE_INIT;
+static int teardown_result;
+
+static void register_teardown(void)
+{
+    teardown_result = ferry__process_at_finalize(ferry__datarep_finalize);
+}
+
 static int register_rep(const char *name, const ferry__datarep_t *proto)
 {
-    int cls = ferry__core_init(); /* the finalize hook frees the registry */
+    pthread_once(&teardown_once, register_teardown); /* MPI_Finalize frees the registry */
+    int cls = teardown_result ? ferry__error_set(MPI_ERR_INTERN, "ferry: MPI_Register_datarep '%s': cannot register "
+                                                 "the MPI_Finalize hook (MPI not initialized?)", name)
+                              : 0;
     if (cls == 0) cls = add(name, proto);
-    return ferry__error_return(FERRY_FILE_NULL, cls);
+    return ferry__error_return_default(cls);
 }
 
 int ferry_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,

@@ -6,7 +6,7 @@
  * node per struct entry and per nesting level, never per block, and a
  * stream position is found in O(depth * log entries).
  */
-#include "core/core.h"
+#include "base/alloc.h"
 #include "datarep/datarep_int.h"
 #include "error/error.h"
 

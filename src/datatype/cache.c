@@ -13,12 +13,12 @@
  * Decoding and setting the attribute happen under one mutex, so two threads
  * never both install a tree on a type (the loser's would be deleted under
  * the winner). The keyval is freed at MPI_Finalize by a function this
- * module registers with core (ferry__core_at_finalize), so core/ does not
- * depend on this module.
+ * module registers with the finalize hook (ferry__process_at_finalize).
  */
 #include <pthread.h>
 
-#include "core/core.h"
+#include "base/alloc.h"
+#include "base/process.h"
 #include "datatype/datatype_int.h"
 #include "error/error.h"
 
@@ -59,7 +59,7 @@ static void on_finalize(void)
 
 static void create_keyval(void)
 {
-    if (ferry__core_init() != 0 || ferry__core_at_finalize(on_finalize) != 0) return;
+    if (ferry__process_at_finalize(on_finalize) != 0) return;
     if (MPI_Comm_dup(MPI_COMM_SELF, &probe_comm) != MPI_SUCCESS) probe_comm = MPI_COMM_NULL;
     else MPI_Comm_set_errhandler(probe_comm, MPI_ERRORS_RETURN);
     if (MPI_Type_create_keyval(copy_tree, delete_tree, &type_keyval, NULL) != MPI_SUCCESS) {

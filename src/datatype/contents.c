@@ -7,7 +7,7 @@
  * combiner aliases; the decoder (decode.c) and the data representations'
  * layouts (src/datarep/) both read datatypes through it.
  */
-#include "core/core.h"
+#include "base/alloc.h"
 #include "datatype/datatype.h"
 #include "error/error.h"
 

@@ -11,7 +11,7 @@
  */
 #include <string.h>
 
-#include "core/core.h"
+#include "base/alloc.h"
 #include "datatype/datatype_int.h"
 #include "error/error.h"
 

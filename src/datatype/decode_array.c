@@ -9,7 +9,7 @@
  * O(ndims) nodes whatever the sizes (2^ndims in the worst darray case).
  * The extent (the whole global array) comes from the host, as for any node.
  */
-#include "core/core.h"
+#include "base/alloc.h"
 #include "datatype/datatype_int.h"
 #include "error/error.h"
 

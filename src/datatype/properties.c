@@ -9,7 +9,7 @@
  */
 #include <stdlib.h>
 
-#include "core/core.h"
+#include "base/alloc.h"
 #include "datatype/datatype_int.h"
 
 typedef struct span {

@@ -22,7 +22,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include "core/core.h"
+#include "base/alloc.h"
 #include "datatype/datatype_int.h"
 #include "error/error.h"
 

@@ -1,5 +1,7 @@
 /*
- * File error handlers.
+ * File error handlers: the registry of ferry-created handlers, the default
+ * handler (FERRY_FILE_NULL's), and each file's slot (the entry points are
+ * in mpiio/errhandler.c).
  *
  * Handlers are created by the host (its PMPI_File_create_errhandler, so the
  * caller gets a genuine MPI_Errhandler it may free with MPI_Errhandler_free)
@@ -16,7 +18,8 @@
 #include <pthread.h>
 #include <stdio.h>
 
-#include "core/core.h"
+#include "base/alloc.h"
+#include "base/process.h"
 #include "error/error.h"
 
 typedef struct errhandler_entry {
@@ -29,9 +32,25 @@ static errhandler_entry_t *registry;
 static size_t registry_count, registry_capacity;
 
 /* The handler on FERRY_FILE_NULL: MPI_ERRORS_RETURN until the caller sets one. */
-static MPI_Errhandler default_handle; /* MPI_ERRHANDLER_NULL is not a constant expression in every host */
-static ferry_File_errhandler_function *default_function;
+static ferry__errhandler_slot_t default_slot; /* MPI_ERRHANDLER_NULL is not a constant expression in every host */
 static int default_set;
+static pthread_once_t teardown_once = PTHREAD_ONCE_INIT;
+
+static void finalize(void)
+{
+    pthread_mutex_lock(&registry_lock);
+    ferry__free(registry);
+    registry = NULL;
+    registry_count = registry_capacity = 0;
+    if (default_set) PMPI_Errhandler_free(&default_slot.handle);
+    default_set = 0;
+    pthread_mutex_unlock(&registry_lock);
+}
+
+static void register_teardown(void)
+{
+    (void)ferry__process_at_finalize(finalize); /* without MPI there is nothing to free */
+}
 
 /* One more host reference to eh. MPI has no MPI_Errhandler_dup; the
  * host's own MPI_File_get_errhandler is what adds a reference, so eh sits
@@ -68,7 +87,7 @@ static int is_predefined(MPI_Errhandler eh)
     return eh == MPI_ERRORS_RETURN || eh == MPI_ERRORS_ARE_FATAL;
 }
 
-ferry_File_errhandler_function *ferry__errhandler_function(MPI_Errhandler eh)
+static ferry_File_errhandler_function *function_of(MPI_Errhandler eh)
 {
     ferry_File_errhandler_function *fn = NULL;
     pthread_mutex_lock(&registry_lock);
@@ -82,7 +101,7 @@ ferry_File_errhandler_function *ferry__errhandler_function(MPI_Errhandler eh)
 }
 
 /* The host's PMPI_File_create_errhandler: the drop-in exports that name as
- * ferry_File_create_errhandler, so it is found through core/host.c. */
+ * ferry_File_create_errhandler, so it is found through base/host.c. */
 static int host_create_errhandler(MPI_File_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
     typedef int create_fn(MPI_File_errhandler_function *, MPI_Errhandler *);
@@ -90,132 +109,95 @@ static int host_create_errhandler(MPI_File_errhandler_function *fn, MPI_Errhandl
     return (host ? host : PMPI_File_create_errhandler)(fn, errhandler);
 }
 
-int ferry_File_create_errhandler(ferry_File_errhandler_function *file_errhandler_fn, MPI_Errhandler *errhandler)
+/* Makes room for one more entry; under registry_lock. */
+static int grow_registry(void)
 {
-    int init_cls = ferry__core_init();
-    if (init_cls) return ferry__error_return(FERRY_FILE_NULL, init_cls);
-    if (!file_errhandler_fn || !errhandler)
-        return ferry__error_return(FERRY_FILE_NULL,
-                                   ferry__error_set(MPI_ERR_ARG, "ferry: File_create_errhandler: NULL argument"));
-    int rc = host_create_errhandler((MPI_File_errhandler_function *)(void (*)(void))file_errhandler_fn, errhandler);
-    if (rc != MPI_SUCCESS) return rc;
-    pthread_mutex_lock(&registry_lock);
-    for (size_t i = 0; i < registry_count; i++)
-        if (registry[i].handle == *errhandler) registry[i] = registry[--registry_count]; /* a reused handle value */
-    if (registry_count == registry_capacity) {
-        size_t grown = registry_capacity ? registry_capacity * 2 : 8;
-        errhandler_entry_t *bigger = ferry__realloc(registry, grown * sizeof *bigger);
-        if (!bigger) {
-            pthread_mutex_unlock(&registry_lock);
-            MPI_Errhandler_free(errhandler);
-            return ferry__error_return(FERRY_FILE_NULL,
-                                       ferry__error_set(MPI_ERR_NO_MEM, "ferry: File_create_errhandler: out of memory"));
-        }
-        registry = bigger;
-        registry_capacity = grown;
-    }
-    registry[registry_count++] = (errhandler_entry_t){*errhandler, file_errhandler_fn};
-    pthread_mutex_unlock(&registry_lock);
-    return MPI_SUCCESS;
-}
-
-/* Checks that eh is a predefined or a ferry-created file handler and
- * returns the function behind it in *fn. */
-static int resolve_handler(MPI_Errhandler eh, ferry_File_errhandler_function **fn)
-{
-    *fn = NULL;
-    if (is_predefined(eh)) return 0;
-    *fn = ferry__errhandler_function(eh);
-    if (!*fn)
-        return ferry__error_set(MPI_ERR_ARG,
-                                "ferry: File_set_errhandler: not a file error handler (create it with "
-                                "MPI_File_create_errhandler)");
+    if (registry_count < registry_capacity) return 0;
+    size_t grown = registry_capacity ? registry_capacity * 2 : 8;
+    errhandler_entry_t *bigger = ferry__realloc(registry, grown * sizeof *bigger);
+    if (!bigger) return ferry__error_set(MPI_ERR_NO_MEM, "ferry: File_create_errhandler: out of memory");
+    registry = bigger;
+    registry_capacity = grown;
     return 0;
 }
 
-/* FERRY_FILE_NULL names the default handler; anything else must be an open file. */
-static int check_handle(ferry_File file, const char *op)
+int ferry__errhandler_create(ferry_File_errhandler_function *fn, MPI_Errhandler *eh)
 {
-    return file == FERRY_FILE_NULL ? 0 : ferry__handle_check_live(file, op);
+    pthread_once(&teardown_once, register_teardown);
+    int rc = host_create_errhandler((MPI_File_errhandler_function *)(void (*)(void))fn, eh);
+    if (rc != MPI_SUCCESS) return ferry__error_host(rc, "File_create_errhandler", "", "MPI_File_create_errhandler");
+    pthread_mutex_lock(&registry_lock);
+    for (size_t i = 0; i < registry_count; i++)
+        if (registry[i].handle == *eh) registry[i] = registry[--registry_count]; /* a reused handle value */
+    int cls = grow_registry();
+    if (cls == 0) registry[registry_count++] = (errhandler_entry_t){*eh, fn};
+    pthread_mutex_unlock(&registry_lock);
+    if (cls) MPI_Errhandler_free(eh);
+    return cls;
 }
 
-int ferry_File_set_errhandler(ferry_File file, MPI_Errhandler errhandler)
+int ferry__errhandler_set(ferry__errhandler_slot_t *slot, MPI_Errhandler eh)
 {
-    int init_cls = ferry__core_init();
-    if (init_cls) return ferry__error_return(FERRY_FILE_NULL, init_cls);
-    ferry_File_errhandler_function *fn;
-    int cls = check_handle(file, "File_set_errhandler");
-    if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
-    cls = resolve_handler(errhandler, &fn);
-    if (cls) return ferry__error_return(file, cls);
+    ferry_File_errhandler_function *fn = is_predefined(eh) ? NULL : function_of(eh);
+    if (!is_predefined(eh) && !fn)
+        return ferry__error_set(MPI_ERR_ARG, "ferry: File_set_errhandler: not a file error handler (create it with "
+                                             "MPI_File_create_errhandler)");
+    pthread_once(&teardown_once, register_teardown);
     pthread_mutex_lock(&registry_lock);
-    host_retain(errhandler); /* before the old one goes: they may be the same */
-    if (file == FERRY_FILE_NULL) {
-        if (default_set) host_release(default_handle);
-        default_handle = errhandler;
-        default_function = fn;
+    host_retain(eh); /* before the old one goes: they may be the same */
+    if (!slot) {
+        slot = &default_slot;
+        if (!default_set) slot->handle = MPI_ERRHANDLER_NULL;
         default_set = 1;
-    } else {
-        host_release(file->errhandler);
-        file->errhandler = errhandler;
-        file->errfn = fn;
     }
+    if (slot->handle != MPI_ERRHANDLER_NULL) host_release(slot->handle);
+    *slot = (ferry__errhandler_slot_t){eh, fn};
     pthread_mutex_unlock(&registry_lock);
-    return MPI_SUCCESS;
+    return 0;
 }
 
-void ferry__errhandler_inherit(ferry_File file)
+/* The slot a NULL slot stands for, copied under registry_lock. */
+static ferry__errhandler_slot_t current(const ferry__errhandler_slot_t *slot)
+{
+    if (slot) return *slot;
+    return default_set ? default_slot : (ferry__errhandler_slot_t){MPI_ERRORS_RETURN, NULL};
+}
+
+MPI_Errhandler ferry__errhandler_get(const ferry__errhandler_slot_t *slot)
 {
     pthread_mutex_lock(&registry_lock);
-    file->errhandler = default_set ? default_handle : MPI_ERRORS_RETURN;
-    file->errfn = default_set ? default_function : NULL;
-    host_retain(file->errhandler);
+    MPI_Errhandler eh = current(slot).handle;
+    host_retain(eh); /* the caller's, to free */
     pthread_mutex_unlock(&registry_lock);
+    return eh;
 }
 
-void ferry__errhandler_drop(ferry_File file)
+void ferry__errhandler_inherit(ferry__errhandler_slot_t *slot)
 {
-    if (file->errhandler == MPI_ERRHANDLER_NULL) return; /* a file that failed before it took one */
     pthread_mutex_lock(&registry_lock);
-    host_release(file->errhandler);
-    file->errhandler = MPI_ERRHANDLER_NULL;
-    file->errfn = NULL;
+    *slot = current(NULL);
+    host_retain(slot->handle);
     pthread_mutex_unlock(&registry_lock);
 }
 
-int ferry_File_get_errhandler(ferry_File file, MPI_Errhandler *errhandler)
+void ferry__errhandler_drop(ferry__errhandler_slot_t *slot)
 {
-    int init_cls = ferry__core_init();
-    if (init_cls) return ferry__error_return(FERRY_FILE_NULL, init_cls);
-    int cls = check_handle(file, "File_get_errhandler");
-    if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
-    if (!errhandler)
-        return ferry__error_return(file, ferry__error_set(MPI_ERR_ARG, "ferry: File_get_errhandler: NULL argument"));
+    if (slot->handle == MPI_ERRHANDLER_NULL) return; /* a file that failed before it took one */
     pthread_mutex_lock(&registry_lock);
-    if (file != FERRY_FILE_NULL) *errhandler = file->errhandler;
-    else *errhandler = default_set ? default_handle : MPI_ERRORS_RETURN;
-    host_retain(*errhandler); /* the caller's, to free */
+    host_release(slot->handle);
+    *slot = (ferry__errhandler_slot_t){MPI_ERRHANDLER_NULL, NULL};
     pthread_mutex_unlock(&registry_lock);
-    return MPI_SUCCESS;
 }
 
-void ferry__errhandler_invoke(ferry_File fh, int code)
+void ferry__errhandler_invoke(const ferry__errhandler_slot_t *slot, ferry_File fh, MPI_Comm comm, int code)
 {
-    MPI_Errhandler eh;
-    ferry_File_errhandler_function *fn;
-    if (fh != FERRY_FILE_NULL) {
-        eh = fh->errhandler;
-        fn = fh->errfn;
-    } else {
-        pthread_mutex_lock(&registry_lock);
-        eh = default_set ? default_handle : MPI_ERRORS_RETURN;
-        fn = default_set ? default_function : NULL;
-        pthread_mutex_unlock(&registry_lock);
-    }
-    if (eh == MPI_ERRORS_RETURN) return;
-    if (fn) {
+    pthread_mutex_lock(&registry_lock);
+    ferry__errhandler_slot_t h = current(slot);
+    pthread_mutex_unlock(&registry_lock);
+    if (h.handle == MPI_ERRORS_RETURN) return;
+    if (h.fn) {
         ferry_File handle = fh;
-        fn(&handle, &code);
+        h.fn(&handle, &code);
         return;
     }
     /* MPI_ERRORS_ARE_FATAL (and MPI-4's MPI_ERRORS_ABORT) */
@@ -223,26 +205,5 @@ void ferry__errhandler_invoke(ferry_File fh, int code)
     int len = 0;
     ferry_Error_string(code, message, &len);
     fprintf(stderr, "%s\nferry: aborting (MPI_ERRORS_ARE_FATAL)\n", message);
-    MPI_Abort(fh != FERRY_FILE_NULL ? fh->comm : MPI_COMM_WORLD, code);
-}
-
-int ferry_File_call_errhandler(ferry_File fh, int errorcode)
-{
-    int init_cls = ferry__core_init();
-    if (init_cls) return ferry__error_return(FERRY_FILE_NULL, init_cls);
-    int cls = check_handle(fh, "File_call_errhandler");
-    if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
-    ferry__errhandler_invoke(fh, errorcode);
-    return MPI_SUCCESS;
-}
-
-void ferry__errhandler_finalize(void)
-{
-    pthread_mutex_lock(&registry_lock);
-    ferry__free(registry);
-    registry = NULL;
-    registry_count = registry_capacity = 0;
-    if (default_set) host_release(default_handle);
-    default_set = 0;
-    pthread_mutex_unlock(&registry_lock);
+    MPI_Abort(comm, code);
 }

@@ -15,13 +15,15 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/core.h"
+#include "base/alloc.h"
+#include "base/process.h"
 #include "progress/progress.h"
 #include "trace/trace.h"
 
 enum { FERRY_MESSAGE_MAX = 1024, FERRY_CODES_PER_CLASS = 16, FERRY_MAX_CLASS = 128 };
 
 static _Thread_local char error_message[FERRY_MESSAGE_MAX];
+static pthread_once_t teardown_once = PTHREAD_ONCE_INIT; /* registers the code table's tear-down */
 
 /* Registry of host error codes, by class, with ferry's own copy of each
  * code's message: MPICH 4.0 loses the string of a code added to a
@@ -103,9 +105,24 @@ const char *ferry__error_class_name(int cls)
 
 /* Returns a host error code of class cls whose string is message. Falls back
  * to the bare class when the host refuses to add codes. */
+static void finalize(void)
+{
+    pthread_mutex_lock(&code_lock);
+    for (int cls = 0; cls < FERRY_MAX_CLASS; cls++)
+        for (int i = 0; i < FERRY_CODES_PER_CLASS; i++) ferry__free(code_ring[cls].messages[i]);
+    memset(code_ring, 0, sizeof code_ring);
+    pthread_mutex_unlock(&code_lock);
+}
+
+static void register_teardown(void)
+{
+    (void)ferry__process_at_finalize(finalize); /* without MPI there are no codes to free */
+}
+
 static int register_code(int cls, const char *message)
 {
     if (cls <= 0 || cls >= FERRY_MAX_CLASS) return cls;
+    pthread_once(&teardown_once, register_teardown);
     pthread_mutex_lock(&code_lock);
     int code = cls;
     if (code_ring[cls].count < FERRY_CODES_PER_CLASS) {
@@ -183,11 +200,11 @@ int ferry__error_code(int cls)
     return code;
 }
 
-int ferry__error_return(ferry_File fh, int cls)
+int ferry__error_return_default(int cls)
 {
     if (cls == 0) return MPI_SUCCESS;
     int code = ferry__error_code(cls);
-    ferry__errhandler_invoke(fh, code);
+    ferry__errhandler_invoke(NULL, FERRY_FILE_NULL, MPI_COMM_WORLD, code);
     return code;
 }
 
@@ -218,11 +235,3 @@ int ferry_Error_string(int errorcode, char *string, int *resultlen)
     return MPI_SUCCESS;
 }
 
-void ferry__error_finalize(void)
-{
-    pthread_mutex_lock(&code_lock);
-    for (int cls = 0; cls < FERRY_MAX_CLASS; cls++)
-        for (int i = 0; i < FERRY_CODES_PER_CLASS; i++) ferry__free(code_ring[cls].messages[i]);
-    memset(code_ring, 0, sizeof code_ring);
-    pthread_mutex_unlock(&code_lock);
-}

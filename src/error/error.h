@@ -4,7 +4,8 @@
  * Internal functions return 0 or a standard MPI error class. The failure
  * site records a message (operation, file, cause) with ferry__error_set();
  * the message lives in thread-local storage until the next error on that
- * thread. At the API boundary ferry__error_return() turns class + message
+ * thread. At the API boundary ferry__error_return() (core.h: it needs the file
+ * object) or ferry__error_return_default() turns class + message
  * into an error code registered with the host MPI (MPI_Error_class gives
  * the class back, MPI_Error_string the message) and invokes the file's
  * error handler. Collective functions end in ferry__error_agree() so that
@@ -50,34 +51,45 @@ int ferry__error_agree_flag(MPI_Comm comm, int local_cls, const char *what, int 
  * also when the call failed). */
 int ferry__error_agree_max(MPI_Comm comm, int local_cls, const char *what, int64_t *values, int n);
 
-/* API exit: for cls != 0, registers an error code carrying the recorded
- * message, calls fh's error handler (or the FERRY_FILE_NULL one when fh is
- * FERRY_FILE_NULL) and returns the code; returns MPI_SUCCESS for cls == 0. */
-int ferry__error_return(ferry_File fh, int cls);
-
-/* ferry__error_return without an error handler: the code carrying class
- * cls and the recorded message (MPI_SUCCESS for 0), for errors reported
- * through a request's status (async/). */
+/* ferry__error_return (core.h) without an error handler: the code carrying
+ * class cls and the recorded message (MPI_SUCCESS for 0), for errors
+ * reported through a request's status (async/). */
 int ferry__error_code(int cls);
 
-/* A file being opened takes the handler set on FERRY_FILE_NULL (MPI-3.1
- * 13.7) and holds a host reference to it until ferry__errhandler_drop,
- * which the file's release calls. */
-void ferry__errhandler_inherit(ferry_File file);
-void ferry__errhandler_drop(ferry_File file);
+/* API exit of calls that have no file (FERRY_FILE_NULL's handler): for
+ * cls != 0 registers the code, calls the default handler, returns the code. */
+int ferry__error_return_default(int cls);
 
-/* Looks up the function behind a user errhandler created with
- * ferry_File_create_errhandler; NULL for predefined handlers. */
-ferry_File_errhandler_function *ferry__errhandler_function(MPI_Errhandler eh);
+/* A file's error handler (MPI-3.1 13.7): the handle, of which the slot
+ * holds one host reference, and the function captured when it was set
+ * (NULL for the predefined handlers), so freeing the handle later leaves
+ * the file's handler working. The file object holds one; in the functions
+ * below a NULL slot stands for FERRY_FILE_NULL's default handler. */
+typedef struct ferry__errhandler_slot {
+    MPI_Errhandler handle; /* MPI_ERRHANDLER_NULL until inherited */
+    ferry_File_errhandler_function *fn;
+} ferry__errhandler_slot_t;
 
-/* Calls the error handler of fh (FERRY_FILE_NULL: the default one) with
- * `code`: returns for MPI_ERRORS_RETURN, aborts for MPI_ERRORS_ARE_FATAL,
+/* A host handler standing for fn (ferry_File_create_errhandler). Returns 0
+ * or an error class with a message. */
+int ferry__errhandler_create(ferry_File_errhandler_function *fn, MPI_Errhandler *eh);
+
+/* Sets eh, a predefined or ferry-created file handler, on slot; returns 0
+ * or MPI_ERR_ARG with a message. */
+int ferry__errhandler_set(ferry__errhandler_slot_t *slot, MPI_Errhandler eh);
+
+/* slot's handle with a new host reference, for the caller to free. */
+MPI_Errhandler ferry__errhandler_get(const ferry__errhandler_slot_t *slot);
+
+/* A file being opened takes the default handler (MPI-3.1 13.7) and holds a
+ * host reference to it until ferry__errhandler_drop. */
+void ferry__errhandler_inherit(ferry__errhandler_slot_t *slot);
+void ferry__errhandler_drop(ferry__errhandler_slot_t *slot);
+
+/* Calls slot's handler with `code` for file fh (whose ranks are comm):
+ * returns for MPI_ERRORS_RETURN, aborts comm for MPI_ERRORS_ARE_FATAL,
  * calls the user function otherwise. */
-void ferry__errhandler_invoke(ferry_File fh, int code);
-
-/* Frees the code table and errhandler registry at MPI_Finalize. */
-void ferry__error_finalize(void);
-void ferry__errhandler_finalize(void);
+void ferry__errhandler_invoke(const ferry__errhandler_slot_t *slot, ferry_File fh, MPI_Comm comm, int code);
 
 /* Short name of an error class, "MPI_ERR_IO" etc. */
 const char *ferry__error_class_name(int cls);

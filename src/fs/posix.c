@@ -13,7 +13,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#include "core/core.h"
+#include "base/alloc.h"
 #include "error/error.h"
 #include "fs/fs.h"
 #include "fs/fs_int.h"

@@ -17,7 +17,7 @@
  */
 #include <pthread.h>
 
-#include "core/core.h"
+#include "base/alloc.h"
 #include "error/error.h"
 #include "fs/fs_int.h"
 

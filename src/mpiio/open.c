@@ -165,7 +165,7 @@ static int init_file(ferry_File file, MPI_Comm comm, const char *filename, int a
     MPI_Comm_rank(comm, &file->rank);
     MPI_Comm_size(comm, &file->nprocs);
     file->amode = amode;
-    ferry__errhandler_inherit(file);
+    ferry__errhandler_inherit(&file->errh);
     ferry__view_init(&file->view);
     ferry__hints_defaults(&file->hints);
     ferry__hints_apply_system(&file->hints);
@@ -180,7 +180,7 @@ static void free_file(ferry_File file)
     if (!file) return;
     ferry__handle_unregister(file);
     ferry__handle_forget(file);
-    ferry__errhandler_drop(file);
+    ferry__errhandler_drop(&file->errh);
     ferry__coll_release(file);
     ferry__view_release(&file->view);
     ferry__scratch_release(&file->staging);
@@ -237,7 +237,7 @@ int ferry_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info inf
         cls = ferry__error_set(MPI_ERR_NO_MEM, "ferry: open '%s': out of memory", filename);
     if (file) {
         file->comm = MPI_COMM_NULL;
-        file->errhandler = MPI_ERRHANDLER_NULL; /* no reference held until init_file */
+        file->errh.handle = MPI_ERRHANDLER_NULL; /* no reference held until init_file */
     }
     if (cls == 0) cls = init_file(file, dup, filename, amode, info);
     if (file && file->hints.develop) o.develop = 1;

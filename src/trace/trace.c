@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/process.h"
 #include "error/error.h"
 
 static pthread_once_t configure_once = PTHREAD_ONCE_INIT;
@@ -65,6 +66,8 @@ static int ensure_open(void)
     if (trace_fd < 0) {
         open_failed = 1;
         fprintf(stderr, "ferry: cannot open trace file %s: %s\n", path, strerror(errno));
+    } else {
+        (void)ferry__process_at_finalize(ferry__trace_finalize); /* without MPI the exit closes it */
     }
     return trace_fd >= 0;
 }

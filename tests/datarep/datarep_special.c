@@ -13,7 +13,7 @@
 #include <string.h>
 #include <wchar.h>
 
-#include "core/core.h"
+#include "base/alloc.h"
 #include "datarep/datarep.h"
 #include "ferry_test.h"
 

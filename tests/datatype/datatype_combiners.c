@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "core/core.h"
+#include "base/alloc.h"
 #include "datatype/datatype.h"
 #include "ferry_test.h"
 #include "oracle.h"

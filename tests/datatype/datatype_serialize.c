@@ -6,7 +6,7 @@
  */
 #include <stdlib.h>
 
-#include "core/core.h"
+#include "base/alloc.h"
 #include "datatype/datatype.h"
 #include "ferry_test.h"
 #include "oracle.h"

@@ -10,9 +10,10 @@
  * the drop-in, which depends on libferry and not the other way round.
  */
 #include <dlfcn.h>
+#include <stdint.h>
 #include <string.h>
 
-#include "core/core.h"
+#include "base/process.h"
 
 /* ferry's own object (libferry.so, or the program ferry is linked into
  * statically), opened again without loading anything; NULL when the

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/core.h"
+#include "base/alloc.h"
 
 static atomic_long allocations_until_failure; /* 0: disarmed */
 

@@ -4,7 +4,7 @@
  * serves one call at a time; a thread that finds it busy gets a private
  * allocation instead.
  */
-#include "core/core.h"
+#include "base/alloc.h"
 
 void *ferry__scratch_take(ferry__scratch_slot_t *slot, size_t size)
 {

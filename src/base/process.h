@@ -1,0 +1,37 @@
+/*
+ * The process around ferry (a leaf header: includes only ferry.h): the
+ * MPI_Finalize hook every module registers its tear-down with, and the host
+ * MPI library's own definitions of the names the drop-in interposes.
+ *
+ * ferry has one finalize hook, an attribute on MPI_COMM_SELF that
+ * MPI_Finalize deletes (MPI-3.1 8.7.1). It runs the function set with
+ * ferry__process_at_finalize_first (core/: close the files the program left
+ * open, while MPI still works), then every function registered with
+ * ferry__process_at_finalize, the last registered first. A module
+ * registers its own tear-down when it first creates process state; no
+ * module calls another's finalizer.
+ */
+#ifndef FERRY_BASE_PROCESS_H
+#define FERRY_BASE_PROCESS_H
+
+#include "ferry.h"
+
+/* Sets the finalize hook once MPI is initialized; safe from any thread.
+ * Returns 0, MPI_ERR_OTHER (MPI not initialized, or finalized) or
+ * MPI_ERR_INTERN (the hook could not be set). No message: the caller says. */
+int ferry__process_init(void);
+
+/* Registers fn to run once at MPI_Finalize (setting the hook if needed).
+ * Returns 0 or MPI_ERR_INTERN (too many, or no hook). */
+int ferry__process_at_finalize(void (*fn)(void));
+
+/* The one function that runs before all others at MPI_Finalize. */
+void ferry__process_at_finalize_first(void (*fn)(void));
+
+/* The host MPI library's definition of function `name` (host.c), for the
+ * PMPI_ names the drop-in interposes; NULL when the host has none. Cast it
+ * to the function's type before calling. */
+typedef void (*ferry__host_fn_t)(void);
+ferry__host_fn_t ferry__host_function(const char *name);
+
+#endif
