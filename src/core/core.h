@@ -3,12 +3,10 @@
  * exit of calls on a file.
  *
  * struct ferry_file is the one object every module works on. mpiio/ creates
- * and frees it and sets most fields; other modules write their own state in
- * it too: coll/ its coll state and collective counters, indep/ its staging
- * and sieve slots, locks_refused and counters, sharedfp/ sharedfp_used,
- * async/ its async state (mpiio/nonblocking.c runs a request on a copy),
- * error/ the error-handler slot, core/ fortran_handle and open_sequence.
- * One owner per field is the rest of issue 14's refactor. Allocation
+ * and frees it; each field names the one module that writes it (below).
+ * Still open in issue 14: mpiio/nonblocking.c runs a background request on
+ * a doctored copy of this struct (items 2-3: a request object and a
+ * context of its own). Allocation
  * (base/alloc.h) and the finalize hook (base/process.h) are leaves below
  * this header; modules that need only those include them, not this.
  */
@@ -29,38 +27,50 @@
 #include "view/view.h"
 
 
+/* The open file. Each field names the module that writes it (after open,
+ * which mpiio/open.c fills in whole); every other module only reads it.
+ * State private to one module hangs behind that module's opaque pointer. */
 struct ferry_file {
+    /* Fixed at open (mpiio/open.c). */
     MPI_Comm comm; /* private duplicate: ferry's traffic never mixes with the caller's */
     int rank;
     int nprocs;
     char *filename; /* owned */
     int amode;
     ferry__fs_file_t *fs; /* open file on this rank */
-    ferry__hints_t hints;
-    ferry__errhandler_slot_t errh; /* the file's error handler (error/errhandler.c) */
-    MPI_Offset position; /* individual file pointer, in etypes relative to the view */
-    MPI_Win sharedfp;    /* the shared file pointer's window (sharedfp/sharedfp.h) */
-    atomic_int sharedfp_used; /* this rank moved the shared pointer since it was last reset to 0 */
-    ferry__view_t view;
-    int atomicity;
-    MPI_Fint fortran_handle; /* 0 until ferry_File_c2f asks for one */
-    uint64_t open_sequence;  /* this rank's open order: finalize closes files in it (live.c) */
-    ferry__stats_t stats;
-    int locks_refused; /* the file system refused a byte-range lock: no sieving writes from now on */
-    int develop;       /* develop mode, agreed over ranks (mpiio/develop.c) */
-    int readable;      /* the open file can be read back, even when opened MPI_MODE_WRONLY (data sieving) */
+    int readable;         /* the open file can be read back, even when opened MPI_MODE_WRONLY (data sieving) */
     ferry__fs_layout_t layout; /* of the file system under the file, read at open */
-    ferry__scratch_slot_t staging, sieve; /* indep/'s buffers, kept between calls */
-    unsigned config_epoch;     /* bumped by set_view and set_info: coll/ re-agrees its inputs */
-    struct ferry__coll_state *coll; /* coll/'s per-file state (view cache, nodes), NULL until used */
-    struct ferry__async_file *async; /* background requests (async/), NULL until the first; owned */
-    struct {
+    MPI_Win sharedfp;          /* the shared file pointer's window (sharedfp/sharedfp.h creates and frees it) */
+    /* mpiio/: set by the collective calls that change them (set_info, set_view, set_atomicity, the
+     * data-access calls that move the individual pointer). */
+    ferry__hints_t hints;
+    ferry__view_t view;
+    unsigned config_epoch; /* bumped by set_view and set_info: coll/ re-agrees its inputs */
+    MPI_Offset position;   /* individual file pointer, in etypes relative to the view */
+    int atomicity;
+    int develop; /* develop mode, agreed over ranks (mpiio/develop.c) */
+    struct {     /* mpiio/split.c: the split collective in progress */
         const char *kind;  /* the active split collective's begin call, NULL when none */
         const void *buf;   /* its buffer, which the end call must name again */
         MPI_Count bytes;   /* what it moved */
         const char *misused_begin, *misused_active; /* a begin refused while another was active, for the next
                                                       * collective to report on every rank (mpiio/split.c) */
     } split;
+    /* error/: the handler set on the file (error/errhandler.c, under its lock). */
+    ferry__errhandler_slot_t errh;
+    /* core/: the handle registry (handles.c, live.c). */
+    MPI_Fint fortran_handle; /* 0 until ferry_File_c2f asks for one */
+    uint64_t open_sequence;  /* this rank's open order: finalize closes files in it (live.c) */
+    /* sharedfp/: this rank moved the shared pointer since it was last reset to 0. */
+    atomic_int sharedfp_used;
+    /* The data path's shared scratch and facts, written by indep/ and coll/, which both serve data. */
+    ferry__stats_t stats; /* counters (stats/stats.h): mpiio/ the calls, indep/ and coll/ what served them */
+    int locks_refused;    /* the file system refused a byte-range lock: no sieving writes from now on */
+    ferry__scratch_slot_t staging, sieve; /* buffers kept between calls: indep/'s staging and sieving
+                                           * window; coll/ borrows staging for its first step */
+    /* Private state behind opaque pointers, created at first use and freed at close by their module. */
+    struct ferry__coll_state *coll;  /* coll/: view cache, nodes, agreed inputs */
+    struct ferry__async_file *async; /* async/: background requests */
 };
 
 /* Lazily initializes ferry's process state (the finalize hook, core's
