@@ -7,8 +7,9 @@
  * engine (or read and written in place when the memory stream is
  * contiguous), and converted a run of same-type items at a time. An item the
  * window cuts is converted whole into a small buffer and the window's part
- * copied (pack). Unpack keeps a cut item's leading file bytes per thread
- * and converts the item whole when the next window continues it; out of
+ * copied (pack). Unpack keeps a cut item's leading file bytes in the
+ * stream object and converts the item whole when the next window
+ * continues it; out of
  * order it stores only the bytes the window determines alone (every
  * byte-order and integer-widening conversion; long double, LOGICAL and user
  * conversions need the whole item).
@@ -165,37 +166,21 @@ static int reserve(stream_t *s, MPI_Count m, MPI_Count unit, MPI_Count *units, u
     return 0;
 }
 
-/* A cut element's leading file bytes, kept from the window that ended
- * inside it for the window that continues it: a transfer reads in
- * ascending windows on one thread, so elements of any conversion come out
- * whole. Only a continuation of exactly these bytes of exactly this
- * (buf, count, type) element matches; anything else clears it. */
-typedef struct carry {
-    const void *buf;
-    MPI_Datatype type;
-    MPI_Count count, item; /* the element's file-stream position */
-    MPI_Count have;        /* leading bytes held; -1: none */
-    unsigned char bytes[ITEM_MAX];
-} carry_t;
-
-static _Thread_local carry_t carry = {.have = -1};
-
-int ferry__dr_carry(const void *buf, MPI_Count count, MPI_Datatype type, const ferry__dr_spot_t *at,
-                    const unsigned char *src, MPI_Count lo, MPI_Count hi, unsigned char *whole)
+int ferry__dr_carry_feed(ferry__dr_carry_t *carry, const ferry__dr_spot_t *at, const unsigned char *src,
+                         MPI_Count lo, MPI_Count hi, unsigned char *whole)
 {
     MPI_Count fsize = at->leaf->fsize;
-    int continues = carry.have == lo && carry.buf == buf && carry.type == type && carry.count == count &&
-                    carry.item == at->at.f;
+    int continues = carry->have == lo && carry->item == at->at.f;
     if (fsize > ITEM_MAX || (lo > 0 && !continues)) {
-        carry.have = -1;
+        carry->have = -1;
         return 0;
     }
-    if (lo == 0) carry.buf = buf, carry.type = type, carry.count = count, carry.item = at->at.f;
-    memcpy(carry.bytes + lo, src, (size_t)(hi - lo));
-    carry.have = hi;
+    carry->item = at->at.f;
+    memcpy(carry->bytes + lo, src, (size_t)(hi - lo));
+    carry->have = hi;
     if (hi < fsize) return 0;
-    memcpy(whole, carry.bytes, (size_t)fsize);
-    carry.have = -1;
+    memcpy(whole, carry->bytes, (size_t)fsize);
+    carry->have = -1;
     return 1;
 }
 
@@ -220,7 +205,8 @@ static int cut_unpack(stream_t *s, const ferry__dr_spot_t *at, const unsigned ch
     return 0;
 }
 
-static int ext_unpack(stream_t *s, const unsigned char *src, MPI_Count len, MPI_Count skip)
+static int ext_unpack(stream_t *s, ferry__dr_carry_t *carry, const unsigned char *src, MPI_Count len,
+                      MPI_Count skip)
 {
     MPI_Count pos = skip, end = skip + len;
     while (pos < end) {
@@ -238,8 +224,7 @@ static int ext_unpack(stream_t *s, const unsigned char *src, MPI_Count len, MPI_
         if (n == 0) {
             unsigned char whole[ITEM_MAX], native[ITEM_MAX];
             FERRY_TRY(flush(s));
-            if (!ferry__dr_carry(s->buf, s->count, s->type, &at, src + (pos - skip), pos - at.at.f, stop - at.at.f,
-                                 whole))
+            if (!ferry__dr_carry_feed(carry, &at, src + (pos - skip), pos - at.at.f, stop - at.at.f, whole))
                 FERRY_TRY(cut_unpack(s, &at, src + (pos - skip), pos - at.at.f, stop - at.at.f));
             else if (ferry__dr_get(b, whole, native, 1))
                 return conversion_error(b, "read");
@@ -256,63 +241,107 @@ static int ext_unpack(stream_t *s, const unsigned char *src, MPI_Count len, MPI_
     return flush(s);
 }
 
-/* The signature of (count, type) in rep, checked to hold file bytes
- * [skip, skip + len). */
-static int window_sig(const ferry__datarep_t *rep, MPI_Count count, MPI_Datatype type, MPI_Count skip,
-                      MPI_Count len, ferry__dr_sig_t **sig)
+struct ferry__datarep_stream {
+    const ferry__datarep_t *rep;
+    ferry__datarep_memory_t mem;
+    MPI_Count total;         /* file-stream bytes of the memory */
+    ferry__dr_sig_t *sig;    /* owned: the memory's signature in rep; NULL for native representations */
+    stream_t ext;            /* external32: the signature, the staging chunk and the run found last */
+    unsigned char *staging;  /* owned; NULL when memory is contiguous (converted in place) or not external32 */
+    ferry__dr_carry_t carry; /* a cut element's leading file bytes, for the window that continues it */
+};
+
+/* external32's staging: memory itself when its stream is contiguous, else a chunk of its own. */
+static int open_external32(ferry__datarep_stream_t *st)
 {
-    FERRY_TRY(ferry__dr_sig_build(rep, type, sig));
-    MPI_Count total = *sig ? count * (*sig)->size.f : 0;
-    if (skip < 0 || len < 0 || skip + len > total) {
-        ferry__dr_sig_free(*sig);
-        *sig = NULL;
-        return ferry__error_set(MPI_ERR_ARG, "ferry: window [%lld, +%lld) outside a %lld-byte file stream",
-                                (long long)skip, (long long)len, (long long)total);
+    ferry__typeinfo_t info;
+    FERRY_TRY(ferry__datatype_info(st->mem.type, &info));
+    stream_t *s = &st->ext;
+    if (ferry__datatype_stream_contiguous(&info, st->mem.count)) { /* convert in place of staging */
+        s->direct = s->chunk = ferry__datatype_at(st->mem.buf, info.true_lb);
+        s->clen = st->mem.count * s->sig->size.m;
+    } else if (!(s->chunk = st->staging = ferry__malloc(CHUNK))) {
+        return ferry__error_set(MPI_ERR_NO_MEM, "ferry: out of memory converting to external32");
     }
     return 0;
 }
 
-/* File bytes [skip, skip + len) in `file`, from (put) or to (buf, count, type). */
-static int convert(const ferry__datarep_t *rep, int put, void *buf, MPI_Count count, MPI_Datatype type,
-                   MPI_Count skip, void *file, MPI_Count len)
+int ferry__datarep_stream_open(const ferry__datarep_t *rep, const ferry__datarep_memory_t *mem,
+                               ferry__datarep_stream_t **stream)
 {
-    if (len == 0) return 0;
-    ferry__dr_sig_t *sig;
-    FERRY_TRY(window_sig(rep, count, type, skip, len, &sig));
-    int rc;
-    ferry__typeinfo_t info;
-    unsigned char *staging = NULL;
-    if (rep->kind == FERRY__DR_USER) {
-        rc = put ? ferry__dr_user_pack(rep, sig, buf, count, type, skip, file, len)
-                 : ferry__dr_user_unpack(rep, sig, file, len, buf, count, type, skip);
-    } else {
-        stream_t s = {.sig = sig, .buf = buf, .count = count, .type = type};
-        rc = ferry__datatype_info(type, &info);
-        if (rc == 0 && ferry__datatype_stream_contiguous(&info, count)) { /* convert in place of staging */
-            s.direct = s.chunk = ferry__datatype_at(buf, info.true_lb);
-            s.clen = count * sig->size.m;
-        } else if (rc == 0 && !(s.chunk = staging = ferry__malloc(CHUNK))) {
-            rc = ferry__error_set(MPI_ERR_NO_MEM, "ferry: out of memory converting to external32");
-        }
-        if (rc == 0) rc = put ? ext_pack(&s, skip, file, len) : ext_unpack(&s, file, len, skip);
-        ferry__free(staging);
-    }
-    ferry__dr_sig_free(sig);
+    ferry__datarep_stream_t *st = *stream = ferry__calloc(1, sizeof *st);
+    if (!st) return ferry__error_set(MPI_ERR_NO_MEM, "ferry: out of memory converting '%s'", rep->name);
+    *st = (ferry__datarep_stream_t){.rep = rep, .mem = *mem, .carry = {.have = -1}};
+    st->ext = (stream_t){.buf = mem->buf, .count = mem->count, .type = mem->type};
+    int rc = rep->kind == FERRY__DR_NATIVE ? 0 : ferry__dr_sig_build(rep, mem->type, &st->sig);
+    st->ext.sig = st->sig;
+    if (rc == 0 && st->sig) st->total = mem->count * st->sig->size.f;
+    if (rc == 0 && st->sig && rep->kind == FERRY__DR_EXTERNAL32) rc = open_external32(st);
+    if (rc == 0) return 0;
+    ferry__datarep_stream_close(st);
+    *stream = NULL;
     return rc;
 }
 
-int ferry__datarep_pack(const ferry__datarep_t *rep, const void *buf, MPI_Count count, MPI_Datatype type,
-                        MPI_Count skip, void *dst, MPI_Count len)
+void ferry__datarep_stream_close(ferry__datarep_stream_t *st)
 {
-    if (rep->kind == FERRY__DR_NATIVE) return ferry__datatype_pack(buf, count, type, skip, dst, len);
-    return convert(rep, 1, (void *)buf, count, type, skip, dst, len);
+    if (!st) return;
+    ferry__dr_sig_free(st->sig);
+    ferry__free(st->staging);
+    ferry__free(st);
 }
 
-int ferry__datarep_unpack(const ferry__datarep_t *rep, const void *src, MPI_Count len, void *buf, MPI_Count count,
-                          MPI_Datatype type, MPI_Count skip)
+/* File bytes [skip, skip + len) must lie in the stream. */
+static int check_window(const ferry__datarep_stream_t *st, MPI_Count skip, MPI_Count len)
 {
-    if (rep->kind == FERRY__DR_NATIVE) return ferry__datatype_unpack(src, len, buf, count, type, skip);
-    return convert(rep, 0, buf, count, type, skip, (void *)src, len);
+    if (skip >= 0 && len >= 0 && skip + len <= st->total) return 0;
+    return ferry__error_set(MPI_ERR_ARG, "ferry: window [%lld, +%lld) outside a %lld-byte file stream",
+                            (long long)skip, (long long)len, (long long)st->total);
+}
+
+int ferry__datarep_stream_pack(ferry__datarep_stream_t *st, MPI_Count skip, void *dst, MPI_Count len)
+{
+    const ferry__datarep_memory_t *m = &st->mem;
+    if (st->rep->kind == FERRY__DR_NATIVE) return ferry__datatype_pack(m->buf, m->count, m->type, skip, dst, len);
+    if (len == 0) return 0;
+    FERRY_TRY(check_window(st, skip, len));
+    if (st->rep->kind == FERRY__DR_USER)
+        return ferry__dr_user_walk(&(ferry__dr_user_window_t){st->rep, st->sig, m, &st->carry, 1}, skip, dst, len);
+    return ext_pack(&st->ext, skip, dst, len);
+}
+
+int ferry__datarep_stream_unpack(ferry__datarep_stream_t *st, const void *src, MPI_Count len, MPI_Count skip)
+{
+    const ferry__datarep_memory_t *m = &st->mem;
+    if (st->rep->kind == FERRY__DR_NATIVE) return ferry__datatype_unpack(src, len, m->buf, m->count, m->type, skip);
+    if (len == 0) return 0;
+    FERRY_TRY(check_window(st, skip, len));
+    if (st->rep->kind == FERRY__DR_USER)
+        return ferry__dr_user_walk(&(ferry__dr_user_window_t){st->rep, st->sig, m, &st->carry, 0}, skip,
+                                   (void *)src, len);
+    return ext_unpack(&st->ext, &st->carry, src, len, skip);
+}
+
+int ferry__datarep_pack(const ferry__datarep_t *rep, const ferry__datarep_memory_t *mem, MPI_Count skip, void *dst,
+                        MPI_Count len)
+{
+    if (rep->kind == FERRY__DR_NATIVE) return ferry__datatype_pack(mem->buf, mem->count, mem->type, skip, dst, len);
+    ferry__datarep_stream_t *st;
+    FERRY_TRY(ferry__datarep_stream_open(rep, mem, &st));
+    int rc = ferry__datarep_stream_pack(st, skip, dst, len);
+    ferry__datarep_stream_close(st);
+    return rc;
+}
+
+int ferry__datarep_unpack(const ferry__datarep_t *rep, const void *src, MPI_Count len,
+                          const ferry__datarep_memory_t *mem, MPI_Count skip)
+{
+    if (rep->kind == FERRY__DR_NATIVE) return ferry__datatype_unpack(src, len, mem->buf, mem->count, mem->type, skip);
+    ferry__datarep_stream_t *st;
+    FERRY_TRY(ferry__datarep_stream_open(rep, mem, &st));
+    int rc = ferry__datarep_stream_unpack(st, src, len, skip);
+    ferry__datarep_stream_close(st);
+    return rc;
 }
 
 /* Where the element holding file byte pos of (count, type) starts in both

@@ -9,8 +9,7 @@
  * filetype's file layout once. A transfer converts between the caller's
  * memory stream and the file stream, which may differ in length; windows
  * are counted in file-stream bytes. None of these functions is collective
- * or keeps a caller's buffer (unpack keeps a cut element's file bytes for
- * the next window, see below). Errors: MPI_ERR_UNSUPPORTED_DATAREP,
+ * or keeps a caller's buffer beyond a stream's life (see below). Errors: MPI_ERR_UNSUPPORTED_DATAREP,
  * MPI_ERR_CONVERSION, MPI_ERR_TYPE, MPI_ERR_NO_MEM.
  */
 #ifndef FERRY_DATAREP_H
@@ -42,26 +41,44 @@ int ferry__datarep_extent(const ferry__datarep_t *rep, MPI_Datatype type, MPI_Co
  * native representations it is a duplicate of type. */
 int ferry__datarep_file_layout(const ferry__datarep_t *rep, MPI_Datatype type, MPI_Datatype *layout);
 
-/* Writes file-stream bytes [skip, skip + len) of (buf, count, type) in this
- * representation to dst (windows may cut elements). For native
- * representations this is ferry__datatype_pack. MPI_ERR_CONVERSION when a
- * value in the window does not fit its file size (an MPI_LONG beyond 32
- * bits in external32) or a user conversion function fails; MPI_ERR_ARG for a
- * window outside the stream. */
-int ferry__datarep_pack(const ferry__datarep_t *rep, const void *buf, MPI_Count count, MPI_Datatype type,
-                        MPI_Count skip, void *dst, MPI_Count len);
+/* The memory side of a conversion: the caller's (buf, count, type). */
+typedef struct ferry__datarep_memory {
+    void *buf; /* const for packing */
+    MPI_Count count;
+    MPI_Datatype type;
+} ferry__datarep_memory_t;
 
-/* Stores file-stream bytes [skip, skip + len), given in src in this
- * representation, into (buf, count, type). Windows may cut elements: when
- * a thread reads a stream in ascending windows (as a transfer does), an
- * element cut between two windows is stored whole once its last bytes
- * arrive (its leading bytes are kept per thread meanwhile). In any other
- * order a cut element is stored only as far as the window's bytes
- * determine it alone (byte-order and integer-widening conversions: fully;
- * long double, LOGICAL and user conversions: not at all); callers that
- * cannot read in order cut windows with ferry__datarep_item_floor. */
-int ferry__datarep_unpack(const ferry__datarep_t *rep, const void *src, MPI_Count len, void *buf, MPI_Count count,
-                          MPI_Datatype type, MPI_Count skip);
+/* A conversion between memory and the file stream of a representation,
+ * fed windows of the file stream (in file-stream bytes; windows may cut
+ * elements). A transfer opens one for its memory, feeds it its windows and
+ * closes it: the memory's signature and external32's staging chunk are
+ * built once, and when reads come in ascending windows an element cut
+ * between two windows is stored whole once its last bytes arrive (the
+ * stream keeps its leading bytes). In any other order a cut element is
+ * stored only as far as the window's bytes determine it alone (byte-order
+ * and integer-widening conversions: fully; long double, LOGICAL and user
+ * conversions: not at all); callers that cannot read in order cut windows
+ * with ferry__datarep_item_floor. One thread at a time. */
+typedef struct ferry__datarep_stream ferry__datarep_stream_t;
+int ferry__datarep_stream_open(const ferry__datarep_t *rep, const ferry__datarep_memory_t *mem,
+                               ferry__datarep_stream_t **stream);
+void ferry__datarep_stream_close(ferry__datarep_stream_t *stream); /* NULL: nothing */
+
+/* Writes file-stream bytes [skip, skip + len) of the memory to dst.
+ * MPI_ERR_CONVERSION when a value in the window does not fit its file size
+ * (an MPI_LONG beyond 32 bits in external32) or a user conversion function
+ * fails; MPI_ERR_ARG for a window outside the stream. */
+int ferry__datarep_stream_pack(ferry__datarep_stream_t *stream, MPI_Count skip, void *dst, MPI_Count len);
+
+/* Stores file-stream bytes [skip, skip + len), given in src, into the memory. */
+int ferry__datarep_stream_unpack(ferry__datarep_stream_t *stream, const void *src, MPI_Count len, MPI_Count skip);
+
+/* One window alone (a stream opened, fed once and closed): for native
+ * representations ferry__datatype_pack/unpack. */
+int ferry__datarep_pack(const ferry__datarep_t *rep, const ferry__datarep_memory_t *mem, MPI_Count skip, void *dst,
+                        MPI_Count len);
+int ferry__datarep_unpack(const ferry__datarep_t *rep, const void *src, MPI_Count len,
+                          const ferry__datarep_memory_t *mem, MPI_Count skip);
 
 /* The largest file-stream position <= pos of (count, type) at which a
  * predefined element starts (pos itself for native representations and at

@@ -148,16 +148,36 @@ void ferry__dr_next_run(const ferry__dr_sig_t *sig, ferry__dr_spot_t *spot);
 
 /* --- convert.c */
 enum { FERRY__DR_ITEM_MAX = 64 }; /* file bytes of an element kept across windows */
-/* Reads: feeds file bytes [lo, hi) of the cut element at `at` (src holds
- * them) to this thread's carry; returns 1 with the whole element's file
- * bytes in `whole` when this completes an element whose leading bytes an
- * earlier window of the same (buf, count, type) left. */
-int ferry__dr_carry(const void *buf, MPI_Count count, MPI_Datatype type, const ferry__dr_spot_t *at,
-                    const unsigned char *src, MPI_Count lo, MPI_Count hi, unsigned char *whole);
 
-int ferry__dr_user_pack(const ferry__datarep_t *rep, const ferry__dr_sig_t *sig, const void *buf, MPI_Count count,
-                        MPI_Datatype type, MPI_Count skip, void *dst, MPI_Count len);
-int ferry__dr_user_unpack(const ferry__datarep_t *rep, const ferry__dr_sig_t *sig, const void *src, MPI_Count len,
-                          void *buf, MPI_Count count, MPI_Datatype type, MPI_Count skip);
+/* A cut element's leading file bytes, kept from the window that ended
+ * inside it for the window that continues it (reads fed in ascending
+ * windows). Only a continuation of exactly these bytes matches; anything
+ * else clears it. */
+typedef struct ferry__dr_carry {
+    MPI_Count item; /* the element's file-stream position */
+    MPI_Count have; /* leading bytes held; -1: none */
+    unsigned char bytes[FERRY__DR_ITEM_MAX];
+} ferry__dr_carry_t;
+
+/* Feeds file bytes [lo, hi) of the cut element at `at` (src holds them) to
+ * carry; returns 1 with the whole element's file bytes in `whole` when they
+ * complete an element whose leading bytes the carry holds. */
+int ferry__dr_carry_feed(ferry__dr_carry_t *carry, const ferry__dr_spot_t *at, const unsigned char *src,
+                         MPI_Count lo, MPI_Count hi, unsigned char *whole);
+
+/* --- user.c: one window of a user-registered representation's stream. */
+typedef struct ferry__dr_user_window {
+    const ferry__datarep_t *rep;
+    const ferry__dr_sig_t *sig;
+    const ferry__datarep_memory_t *mem;
+    ferry__dr_carry_t *carry; /* the stream's, for elements cut between read windows */
+    int write;                /* 1: memory to file (pack), 0: file to memory */
+} ferry__dr_user_window_t;
+
+/* Converts file-stream bytes [skip, skip + len) at `file` to or from memory
+ * with the user's conversion functions (whole items per call; an item the
+ * window cuts goes through a small buffer when writing and through the
+ * carry when reading). */
+int ferry__dr_user_walk(const ferry__dr_user_window_t *w, MPI_Count skip, void *file, MPI_Count len);
 
 #endif

@@ -8,7 +8,7 @@
  * representation's dtype_file_extent_fn gives its predefined type. A window
  * is served by one call for the whole items it holds; an item the window
  * cuts is written through a small buffer (pack), and read once the next
- * window completes it (convert.c's carry), since a user function converts
+ * window completes it (the stream's carry), since a user function converts
  * whole items only. MPI_CONVERSION_FN_NULL moves
  * native bytes, which needs every file extent equal to the native size.
  */
@@ -75,62 +75,54 @@ static int converts(const ferry__dr_conversion_t *fn)
     return fn->fn || fn->fn_c;
 }
 
-int ferry__dr_user_pack(const ferry__datarep_t *rep, const ferry__dr_sig_t *sig, const void *buf, MPI_Count count,
-                        MPI_Datatype type, MPI_Count skip, void *dst, MPI_Count len)
+/* Memory without a conversion function: native bytes, when every file extent is the native size. */
+static int move_native(const ferry__dr_user_window_t *w, MPI_Count skip, void *file, MPI_Count len)
 {
-    if (!converts(&rep->write)) {
-        FERRY_TRY(no_conversion(rep, sig, "write"));
-        return ferry__datatype_pack(buf, count, type, skip, dst, len);
-    }
-    MPI_Count pos = skip, end = skip + len;
-    while (pos < end) {
-        ferry__dr_spot_t at;
-        ferry__dr_locate(sig, count, pos, &at);
-        MPI_Count fsize = at.leaf->fsize, n = pos == at.at.f ? whole_items(sig, count, &at, end) : 0;
-        if (n > 0) {
-            FERRY_TRY(convert(rep, 0, buf, type, &(item_run_t){at.at.i, n, (char *)dst + (pos - skip)}));
-            if (end >= count * sig->size.f) break;
-            ferry__dr_locate(sig, count, end, &at);
-            pos = at.at.f;
-            continue;
-        }
-        MPI_Count stop = end < at.at.f + fsize ? end : at.at.f + fsize;
-        char *item = ferry__malloc((size_t)fsize + 1);
-        if (!item) return ferry__error_set(MPI_ERR_NO_MEM, "ferry: out of memory");
-        int cls = convert(rep, 0, buf, type, &(item_run_t){at.at.i, 1, item});
-        if (cls == 0) memcpy((char *)dst + (pos - skip), item + (pos - at.at.f), (size_t)(stop - pos));
-        ferry__free(item);
-        FERRY_TRY(cls);
-        pos = stop;
-    }
-    return 0;
+    const ferry__datarep_memory_t *m = w->mem;
+    FERRY_TRY(no_conversion(w->rep, w->sig, w->write ? "write" : "read"));
+    return w->write ? ferry__datatype_pack(m->buf, m->count, m->type, skip, file, len)
+                    : ferry__datatype_unpack(file, len, m->buf, m->count, m->type, skip);
 }
 
-int ferry__dr_user_unpack(const ferry__datarep_t *rep, const ferry__dr_sig_t *sig, const void *src, MPI_Count len,
-                          void *buf, MPI_Count count, MPI_Datatype type, MPI_Count skip)
+/* The item at `at`, of which the window holds file bytes [pos, stop) at
+ * `part`: written through a small buffer, or read once the carry holds it whole. */
+static int cut_item(const ferry__dr_user_window_t *w, const ferry__dr_spot_t *at, MPI_Count pos, MPI_Count stop,
+                    char *part)
 {
-    if (!converts(&rep->read)) {
-        FERRY_TRY(no_conversion(rep, sig, "read"));
-        return ferry__datatype_unpack(src, len, buf, count, type, skip);
+    const ferry__datarep_memory_t *m = w->mem;
+    if (!w->write) {
+        unsigned char whole[FERRY__DR_ITEM_MAX];
+        if (!ferry__dr_carry_feed(w->carry, at, (const unsigned char *)part, pos - at->at.f, stop - at->at.f, whole))
+            return 0;
+        return convert(w->rep, 1, m->buf, m->type, &(item_run_t){at->at.i, 1, whole});
     }
-    MPI_Count pos = skip, end = skip + len;
+    char *item = ferry__malloc((size_t)at->leaf->fsize + 1);
+    if (!item) return ferry__error_set(MPI_ERR_NO_MEM, "ferry: out of memory");
+    int cls = convert(w->rep, 0, m->buf, m->type, &(item_run_t){at->at.i, 1, item});
+    if (cls == 0) memcpy(part, item + (pos - at->at.f), (size_t)(stop - pos));
+    ferry__free(item);
+    return cls;
+}
+
+int ferry__dr_user_walk(const ferry__dr_user_window_t *w, MPI_Count skip, void *file, MPI_Count len)
+{
+    if (!converts(w->write ? &w->rep->write : &w->rep->read)) return move_native(w, skip, file, len);
+    const ferry__dr_sig_t *sig = w->sig;
+    MPI_Count count = w->mem->count, pos = skip, end = skip + len;
     while (pos < end) {
         ferry__dr_spot_t at;
         ferry__dr_locate(sig, count, pos, &at);
         MPI_Count n = pos == at.at.f ? whole_items(sig, count, &at, end) : 0;
         if (n > 0) {
-            FERRY_TRY(convert(rep, 1, buf, type, &(item_run_t){at.at.i, n, (char *)src + (pos - skip)}));
+            item_run_t run = {at.at.i, n, (char *)file + (pos - skip)};
+            FERRY_TRY(convert(w->rep, !w->write, w->mem->buf, w->mem->type, &run));
             if (end >= count * sig->size.f) break;
             ferry__dr_locate(sig, count, end, &at);
             pos = at.at.f;
             continue;
         }
-        /* A cut element: converted once an earlier window's part completes it. */
-        unsigned char whole[FERRY__DR_ITEM_MAX];
         MPI_Count stop = end < at.at.f + at.leaf->fsize ? end : at.at.f + at.leaf->fsize;
-        if (ferry__dr_carry(buf, count, type, &at, (const unsigned char *)src + (pos - skip), pos - at.at.f,
-                            stop - at.at.f, whole))
-            FERRY_TRY(convert(rep, 1, buf, type, &(item_run_t){at.at.i, 1, whole}));
+        FERRY_TRY(cut_item(w, &at, pos, stop, (char *)file + (pos - skip)));
         pos = stop;
     }
     return 0;

@@ -5,6 +5,7 @@
 #ifndef FERRY_INDEP_INT_H
 #define FERRY_INDEP_INT_H
 
+#include "datarep/datarep.h"
 #include "datatype/datatype.h"
 #include "indep/indep.h"
 
@@ -27,6 +28,7 @@ typedef struct ferry__transfer {
                        * handle for independent mode beside its collective one */
     int lock_writes;  /* writes lock their byte range: another process may be sieving */
     int atomic;       /* atomic mode: the whole range the transfer touches is locked; no inner locks */
+    ferry__datarep_stream_t *convert; /* windows of a non-native representation (owned); NULL: native */
     int typed_copy;   /* reads into noncontiguous memory of long pieces: sieving copies from the
                        * window straight into memory (one copy, not pack + unpack); vectored rounds
                        * unpack their own bytes at once */

@@ -46,6 +46,8 @@ static int setup(ferry__transfer_t *t, ferry_File fh, int write, MPI_Offset skip
         FERRY_TRY(ferry__view_file_offset(&fh->view, skip + t->total - 1, &t->file_end));
         t->file_end++;
     }
+    if (!ferry__datarep_is_native(fh->view.rep) && t->total > 0)
+        FERRY_TRY(ferry__datarep_stream_open(fh->view.rep, &(ferry__datarep_memory_t){buf, count, type}, &t->convert));
     if (!t->direct && t->batch > 0 && !(t->staging = ferry__scratch_take(&fh->staging, (size_t)t->batch)))
         return ferry__error_set(MPI_ERR_NO_MEM, "ferry: %s '%s': out of memory staging %lld bytes",
                                 write ? "write" : "read", fh->filename, (long long)t->batch);
@@ -54,6 +56,7 @@ static int setup(ferry__transfer_t *t, ferry_File fh, int write, MPI_Offset skip
 
 static void teardown(ferry__transfer_t *t)
 {
+    ferry__datarep_stream_close(t->convert);
     ferry__scratch_give(&t->fh->staging, t->staging);
     ferry__scratch_give(&t->fh->sieve, t->window.buf);
 }
@@ -91,20 +94,32 @@ static int move_batch(ferry__transfer_t *t, MPI_Offset start, MPI_Count len, cha
     return 0;
 }
 
+/* Stream bytes [from, from + len) of the memory, in the view's representation. */
+static int pack_window(ferry__transfer_t *t, MPI_Count from, char *data, MPI_Count len)
+{
+    if (t->convert) return ferry__datarep_stream_pack(t->convert, from, data, len);
+    return ferry__datatype_pack(t->buf, t->count, t->type, from, data, len);
+}
+
+static int unpack_window(ferry__transfer_t *t, const char *data, MPI_Count len, MPI_Count from)
+{
+    if (t->convert) return ferry__datarep_stream_unpack(t->convert, data, len, from);
+    return ferry__datatype_unpack(data, len, t->buf, t->count, t->type, from);
+}
+
 static int run(ferry__transfer_t *t, MPI_Count *done)
 {
-    const ferry__datarep_t *rep = t->fh->view.rep;
     if (!t->write) ferry__indep_prefetch(t, t->skip, t->total);
     while (*done < t->total) {
         MPI_Count len = t->total - *done < t->batch ? t->total - *done : t->batch;
         char *data = t->direct ? t->direct + *done : t->staging;
         if (t->write && !t->direct)
-            FERRY_TRY(ferry__datarep_pack(rep, t->buf, t->count, t->type, *done, data, len));
+            FERRY_TRY(pack_window(t, *done, data, len));
         if (!t->write) ferry__indep_prefetch(t, t->skip + *done + len, t->total - *done - len);
         MPI_Count moved = 0;
         int rc = move_batch(t, *done, len, data, &moved);
         if (!t->write && !t->direct && !t->typed_copy && moved > 0 && rc == 0)
-            rc = ferry__datarep_unpack(rep, data, moved, t->buf, t->count, t->type, *done);
+            rc = unpack_window(t, data, moved, *done);
         if (!t->write) ferry__indep_release(t, t->skip + *done, moved);
         *done += moved;
         if (rc != 0) return rc;

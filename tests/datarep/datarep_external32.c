@@ -322,13 +322,14 @@ static unsigned char *pattern(const subject_t *t)
 static void check_pack(const subject_t *t, const unsigned char *buf, uint64_t *s)
 {
     unsigned char *out = malloc((size_t)t->fsz + 1);
-    FT_EQ(ferry__datarep_pack(ext32, buf, t->count, t->g.type, 0, out, t->fsz), 0);
+    FT_EQ(ferry__datarep_pack(ext32, &(ferry__datarep_memory_t){(void *)buf, t->count, t->g.type}, 0, out, t->fsz), 0);
     MPI_Count at = diff_at(out, t->file, t->fsz);
     if (at >= 0) fail_subject(t, "pack differs from the expected file stream", at);
     for (int w = 0; w < 4; w++) {
         MPI_Count skip = pick(s, 0, t->fsz - 1), len = pick(s, 1, t->fsz - skip);
         memset(out, 0, (size_t)len);
-        FT_EQ(ferry__datarep_pack(ext32, buf, t->count, t->g.type, skip, out, len), 0);
+        FT_EQ(ferry__datarep_pack(ext32, &(ferry__datarep_memory_t){(void *)buf, t->count, t->g.type}, skip, out, len),
+              0);
         if ((at = diff_at(out, t->file + skip, len)) >= 0) fail_subject(t, "windowed pack differs", skip + at);
     }
     if (t->host_ok) {
@@ -350,6 +351,8 @@ static void compare_mem(const subject_t *t, const unsigned char *a, const unsign
  * (ferry__datarep_item_floor). */
 static void unpack_windows(const subject_t *t, unsigned char *buf, uint64_t *s, int at_items)
 {
+    ferry__datarep_stream_t *stream;
+    FT_EQ(ferry__datarep_stream_open(ext32, &(ferry__datarep_memory_t){buf, t->count, t->g.type}, &stream), 0);
     MPI_Count pos = 0;
     while (pos < t->fsz) {
         MPI_Count end = pos + pick(s, 1, t->fsz - pos > 40 ? 40 : t->fsz - pos);
@@ -357,9 +360,10 @@ static void unpack_windows(const subject_t *t, unsigned char *buf, uint64_t *s, 
             FT_EQ(ferry__datarep_item_floor(ext32, t->g.type, t->count, end, &end), 0);
             if (end <= pos) continue;
         }
-        FT_EQ(ferry__datarep_unpack(ext32, t->file + pos, end - pos, buf, t->count, t->g.type, pos), 0);
+        FT_EQ(ferry__datarep_stream_unpack(stream, t->file + pos, end - pos, pos), 0);
         pos = end;
     }
+    ferry__datarep_stream_close(stream);
 }
 
 /* Out of order, only byte-local conversions can be stored in pieces. */
@@ -368,7 +372,9 @@ static void unpack_backwards(const subject_t *t, unsigned char *buf, uint64_t *s
     MPI_Count end = t->fsz;
     while (end > 0) {
         MPI_Count pos = end - pick(s, 1, end);
-        FT_EQ(ferry__datarep_unpack(ext32, t->file + pos, end - pos, buf, t->count, t->g.type, pos), 0);
+        FT_EQ(ferry__datarep_unpack(ext32, t->file + pos, end - pos, &(ferry__datarep_memory_t){buf, t->count, t->g.type},
+                                    pos),
+              0);
         end = pos;
     }
 }
@@ -399,7 +405,7 @@ static int same_values(const subject_t *t, const unsigned char *buf)
 static void check_unpack(const subject_t *t, const unsigned char *want, uint64_t *s)
 {
     unsigned char *mem = pattern(t);
-    FT_EQ(ferry__datarep_unpack(ext32, t->file, t->fsz, mem + GUARD, t->count, t->g.type, 0), 0);
+    FT_EQ(ferry__datarep_unpack(ext32, t->file, t->fsz, &(ferry__datarep_memory_t){mem + GUARD, t->count, t->g.type}, 0), 0);
     compare_mem(t, mem, want, "unpack differs from the native values");
     free(mem);
     for (int mode = 0; mode < 3; mode++) {

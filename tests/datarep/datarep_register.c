@@ -110,33 +110,64 @@ static void test_contiguous(const ferry__datarep_t *wide, state_t *st)
     MPI_Count size;
     FT_EQ(ferry__datarep_size(wide, MPI_INT, &size), 0);
     FT_EQ(size, 8);
-    FT_EQ(ferry__datarep_pack(wide, values, 6, MPI_INT, 0, file, 48), 0);
+    FT_EQ(ferry__datarep_pack(wide, &(ferry__datarep_memory_t){(void *)values, 6, MPI_INT}, 0, file, 48), 0);
     FT_EQ_MEM(file, want, 48);
     FT_EQ(st->first_position, 0);
     for (MPI_Count skip = 0; skip < 48; skip += 5) { /* windows cutting items */
         MPI_Count len = 48 - skip < 13 ? 48 - skip : 13;
         memset(file, 0, sizeof file);
         st->calls = 0;
-        FT_EQ(ferry__datarep_pack(wide, values, 6, MPI_INT, skip, file, len), 0);
+        FT_EQ(ferry__datarep_pack(wide, &(ferry__datarep_memory_t){(void *)values, 6, MPI_INT}, skip, file, len), 0);
         FT_EQ_MEM(file, want + skip, (size_t)len);
     }
     st->calls = 0;
-    FT_EQ(ferry__datarep_pack(wide, values, 6, MPI_INT, 16, file, 32), 0);
+    FT_EQ(ferry__datarep_pack(wide, &(ferry__datarep_memory_t){(void *)values, 6, MPI_INT}, 16, file, 32), 0);
     FT_EQ(st->first_position, 2); /* position counts items of the tiled datatype */
-    FT_EQ(ferry__datarep_unpack(wide, want, 48, back, 6, MPI_INT, 0), 0);
+    FT_EQ(ferry__datarep_unpack(wide, want, 48, &(ferry__datarep_memory_t){back, 6, MPI_INT}, 0), 0);
     FT_EQ_MEM(back, values, sizeof values);
     memset(back, 0, sizeof back);
     for (MPI_Count pos = 0; pos < 48;) { /* read windows cut where items start */
         MPI_Count end = pos + 13 < 48 ? pos + 13 : 48;
         FT_EQ(ferry__datarep_item_floor(wide, MPI_INT, 6, end, &end), 0);
-        FT_EQ(ferry__datarep_unpack(wide, want + pos, end - pos, back, 6, MPI_INT, pos), 0);
+        FT_EQ(ferry__datarep_unpack(wide, want + pos, end - pos, &(ferry__datarep_memory_t){back, 6, MPI_INT}, pos), 0);
         pos = end;
     }
     FT_EQ_MEM(back, values, sizeof values);
     memset(back, 0, sizeof back);
-    for (MPI_Count pos = 0; pos < 48; pos += 5) /* ascending windows cutting items: whole via the carry */
-        FT_EQ(ferry__datarep_unpack(wide, want + pos, 48 - pos < 5 ? 48 - pos : 5, back, 6, MPI_INT, pos), 0);
+    ferry__datarep_stream_t *stream; /* ascending windows cutting items: whole via the stream's carry */
+    FT_EQ(ferry__datarep_stream_open(wide, &(ferry__datarep_memory_t){back, 6, MPI_INT}, &stream), 0);
+    for (MPI_Count pos = 0; pos < 48; pos += 5)
+        FT_EQ(ferry__datarep_stream_unpack(stream, want + pos, 48 - pos < 5 ? 48 - pos : 5, pos), 0);
+    ferry__datarep_stream_close(stream);
     FT_EQ_MEM(back, values, sizeof values);
+}
+
+/* Every split of the stream into ascending windows (1 byte to the whole,
+ * cutting items anywhere), and two conversions fed alternately on one
+ * thread: each stream keeps its own cut item, so both come out whole (a
+ * per-thread carry, before issue 14, lost both items an interleaving cut). */
+static void test_streams_interleaved(const ferry__datarep_t *wide, state_t *st)
+{
+    int values[6] = {7, -8, 9000, -10000, 0x12345678, -1}, other[6] = {-1, 2, -3, 4, -5, 6};
+    unsigned char want[48], want_other[48];
+    *st = (state_t){.per_elem = 1, .offsets = {0}, .extent = sizeof(int)};
+    expect_wide(values, 6, want);
+    expect_wide(other, 6, want_other);
+    for (MPI_Count step = 1; step <= 48; step++) {
+        int back[6] = {0}, back_other[6] = {0};
+        ferry__datarep_stream_t *a, *b;
+        FT_EQ(ferry__datarep_stream_open(wide, &(ferry__datarep_memory_t){back, 6, MPI_INT}, &a), 0);
+        FT_EQ(ferry__datarep_stream_open(wide, &(ferry__datarep_memory_t){back_other, 6, MPI_INT}, &b), 0);
+        for (MPI_Count pos = 0; pos < 48; pos += step) {
+            MPI_Count len = 48 - pos < step ? 48 - pos : step;
+            FT_EQ(ferry__datarep_stream_unpack(a, want + pos, len, pos), 0);
+            FT_EQ(ferry__datarep_stream_unpack(b, want_other + pos, len, pos), 0);
+        }
+        ferry__datarep_stream_close(a);
+        ferry__datarep_stream_close(b);
+        FT_EQ_MEM(back, values, sizeof values);
+        FT_EQ_MEM(back_other, other, sizeof other);
+    }
 }
 
 static void test_derived(const ferry__datarep_t *wide, state_t *st)
@@ -150,9 +181,9 @@ static void test_derived(const ferry__datarep_t *wide, state_t *st)
     *st = (state_t){.per_elem = 2, .offsets = {0, 3 * sizeof(int)}, .extent = ext};
     unsigned char want[32], file[32];
     expect_wide(values, 4, want);
-    FT_EQ(ferry__datarep_pack(wide, mem, 2, vec, 0, file, 32), 0);
+    FT_EQ(ferry__datarep_pack(wide, &(ferry__datarep_memory_t){(void *)mem, 2, vec}, 0, file, 32), 0);
     FT_EQ_MEM(file, want, 32);
-    FT_EQ(ferry__datarep_unpack(wide, want, 32, back, 2, vec, 0), 0);
+    FT_EQ(ferry__datarep_unpack(wide, want, 32, &(ferry__datarep_memory_t){back, 2, vec}, 0), 0);
     for (int i = 0; i < 4; i++) FT_EQ(back[at[i]], values[i]); /* elements 4 ints apart */
     MPI_Count extent;
     FT_EQ(ferry__datarep_extent(wide, vec, &extent), 0);
@@ -165,7 +196,7 @@ static void test_derived(const ferry__datarep_t *wide, state_t *st)
     FT_EQ(ferry__datarep_extent(wide, MPI_DOUBLE, &extent), 0);
     FT_EQ(extent, (MPI_Count)sizeof(double));
     st->fail = 1;
-    FT_EQ(ferry__datarep_pack(wide, mem, 2, vec, 0, file, 32), MPI_ERR_CONVERSION);
+    FT_EQ(ferry__datarep_pack(wide, &(ferry__datarep_memory_t){(void *)mem, 2, vec}, 0, file, 32), MPI_ERR_CONVERSION);
     st->fail = 0;
     MPI_Type_free(&vec);
 }
@@ -177,12 +208,12 @@ static void test_no_conversion(void)
     unsigned char file[24];
     FT_EQ(ferry__datarep_find("ferry-null", &null), 0);
     FT_EQ(ferry__datarep_find("ferry-null-wide", &null_wide), 0);
-    FT_EQ(ferry__datarep_pack(null, d, 3, MPI_DOUBLE, 0, file, 24), 0);
+    FT_EQ(ferry__datarep_pack(null, &(ferry__datarep_memory_t){(void *)d, 3, MPI_DOUBLE}, 0, file, 24), 0);
     FT_EQ_MEM(file, d, 24); /* "using the native data representation" */
-    FT_EQ(ferry__datarep_unpack(null, file, 24, back, 3, MPI_DOUBLE, 0), 0);
+    FT_EQ(ferry__datarep_unpack(null, file, 24, &(ferry__datarep_memory_t){back, 3, MPI_DOUBLE}, 0), 0);
     FT_EQ_MEM(back, d, 24);
     int v[2] = {1, 2};
-    FT_EQ(ferry__datarep_pack(null_wide, v, 2, MPI_INT, 0, file, 16), MPI_ERR_CONVERSION);
+    FT_EQ(ferry__datarep_pack(null_wide, &(ferry__datarep_memory_t){(void *)v, 2, MPI_INT}, 0, file, 16), MPI_ERR_CONVERSION);
 }
 
 /* Through a file view: the file holds what the write function wrote. */
@@ -237,12 +268,12 @@ static void test_large_count(state_t *st)
     FT_OK(ferry_Register_datarep_c("ferry-null-c", NULL, NULL, extent_native, NULL));
     FT_EQ(ferry__datarep_find("ferry-wide-c", &wide_c), 0);
     FT_EQ(ferry__datarep_find("ferry-null-c", &null_c), 0);
-    FT_EQ(ferry__datarep_pack(wide_c, values, 5, MPI_INT, 0, file, 40), 0);
+    FT_EQ(ferry__datarep_pack(wide_c, &(ferry__datarep_memory_t){(void *)values, 5, MPI_INT}, 0, file, 40), 0);
     FT_EQ_MEM(file, want, 40);
-    FT_EQ(ferry__datarep_unpack(wide_c, want, 40, back, 5, MPI_INT, 0), 0);
+    FT_EQ(ferry__datarep_unpack(wide_c, want, 40, &(ferry__datarep_memory_t){back, 5, MPI_INT}, 0), 0);
     FT_EQ_MEM(back, values, sizeof values);
     FT_CHECK(st->calls == 2);
-    FT_EQ(ferry__datarep_pack(null_c, values, 5, MPI_INT, 0, file, 20), 0);
+    FT_EQ(ferry__datarep_pack(null_c, &(ferry__datarep_memory_t){(void *)values, 5, MPI_INT}, 0, file, 20), 0);
     FT_EQ_MEM(file, values, 20); /* native bytes */
 }
 
@@ -257,6 +288,7 @@ int main(int argc, char **argv)
     FT_CHECK(!ferry__datarep_is_native(wide));
     test_contiguous(wide, &st);
     test_derived(wide, &st);
+    test_streams_interleaved(wide, &st);
     test_no_conversion();
     test_file_view(&st);
     test_large_count(&st);

@@ -79,16 +79,16 @@ static void test_long_double(uint64_t *s)
         __float128 q = (__float128)x;
         memcpy(raw, &q, 16);
         reverse(raw, want, 16);
-        FT_EQ(ferry__datarep_pack(ext32, &x, 1, MPI_LONG_DOUBLE, 0, file, 16), 0);
+        FT_EQ(ferry__datarep_pack(ext32, &(ferry__datarep_memory_t){(void *)&x, 1, MPI_LONG_DOUBLE}, 0, file, 16), 0);
         if (isnan(x)) FT_CHECK((file[0] & 0x7f) == 0x7f && file[1] == 0xff);
         else FT_EQ_MEM(file, want, 16);
-        FT_EQ(ferry__datarep_unpack(ext32, file, 16, &back, 1, MPI_LONG_DOUBLE, 0), 0);
+        FT_EQ(ferry__datarep_unpack(ext32, file, 16, &(ferry__datarep_memory_t){&back, 1, MPI_LONG_DOUBLE}, 0), 0);
         FT_CHECK(same_long_double(back, x)); /* widening then narrowing is exact */
 
         q = random_quad(s);
         memcpy(raw, &q, 16);
         reverse(raw, file, 16);
-        FT_EQ(ferry__datarep_unpack(ext32, file, 16, &back, 1, MPI_LONG_DOUBLE, 0), 0);
+        FT_EQ(ferry__datarep_unpack(ext32, file, 16, &(ferry__datarep_memory_t){&back, 1, MPI_LONG_DOUBLE}, 0), 0);
         long double expect = (long double)q;
         if (!same_long_double(back, expect)) {
             unsigned char g[16], e[16];
@@ -106,19 +106,19 @@ static void test_range(void)
     wchar_t emoji = (wchar_t)0x1F600, bmp = (wchar_t)0x00E9;
     unsigned char file[16];
     long back = 0;
-    FT_EQ(ferry__datarep_pack(ext32, &big, 1, MPI_LONG, 0, file, 4), MPI_ERR_CONVERSION);
-    FT_EQ(ferry__datarep_pack(ext32, &ubig, 1, MPI_UNSIGNED_LONG, 0, file, 4), MPI_ERR_CONVERSION);
-    FT_EQ(ferry__datarep_pack(ext32, &emoji, 1, MPI_WCHAR, 0, file, 2), MPI_ERR_CONVERSION);
-    FT_EQ(ferry__datarep_pack(ext32, &fine, 1, MPI_LONG, 0, file, 4), 0);
+    FT_EQ(ferry__datarep_pack(ext32, &(ferry__datarep_memory_t){(void *)&big, 1, MPI_LONG}, 0, file, 4), MPI_ERR_CONVERSION);
+    FT_EQ(ferry__datarep_pack(ext32, &(ferry__datarep_memory_t){(void *)&ubig, 1, MPI_UNSIGNED_LONG}, 0, file, 4), MPI_ERR_CONVERSION);
+    FT_EQ(ferry__datarep_pack(ext32, &(ferry__datarep_memory_t){(void *)&emoji, 1, MPI_WCHAR}, 0, file, 2), MPI_ERR_CONVERSION);
+    FT_EQ(ferry__datarep_pack(ext32, &(ferry__datarep_memory_t){(void *)&fine, 1, MPI_LONG}, 0, file, 4), 0);
     FT_EQ(file[0], 0x80);
-    FT_EQ(ferry__datarep_unpack(ext32, file, 4, &back, 1, MPI_LONG, 0), 0);
+    FT_EQ(ferry__datarep_unpack(ext32, file, 4, &(ferry__datarep_memory_t){&back, 1, MPI_LONG}, 0), 0);
     FT_EQ(back, fine);
-    FT_EQ(ferry__datarep_pack(ext32, &bmp, 1, MPI_WCHAR, 0, file, 2), 0);
+    FT_EQ(ferry__datarep_pack(ext32, &(ferry__datarep_memory_t){(void *)&bmp, 1, MPI_WCHAR}, 0, file, 2), 0);
     FT_EQ(file[0], 0x00);
     FT_EQ(file[1], 0xE9);
     /* A window past the offending element converts: errors belong to elements. */
     long two[2] = {big, 7};
-    FT_EQ(ferry__datarep_pack(ext32, two, 2, MPI_LONG, 4, file, 4), 0);
+    FT_EQ(ferry__datarep_pack(ext32, &(ferry__datarep_memory_t){(void *)two, 2, MPI_LONG}, 4, file, 4), 0);
     FT_EQ(file[3], 7);
     if (ft_rank == 0) {
         MPI_Aint pos = 0;
@@ -135,16 +135,16 @@ static void test_bool(void)
     bool b;
     int logical = 5, logical_back = 0;
     memcpy(&b, &raw, 1);
-    FT_EQ(ferry__datarep_pack(ext32, &b, 1, MPI_C_BOOL, 0, file, 1), 0);
+    FT_EQ(ferry__datarep_pack(ext32, &(ferry__datarep_memory_t){(void *)&b, 1, MPI_C_BOOL}, 0, file, 1), 0);
     FT_EQ(file[0], 1);
     file[0] = 0x40;
-    FT_EQ(ferry__datarep_unpack(ext32, file, 1, &b, 1, MPI_C_BOOL, 0), 0);
+    FT_EQ(ferry__datarep_unpack(ext32, file, 1, &(ferry__datarep_memory_t){&b, 1, MPI_C_BOOL}, 0), 0);
     memcpy(&raw, &b, 1);
     FT_EQ(raw, 1);
     if (MPI_LOGICAL != MPI_DATATYPE_NULL) {
-        FT_EQ(ferry__datarep_pack(ext32, &logical, 1, MPI_LOGICAL, 0, file, 4), 0);
+        FT_EQ(ferry__datarep_pack(ext32, &(ferry__datarep_memory_t){(void *)&logical, 1, MPI_LOGICAL}, 0, file, 4), 0);
         FT_EQ(file[3], 1);
-        FT_EQ(ferry__datarep_unpack(ext32, logical_file, 4, &logical_back, 1, MPI_LOGICAL, 0), 0);
+        FT_EQ(ferry__datarep_unpack(ext32, logical_file, 4, &(ferry__datarep_memory_t){&logical_back, 1, MPI_LOGICAL}, 0), 0);
         FT_EQ(logical_back, 1); /* "all bytes of LOGICAL must be checked" */
     }
 }
@@ -168,10 +168,10 @@ static void test_f90(void)
     int32_t v = -2;
     double d = 1.0;
     unsigned char file[8], want_d[8] = {0x3f, 0xf0, 0, 0, 0, 0, 0, 0};
-    FT_EQ(ferry__datarep_pack(ext32, &v, 1, i9, 0, file, 4), 0);
+    FT_EQ(ferry__datarep_pack(ext32, &(ferry__datarep_memory_t){(void *)&v, 1, i9}, 0, file, 4), 0);
     FT_EQ(file[0], 0xff);
     FT_EQ(file[3], 0xfe);
-    FT_EQ(ferry__datarep_pack(ext32, &d, 1, r15, 0, file, 8), 0);
+    FT_EQ(ferry__datarep_pack(ext32, &(ferry__datarep_memory_t){(void *)&d, 1, r15}, 0, file, 8), 0);
     FT_EQ_MEM(file, want_d, 8);
 }
 
@@ -236,8 +236,8 @@ static void test_errors(void)
     FT_CHECK(ferry__datarep_is_native(rep));
     FT_CHECK(!ferry__datarep_is_native(ext32));
     FT_CHECK(!strcmp(ferry__datarep_name(ext32), "external32"));
-    FT_EQ(ferry__datarep_pack(ext32, v, 2, MPI_LONG, 4, file, 8), MPI_ERR_ARG);
-    FT_EQ(ferry__datarep_unpack(ext32, file, 1, v, 2, MPI_LONG, 8), MPI_ERR_ARG);
+    FT_EQ(ferry__datarep_pack(ext32, &(ferry__datarep_memory_t){(void *)v, 2, MPI_LONG}, 4, file, 8), MPI_ERR_ARG);
+    FT_EQ(ferry__datarep_unpack(ext32, file, 1, &(ferry__datarep_memory_t){v, 2, MPI_LONG}, 8), MPI_ERR_ARG);
     MPI_Count floor = -1;
     FT_EQ(ferry__datarep_item_floor(ext32, MPI_LONG, 2, 6, &floor), 0);
     FT_EQ(floor, 4);
@@ -268,13 +268,13 @@ static void test_alloc_failures(void)
     MPI_Count size;
     FT_EQ(ferry__datarep_size(ext32, outer, &size), 0);
     FT_CHECK(size <= (MPI_Count)sizeof want);
-    FT_EQ(ferry__datarep_pack(ext32, mem, 1, outer, 0, want, size), 0);
+    FT_EQ(ferry__datarep_pack(ext32, &(ferry__datarep_memory_t){(void *)mem, 1, outer}, 0, want, size), 0);
     for (long n = 1; n < 200; n++) {
         MPI_Datatype layout = MPI_DATATYPE_NULL;
         ferry__alloc_fail_after(n);
-        int rc1 = ferry__datarep_pack(ext32, mem, 1, outer, 3, got, size - 3);
+        int rc1 = ferry__datarep_pack(ext32, &(ferry__datarep_memory_t){(void *)mem, 1, outer}, 3, got, size - 3);
         ferry__alloc_fail_after(n);
-        int rc2 = ferry__datarep_unpack(ext32, want, size, back, 1, outer, 0);
+        int rc2 = ferry__datarep_unpack(ext32, want, size, &(ferry__datarep_memory_t){back, 1, outer}, 0);
         ferry__alloc_fail_after(n);
         int rc3 = ferry__datarep_file_layout(ext32, outer, &layout);
         ferry__alloc_fail_after(0);
