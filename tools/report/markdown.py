@@ -229,9 +229,10 @@ def before_after(befores, afters, out_path):
     lines, worst_case, per_run = [], None, {}
     for key in sorted(k for k in fig_b if k in fig_a):
         b, a = statistics.median(fig_b[key]), statistics.median(fig_a[key])
-        speed = a / b if better[key] else b / a
-        worst_case = speed if worst_case is None or speed < worst_case else worst_case
-        per_run.setdefault(key[:2], []).append(speed)
+        speed = (a / b if better[key] else b / a) if a > 0 and b > 0 else None  # a ratio of speeds needs both > 0
+        if speed is not None:
+            worst_case = speed if worst_case is None or speed < worst_case else worst_case
+            per_run.setdefault(key[:2], []).append(speed)
         lines.append(list(key) + [render.fmt(b), render.fmt(a), render.fmt(speed)])
     means = {k: render.geomean(vs) for k, vs in per_run.items()}
     worst = min(means.values()) if means else None
