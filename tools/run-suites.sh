@@ -23,7 +23,7 @@
 # environment: FERRY_SUITES_DIR, FERRY_SUITES_TIMEOUT (seconds per program, default 1800),
 #              FERRY_SUITES_HOST_IO (Open MPI's io component for the host runs; default its own: OMPIO)
 # Prints one markdown table (suite, MPI, run, host, ferry, failures with their first error line);
-# exit status 0 only when every run of every suite passed on both.
+# exit status 0 only when every run of every suite passed over ferry (the host's failures are shown).
 set -uo pipefail
 
 root_dir=$(cd "$(dirname "$0")/.." && pwd)
@@ -211,7 +211,9 @@ run_suite() {
     line="| $suite | $mpi | $run | $(verdict "$base-host") | $(verdict "$base-ferry") |"
     line+=" $(failures "$base-host" host) $(failures "$base-ferry" ferry) |"
     echo "$line"
-    [[ "$line" == *FAIL* ]] && status=1
+    # ferry is judged: a host failure is the host's (OMPIO 4.1.4 fails testphdf5's atomicity test now and
+    # then: it reads another rank's bytes in atomic mode), shown in the table but not failing the run.
+    [[ "$(verdict "$base-ferry")" != PASS* ]] && status=1
     echo "run-suites: $suite $mpi run $run done ($(date +%T)): $base-*" >&2
   done
   return $status
