@@ -20,8 +20,8 @@
  *   two-phase   = total / aggregators * SHIP + extent / aggregators * BYTE
  *                 (twice for writes with holes) + steps * STEP
  *
- * The choice and its reason land in fh->stats.strategy (get_info
- * ferry_stats_strategy, FERRY_STATS).
+ * The choice and its reason land in the call's statistics (strategy:
+ * get_info's ferry_stats_strategy, FERRY_STATS).
  */
 #include <stdio.h>
 
@@ -33,9 +33,10 @@ static const double BYTE = FERRY_COLL_BYTE;
 static const double SHIP = 0.6e-9;  /* seconds per byte packed, sent and unpacked */
 static const double STEP = 20e-6;   /* seconds per two-phase step (messages and their waits) */
 
-static void say(ferry_File fh, const char *what, const char *why)
+static void say(const ferry__request_t *req, const char *what, const char *why)
 {
-    snprintf(fh->stats.strategy, sizeof fh->stats.strategy, "%s (%s)", what, why);
+    ferry__stats_t *stats = req->ctx->stats;
+    snprintf(stats->strategy, sizeof stats->strategy, "%s (%s)", what, why);
 }
 
 /* One rank's independent access. */
@@ -106,8 +107,10 @@ static const char *must_be_independent(ferry_File fh, int write, const ferry__co
     return NULL;
 }
 
-int ferry__coll_choose(ferry_File fh, int write, const ferry__coll_rank_t *ranks, ferry__domains_t *d)
+int ferry__coll_choose(const ferry__request_t *req, const ferry__coll_rank_t *ranks, ferry__domains_t *d)
 {
+    ferry_File fh = req->fh;
+    int write = req->call->write;
     static const int hinted[] = {[FERRY_CB_EVEN] = FERRY_DOMAIN_EVEN,
                                  [FERRY_CB_BLOCK_CYCLIC] = FERRY_DOMAIN_CYCLIC,
                                  [FERRY_CB_STRIPE_GROUP] = FERRY_DOMAIN_STRIPES};
@@ -115,17 +118,17 @@ int ferry__coll_choose(ferry_File fh, int write, const ferry__coll_rank_t *ranks
     const ferry__coll_hints_t *h = &fh->coll->hints;
     const char *why = must_be_independent(fh, write, ranks);
     if (why) {
-        say(fh, "independent", why);
+        say(req, "independent", why);
         return 0;
     }
     int kind = h->strategy != FERRY_CB_AUTO ? hinted[h->strategy] : auto_kind(fh);
     ferry__coll_domains_plan(fh, ranks, kind, d);
     if (h->strategy != FERRY_CB_AUTO) {
-        say(fh, names[kind], "ferry_cb_strategy");
+        say(req, names[kind], "ferry_cb_strategy");
         return 1;
     }
     if ((write ? h->cb_write : h->cb_read) == FERRY_HINT_ENABLE) {
-        say(fh, names[kind], write ? "romio_cb_write" : "romio_cb_read");
+        say(req, names[kind], write ? "romio_cb_write" : "romio_cb_read");
         return 1;
     }
     double alone = independent_cost(fh, write, ranks), shipped = two_phase_cost(fh, write, ranks, d);
@@ -133,6 +136,6 @@ int ferry__coll_choose(ferry_File fh, int write, const ferry__coll_rank_t *ranks
     char why_text[40];
     snprintf(why_text, sizeof why_text, "cost %.2g s vs %.2g s", two_phase ? shipped : alone,
              two_phase ? alone : shipped);
-    say(fh, two_phase ? names[kind] : "independent", why_text);
+    say(req, two_phase ? names[kind] : "independent", why_text);
     return two_phase;
 }

@@ -15,18 +15,15 @@
 #ifndef FERRY_COLL_H
 #define FERRY_COLL_H
 
-#include "core/core.h"
+#include "core/request.h"
 
-/* Collective. local_cls carries this rank's argument-check result: a rank
- * whose arguments failed transfers nothing but still joins the agreement.
- * skip is the view stream byte where this rank's data starts. Returns the
- * agreed class; *done is this rank's file-stream byte count. */
-int ferry__coll_write(ferry_File fh, int local_cls, MPI_Offset skip, const void *buf, MPI_Count count,
-                      MPI_Datatype type, MPI_Count *done, const char *what);
-int ferry__coll_read(ferry_File fh, int local_cls, MPI_Offset skip, void *buf, MPI_Count count,
-                     MPI_Datatype type, MPI_Count *done, const char *what);
+/* Collective. req->local_cls carries this rank's argument-check result: a
+ * rank whose arguments failed transfers nothing but still joins the
+ * agreement. Messages and collectives go over req->ctx->comm, counters into
+ * req->ctx->stats. Returns the agreed class; adds this rank's file-stream
+ * bytes to req->done. */
+int ferry__coll_transfer(ferry__request_t *req);
 
-void ferry__coll_release(ferry_File fh);
 /* Creates the file's collective state at open (not collective; 0 or
  * MPI_ERR_NO_MEM), and frees it (view cache, buffers) at close. */
 int ferry__coll_open(ferry_File fh);

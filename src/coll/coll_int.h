@@ -43,6 +43,19 @@ typedef struct ferry__coll_hints {
         striping_factor, group_size, cores;
 } ferry__coll_hints_t;
 
+/* state.c: what each rank tells the others at a state update. */
+struct ferry__coll_said {
+    MPI_Offset blob_len; /* its serialized view's bytes, -1 when it has none */
+    MPI_Offset changed;  /* its view differs from the one cached */
+    MPI_Offset host;     /* a hash of its host's name: ranks on one node say the same */
+    MPI_Offset hints;    /* it was given hints, or the hints were never agreed */
+};
+/* state.c: a rank and its host hash, sorted to find the nodes. */
+struct ferry__coll_host {
+    MPI_Offset hash;
+    MPI_Offset rank;
+};
+
 typedef struct ferry__coll_state ferry__coll_state_t;
 struct ferry__coll_state {
     unsigned epoch;             /* fh->config_epoch the cache below was agreed for */
@@ -59,17 +72,20 @@ struct ferry__coll_state {
     int *spread;                /* all ranks: first of every node, then second of every node... */
     int *aggs;                  /* room for nprocs aggregators (ferry__domains_t.aggs points here) */
     ferry__coll_rank_t *ranks;  /* the current call's inputs, nprocs entries */
+    struct ferry__coll_said *said;  /* what each rank said at the last state update, nprocs entries */
+    struct ferry__coll_host *hosts; /* room to sort ranks by host, until the nodes are known (then NULL) */
     /* Buffers kept between calls: an aggregator's window and coverage mask,
      * two steps' incoming bytes, a sender's second step of staged bytes
      * (the first is fh->staging). */
     ferry__scratch_slot_t window, mask, incoming[2], staging2;
 };
 
-/* state.c: collective; brings fh->coll up to date with the view and hints
- * when set_view or set_info changed them since (fh->config_epoch). 0, or
- * MPI_ERR_INTERN when a host collective failed (the state then stays out of
- * date, so the next collective call updates it again). */
-int ferry__coll_state_update(ferry_File fh, int hints_changed);
+/* state.c: collective over comm (the file's, or a background request's);
+ * brings fh->coll up to date with the view and hints when set_view or
+ * set_info changed them since (fh->config_epoch). 0, or MPI_ERR_INTERN when
+ * a host collective failed (the state then stays out of date, so the next
+ * collective call updates it again). */
+int ferry__coll_state_update(ferry_File fh, MPI_Comm comm, int hints_changed);
 
 /* The file domains of one call. */
 typedef enum { FERRY_DOMAIN_EVEN, FERRY_DOMAIN_CYCLIC, FERRY_DOMAIN_STRIPES } ferry__domain_kind_t;
@@ -94,40 +110,36 @@ typedef struct ferry__window_cursor {
 
 /* domains.c: arithmetic only, never fails. */
 void ferry__coll_domains_plan(ferry_File fh, const ferry__coll_rank_t *ranks, int kind, ferry__domains_t *d);
-/* Statistics: when this rank aggregates in d, counts the call and the
- * distinct storage targets (stripe index mod stripe count, by the striping
- * hints or the file system's layout) its windows touch. */
-void ferry__coll_count_targets(ferry_File fh, const ferry__domains_t *d);
+/* Statistics: when this rank aggregates in d, counts into stats the call
+ * and the distinct storage targets (stripe index mod stripe count, by the
+ * striping hints or the file system's layout) its windows touch. */
+void ferry__coll_count_targets(ferry_File fh, const ferry__domains_t *d, ferry__stats_t *stats);
 /* Fills s->spread from the node map (once per file). */
 void ferry__coll_spread_ranks(ferry__coll_state_t *s, int nprocs);
 /* The next window [*wlo, *whi) of aggregator index a; 0 when none is left. */
 int ferry__coll_next_window(const ferry__domains_t *d, int a, ferry__window_cursor_t *c, MPI_Offset *wlo,
                             MPI_Offset *whi);
 
-/* coll.c: writes that end before a collective's closing agreement: when this rank's
+/* twophase.c: writes that end before a collective's closing agreement: when this rank's
  * part of the call is at least ferry_write_behind bytes, start the writeback
  * of [offset, offset + len) now (fs advise WRITEBACK). Independent writers
  * reach their fsync at their own pace, each overlapping the others'
  * writing; the agreement lines collective writers up, so without this every
  * page of the call would wait for the first fsync. */
-void ferry__coll_write_behind(ferry_File fh, MPI_Offset offset, MPI_Offset len, MPI_Offset call_bytes);
+void ferry__coll_write_behind(const ferry__request_t *req, MPI_Offset offset, MPI_Offset len, MPI_Offset call_bytes);
 
 /* choose.c: the strategy of one call from globally known inputs: 1 for
- * two-phase, with *d the call's domains; 0 for independent. Sets
- * fh->stats.strategy. */
-int ferry__coll_choose(ferry_File fh, int write, const ferry__coll_rank_t *ranks, ferry__domains_t *d);
+ * two-phase, with *d the call's domains; 0 for independent. Says which and
+ * why in req->ctx->stats->strategy. */
+int ferry__coll_choose(const ferry__request_t *req, const ferry__coll_rank_t *ranks, ferry__domains_t *d);
 
-/* twophase.c: the steps of one call (collective). *done: this rank's bytes. */
+/* twophase.c: the steps of one call (collective); adds this rank's bytes to req->done. */
 typedef struct ferry__coll_call {
-    ferry_File fh;
-    int write;
-    void *buf;
-    MPI_Count count;
-    MPI_Datatype type;
+    ferry__request_t *req;
     const ferry__coll_rank_t *ranks;
     const ferry__domains_t *domains;
 } ferry__coll_call_t;
-int ferry__coll_two_phase(const ferry__coll_call_t *call, MPI_Count *done);
+int ferry__coll_two_phase(const ferry__coll_call_t *call);
 
 /* Stream bytes of rank r's data inside file bytes [wlo, whi): [*s0, *s1). */
 int ferry__coll_share(const ferry__view_t *view, const ferry__coll_rank_t *rank, MPI_Offset wlo, MPI_Offset whi,

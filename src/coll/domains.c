@@ -212,7 +212,7 @@ static MPI_Offset mark_targets(unsigned char *seen, MPI_Offset count, MPI_Offset
     return added;
 }
 
-void ferry__coll_count_targets(ferry_File fh, const ferry__domains_t *d)
+void ferry__coll_count_targets(ferry_File fh, const ferry__domains_t *d, ferry__stats_t *stats)
 {
     int a = 0;
     while (a < d->naggs && d->aggs[a] != fh->rank) a++;
@@ -225,6 +225,6 @@ void ferry__coll_count_targets(ferry_File fh, const ferry__domains_t *d)
     while (touched < count && ferry__coll_next_window(d, a, &c, &wlo, &whi))
         touched += mark_targets(seen, count, wlo / unit, (whi - 1) / unit);
     ferry__free(seen);
-    fh->stats.coll_aggregator_calls++;
-    fh->stats.coll_targets += touched;
+    stats->coll_aggregator_calls++;
+    stats->coll_targets += touched;
 }

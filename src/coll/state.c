@@ -50,6 +50,8 @@ void ferry__coll_release(ferry_File fh)
     ferry__free(s->spread);
     ferry__free(s->aggs);
     ferry__free(s->ranks);
+    ferry__free(s->said);
+    ferry__free(s->hosts);
     ferry__scratch_release(&s->window);
     ferry__scratch_release(&s->incoming[0]);
     ferry__scratch_release(&s->incoming[1]);
@@ -69,8 +71,10 @@ int ferry__coll_open(ferry_File fh)
         s->spread = ferry__malloc(p * sizeof *s->spread);
         s->aggs = ferry__malloc(p * sizeof *s->aggs);
         s->ranks = ferry__malloc(p * sizeof *s->ranks);
+        s->said = ferry__malloc(p * sizeof *s->said);
+        s->hosts = ferry__malloc(p * sizeof *s->hosts);
     }
-    if (!s || !s->node_of || !s->local_of || !s->spread || !s->aggs || !s->ranks) {
+    if (!s || !s->node_of || !s->local_of || !s->spread || !s->aggs || !s->ranks || !s->said || !s->hosts) {
         ferry__coll_release(fh);
         return ferry__error_set(MPI_ERR_NO_MEM, "ferry: open '%s': out of memory", fh->filename);
     }
@@ -90,10 +94,7 @@ static MPI_Offset host_hash(void)
     return (MPI_Offset)(h >> 1);
 }
 
-typedef struct host_of {
-    MPI_Offset hash;
-    MPI_Offset rank;
-} host_of_t;
+typedef struct ferry__coll_host host_of_t;
 
 static int by_host(const void *a, const void *b)
 {
@@ -102,7 +103,7 @@ static int by_host(const void *a, const void *b)
     return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
-/* From every rank's host hash (in the scratch pairs): node index (in the
+/* From every rank's host hash (pairs, sorted here): node index (in the
  * order of each node's lowest rank) and rank within the node. */
 static void map_nodes(ferry__coll_state_t *s, host_of_t *pairs, int nprocs)
 {
@@ -121,14 +122,15 @@ static void map_nodes(ferry__coll_state_t *s, host_of_t *pairs, int nprocs)
     s->nodes_known = 1;
 }
 
-static int agree_hints(ferry_File fh, ferry__coll_state_t *s)
+static int agree_hints(ferry_File fh, MPI_Comm comm)
 {
+    ferry__coll_state_t *s = fh->coll;
     const ferry__hints_t *h = &fh->hints;
     s->hints = (ferry__coll_hints_t){h->cb_buffer_size, h->cb_nodes,       h->cb_per_node,   h->cb_strategy,
                                      h->cb_write,       h->cb_read,        h->cb_block_size, h->cb_largeblock,
                                      h->striping_unit,  h->striping_factor, h->cb_group_size,
                                      sysconf(_SC_NPROCESSORS_ONLN)};
-    int rc = ferry__progress_bcast(&s->hints, (int)(sizeof s->hints / sizeof(MPI_Offset)), MPI_OFFSET, 0, fh->comm);
+    int rc = ferry__progress_bcast(&s->hints, (int)(sizeof s->hints / sizeof(MPI_Offset)), MPI_OFFSET, 0, comm);
     return ferry__error_host(rc, "collective", fh->filename, "MPI_Bcast");
 }
 
@@ -235,29 +237,28 @@ static void find_coverage(ferry__coll_state_t *s, int nprocs)
     ferry__free(mark);
 }
 
-/* What each rank tells the others when the configuration changed. */
-enum { SAY_LEN, SAY_CHANGED, SAY_HOST, SAY_HINTS, SAY_WORDS };
+enum { SAY_WORDS = sizeof(struct ferry__coll_said) / sizeof(MPI_Offset) };
 
 /* Collective: every rank's blob into every rank's cache (cache_ok: here).
  * 0, or the class of a failed host collective. */
-static int share_blobs(ferry_File fh, ferry__coll_state_t *s, const void *blob, size_t len, const MPI_Offset *said)
+static int share_blobs(ferry_File fh, MPI_Comm comm, const void *blob, size_t len)
 {
+    ferry__coll_state_t *s = fh->coll;
     int *lens = ferry__malloc((size_t)fh->nprocs * sizeof *lens);
     int *offs = ferry__malloc((size_t)fh->nprocs * sizeof *offs);
     long long total = 0;
     for (int r = 0; lens && offs && r < fh->nprocs; r++) {
         offs[r] = (int)total;
-        lens[r] = (int)said[r * SAY_WORDS + SAY_LEN];
+        lens[r] = (int)s->said[r].blob_len;
         total += lens[r];
     }
     char *blobs = lens && offs && total <= (1LL << 30) ? ferry__malloc((size_t)total) : NULL;
     int ok = blobs != NULL, all_ok = 0;
-    int cls = ferry__error_host(ferry__progress_allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, fh->comm), "collective",
+    int cls = ferry__error_host(ferry__progress_allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm), "collective",
                                 fh->filename, "MPI_Allreduce");
     if (cls == 0 && all_ok)
-        cls = ferry__error_host(
-            ferry__progress_allgatherv(blob, (int)len, MPI_BYTE, blobs, lens, offs, MPI_BYTE, fh->comm), "collective",
-            fh->filename, "MPI_Allgatherv");
+        cls = ferry__error_host(ferry__progress_allgatherv(blob, (int)len, MPI_BYTE, blobs, lens, offs, MPI_BYTE, comm),
+                                "collective", fh->filename, "MPI_Allgatherv");
     if (cls == 0 && all_ok) {
         s->cache_ok = rebuild_all(fh, s, blobs, lens, offs) == 0;
         if (s->cache_ok) find_coverage(s, fh->nprocs);
@@ -269,42 +270,59 @@ static int share_blobs(ferry_File fh, ferry__coll_state_t *s, const void *blob, 
     return cls;
 }
 
-int ferry__coll_state_update(ferry_File fh, int hints_changed)
+/* Collective: what every rank says into s->said; then, in any[], whether
+ * some rank has no view blob, changed its view, or was given hints. */
+static int exchange_said(ferry_File fh, MPI_Comm comm, const struct ferry__coll_said *mine,
+                         struct ferry__coll_said *any)
+{
+    ferry__coll_state_t *s = fh->coll;
+    FERRY_TRY(
+        ferry__error_host(ferry__progress_allgather(mine, SAY_WORDS, MPI_OFFSET, s->said, SAY_WORDS, MPI_OFFSET, comm),
+                          "collective", fh->filename, "MPI_Allgather"));
+    *any = (struct ferry__coll_said){0, 0, 0, 0};
+    for (int r = 0; r < fh->nprocs; r++) {
+        any->blob_len |= s->said[r].blob_len < 0;
+        any->changed |= s->said[r].changed;
+        any->hints |= s->said[r].hints;
+    }
+    return 0;
+}
+
+/* The node map, once per file, from the host hashes every rank said. */
+static void learn_nodes(ferry_File fh)
+{
+    ferry__coll_state_t *s = fh->coll;
+    host_of_t *pairs = s->hosts;
+    for (int r = 0; r < fh->nprocs; r++) pairs[r] = (host_of_t){s->said[r].host, r};
+    map_nodes(s, pairs, fh->nprocs);
+    ferry__free(s->hosts); /* needed once */
+    s->hosts = NULL;
+}
+
+int ferry__coll_state_update(ferry_File fh, MPI_Comm comm, int hints_changed)
 {
     ferry__coll_state_t *s = fh->coll;
     void *blob = NULL;
     size_t len = 0;
     int local = serialize_view(&fh->view, &blob, &len) == 0 && len <= (1u << 30);
     int changed = !s->cache_ok || !s->my_blob || len != s->my_blob_len || memcmp(blob, s->my_blob, len) != 0;
-    MPI_Offset mine[SAY_WORDS] = {local ? (MPI_Offset)len : -1, changed, host_hash(), hints_changed || !s->hints_known};
-    /* The call inputs' room holds nprocs * 6 words: enough for 4 words each. */
-    MPI_Offset *said = (MPI_Offset *)s->ranks;
-    int cls =
-        ferry__error_host(ferry__progress_allgather(mine, SAY_WORDS, MPI_OFFSET, said, SAY_WORDS, MPI_OFFSET, fh->comm),
-                          "collective", fh->filename, "MPI_Allgather");
+    struct ferry__coll_said mine = {local ? (MPI_Offset)len : -1, changed, host_hash(),
+                                    hints_changed || !s->hints_known},
+                            any;
+    int cls = exchange_said(fh, comm, &mine, &any);
     if (cls) {
         ferry__free(blob);
         release_views(s, fh->nprocs); /* the epoch stays behind: the next collective call tries again */
         return cls;
     }
-    MPI_Offset any[SAY_WORDS] = {0, 0, 0, 0};
-    for (int r = 0; r < fh->nprocs; r++) {
-        any[SAY_LEN] |= said[r * SAY_WORDS + SAY_LEN] < 0;
-        any[SAY_CHANGED] |= said[r * SAY_WORDS + SAY_CHANGED];
-        any[SAY_HINTS] |= said[r * SAY_WORDS + SAY_HINTS];
-    }
-    if (any[SAY_HINTS]) cls = agree_hints(fh, s);
+    if (any.hints) cls = agree_hints(fh, comm);
     s->hints_known = cls == 0;
-    if (any[SAY_LEN] || cls) release_views(s, fh->nprocs);
-    else if (any[SAY_CHANGED]) {
+    if (any.blob_len || cls) release_views(s, fh->nprocs);
+    else if (any.changed) {
         release_views(s, fh->nprocs);
-        cls = share_blobs(fh, s, blob, len, said);
+        cls = share_blobs(fh, comm, blob, len);
     }
-    if (!s->nodes_known) {
-        host_of_t *pairs = (host_of_t *)s->ranks; /* 2 words each, after the words read above */
-        for (int r = 0; r < fh->nprocs; r++) pairs[r] = (host_of_t){said[r * SAY_WORDS + SAY_HOST], r};
-        map_nodes(s, pairs, fh->nprocs);
-    }
+    if (!s->nodes_known) learn_nodes(fh);
     ferry__free(s->my_blob);
     s->my_blob = local ? blob : NULL;
     s->my_blob_len = local ? len : 0;
@@ -315,5 +333,5 @@ int ferry__coll_state_update(ferry_File fh, int hints_changed)
 
 int ferry__coll_config_changed(ferry_File fh, int hints_changed)
 {
-    return fh->nprocs > 1 ? ferry__coll_state_update(fh, hints_changed) : 0;
+    return fh->nprocs > 1 ? ferry__coll_state_update(fh, fh->comm, hints_changed) : 0;
 }

@@ -83,7 +83,9 @@ typedef struct window {
 
 typedef struct exchange {
     const ferry__coll_call_t *call;
-    ferry_File fh;
+    ferry_File fh;               /* call->req->fh */
+    const ferry__context_t *ctx; /* call->req->ctx: communicator, counters, staging */
+    int write;                   /* call->req->call->write */
     ferry__coll_state_t *s;
     const ferry__domains_t *d;
     int me_agg;              /* my aggregator index, -1 if none */
@@ -213,7 +215,7 @@ static int walk_pieces(exchange_t *x, const step_t *st, MPI_Offset most, int wri
         while (n > 0 && (write || *pieces <= most)) {
             FERRY_TRY(ferry__view_segments(&cursor, segs, 32, &n));
             for (int i = 0; write && i < n; bytes += segs[i].length, i++)
-                FERRY_TRY(ferry__fs_pwrite(x->fh->fs, bytes, (size_t)segs[i].length, segs[i].offset));
+                FERRY_TRY(ferry__fs_pwrite(x->fh->fs, x->ctx->stats, bytes, (size_t)segs[i].length, segs[i].offset));
             *pieces += n;
         }
     }
@@ -228,7 +230,7 @@ static int choose_holes_way(exchange_t *x, const step_t *st)
 {
     window_t *w = &x->win;
     w->way = WRITE_PIECES;
-    if (!x->fh->readable || x->fh->locks_refused) return 0;
+    if (!x->fh->readable || atomic_load(&x->fh->locks_refused)) return 0;
     MPI_Offset span = w->last - w->first, below_eof = x->eof > w->first ? x->eof - w->first : 0;
     double patch = 2 * FERRY_COLL_CALL + (double)((below_eof < span ? below_eof : span) + span) * FERRY_COLL_BYTE;
     double spare = patch - (double)w->total * FERRY_COLL_BYTE;
@@ -245,10 +247,10 @@ static int choose_holes_way(exchange_t *x, const step_t *st)
 static int lock_window(exchange_t *x)
 {
     window_t *w = &x->win;
-    if (x->fh->locks_refused) return 0;
+    if (atomic_load(&x->fh->locks_refused)) return 0;
     int rc = ferry__fs_lock(x->fh->fs, w->first, w->last - w->first, FERRY_FS_LOCK_WRITE);
     if (rc == MPI_ERR_UNSUPPORTED_OPERATION) {
-        x->fh->locks_refused = 1;
+        atomic_store(&x->fh->locks_refused, 1);
         return 0;
     }
     w->locked = rc == 0;
@@ -270,8 +272,9 @@ static int read_data_regions(exchange_t *x)
         start = start > at ? start : at;
         end = end < w->last ? end : w->last;
         size_t have = 0;
-        FERRY_TRY(ferry__fs_pread(x->fh->fs, x->window + (start - w->first), (size_t)(end - start), start, &have));
-        x->fh->stats.sieve_extra_bytes += (long long)have;
+        FERRY_TRY(ferry__fs_pread(x->fh->fs, x->ctx->stats, x->window + (start - w->first), (size_t)(end - start),
+                                  start, &have));
+        x->ctx->stats->sieve_extra_bytes += (long long)have;
         if ((MPI_Offset)have < end - start) break; /* end of file */
     }
     return 0;
@@ -288,8 +291,8 @@ static int read_holes(exchange_t *x)
     }
     if (w->first >= x->eof) return read_data_regions(x);
     size_t have = 0, span = (size_t)(w->last - w->first);
-    FERRY_TRY(ferry__fs_pread(x->fh->fs, x->window, span, w->first, &have));
-    x->fh->stats.sieve_extra_bytes += (long long)have;
+    FERRY_TRY(ferry__fs_pread(x->fh->fs, x->ctx->stats, x->window, span, w->first, &have));
+    x->ctx->stats->sieve_extra_bytes += (long long)have;
     memset(x->window + have, 0, span - have);
     return 0;
 }
@@ -323,8 +326,9 @@ static int finish_window(exchange_t *x, const step_t *st)
     int rc = 0;
     if (!x->failed && w->contributors > 0 && !w->locked) rc = lock_window(x);
     if (!x->failed && w->contributors > 0 && rc == 0)
-        rc = w->way == WRITE_PIECES ? walk_pieces(x, st, 0, 1, &pieces)
-                                    : ferry__fs_pwrite(x->fh->fs, x->window, (size_t)(w->last - w->first), w->first);
+        rc = w->way == WRITE_PIECES
+                 ? walk_pieces(x, st, 0, 1, &pieces)
+                 : ferry__fs_pwrite(x->fh->fs, x->ctx->stats, x->window, (size_t)(w->last - w->first), w->first);
     int unlocked = w->locked ? ferry__fs_unlock(x->fh->fs, w->first, w->last - w->first) : 0;
     return rc ? rc : unlocked;
 }
@@ -338,8 +342,8 @@ static int read_window(exchange_t *x, step_t *st)
     FERRY_TRY(share_span(x, st, &first, &last, &total, &contributors));
     if (contributors == 0) return 0;
     size_t have = 0;
-    FERRY_TRY(ferry__fs_pread(x->fh->fs, x->window, (size_t)(last - first), first, &have));
-    x->fh->stats.sieve_extra_bytes += (long long)have > total ? (long long)have - total : 0;
+    FERRY_TRY(ferry__fs_pread(x->fh->fs, x->ctx->stats, x->window, (size_t)(last - first), first, &have));
+    x->ctx->stats->sieve_extra_bytes += (long long)have > total ? (long long)have - total : 0;
     for (int r = 0; r < x->fh->nprocs; r++) {
         share_t *sh = &st->in[r];
         if (sh->s1 == sh->s0) continue;
@@ -425,8 +429,8 @@ static int message_failed(const exchange_t *x, int peer)
 /* Writes: pack and send my shares; reads: receive them. */
 static int post_to_aggregators(exchange_t *x, step_t *st)
 {
-    const ferry__coll_call_t *c = x->call;
-    MPI_Offset skip = c->ranks[x->fh->rank].skip;
+    const ferry__request_t *c = x->call->req;
+    MPI_Offset skip = c->skip;
     int failed = 0;
     st->first_mine = st->nreqs;
     for (int a = 0; a < x->d->naggs; a++) {
@@ -434,16 +438,16 @@ static int post_to_aggregators(exchange_t *x, step_t *st)
         if (sh->want == 0) continue;
         char *bytes = my_bytes(x, st, a);
         if (a == x->me_agg) { /* my own window: no message (writes still stage noncontiguous memory) */
-            if (c->write && !x->direct && !failed)
+            if (x->write && !x->direct && !failed)
                 failed = ferry__datatype_pack(c->buf, c->count, c->type, sh->s0 - skip, bytes, sh->want);
             continue;
         }
         /* A failed pack still sends: the aggregator is waiting for the message. */
-        if (c->write && !x->direct && !failed)
+        if (x->write && !x->direct && !failed)
             failed = ferry__datatype_pack(c->buf, c->count, c->type, sh->s0 - skip, bytes, sh->want);
-        int peer = x->d->aggs[a], rc = c->write
-            ? MPI_Isend(bytes, (int)sh->want, MPI_BYTE, peer, TAG, x->fh->comm, &st->reqs[st->nreqs++])
-            : MPI_Irecv(bytes, (int)sh->want, MPI_BYTE, peer, TAG, x->fh->comm, &st->reqs[st->nreqs++]);
+        int peer = x->d->aggs[a],
+            rc = x->write ? MPI_Isend(bytes, (int)sh->want, MPI_BYTE, peer, TAG, x->ctx->comm, &st->reqs[st->nreqs++])
+                          : MPI_Irecv(bytes, (int)sh->want, MPI_BYTE, peer, TAG, x->ctx->comm, &st->reqs[st->nreqs++]);
         if (rc != MPI_SUCCESS) return message_failed(x, peer);
     }
     return failed;
@@ -457,9 +461,9 @@ static int post_to_ranks(exchange_t *x, step_t *st)
         /* Reads: a rank expecting bytes gets a message, empty when they all lie past end of file. */
         if (sh->want == 0 || r == x->fh->rank) continue;
         int len = (int)(sh->s1 - sh->s0);
-        int rc = x->call->write
-                     ? MPI_Irecv(st->incoming + sh->at, len, MPI_BYTE, r, TAG, x->fh->comm, &st->reqs[st->nreqs++])
-                     : MPI_Isend(st->incoming + sh->at, len, MPI_BYTE, r, TAG, x->fh->comm, &st->reqs[st->nreqs++]);
+        int rc = x->write
+                     ? MPI_Irecv(st->incoming + sh->at, len, MPI_BYTE, r, TAG, x->ctx->comm, &st->reqs[st->nreqs++])
+                     : MPI_Isend(st->incoming + sh->at, len, MPI_BYTE, r, TAG, x->ctx->comm, &st->reqs[st->nreqs++]);
         if (rc != MPI_SUCCESS) return message_failed(x, r);
     }
     return 0;
@@ -478,7 +482,7 @@ static int wait_step(exchange_t *x, step_t *st)
 {
     double start = ferry__stats_clock();
     int rc = ferry__progress_waitall(st->nreqs, st->reqs, st->statuses);
-    x->fh->stats.exchange_seconds += ferry__stats_clock() - start;
+    x->ctx->stats->exchange_seconds += ferry__stats_clock() - start;
     return rc == MPI_SUCCESS ? 0
                              : ferry__error_set(MPI_ERR_OTHER, "ferry: collective '%s': data exchange failed",
                                                 x->fh->filename);
@@ -487,8 +491,8 @@ static int wait_step(exchange_t *x, step_t *st)
 /* Reads: count what arrived (the prefix below end of file) and unpack staged bytes. */
 static int take_delivery(exchange_t *x, const step_t *st)
 {
-    const ferry__coll_call_t *c = x->call;
-    MPI_Offset skip = c->ranks[x->fh->rank].skip;
+    const ferry__request_t *c = x->call->req;
+    MPI_Offset skip = c->skip;
     int k = st->first_mine;
     for (int a = 0; a < x->d->naggs; a++) {
         const share_t *sh = &st->out[a];
@@ -533,21 +537,23 @@ static int setup(exchange_t *x, const ferry__coll_call_t *call)
 {
     memset(x, 0, sizeof *x);
     x->call = call;
-    x->fh = call->fh;
-    x->s = call->fh->coll;
+    x->fh = call->req->fh;
+    x->ctx = call->req->ctx;
+    x->write = call->req->call->write;
+    x->s = x->fh->coll;
     x->d = call->domains;
     x->eof = -1;
     x->me_agg = -1;
     for (int a = 0; a < x->d->naggs; a++)
         if (x->d->aggs[a] == x->fh->rank) x->me_agg = a;
-    FERRY_TRY(setup_step(x, &x->steps[0], &x->fh->staging, &x->s->incoming[0]));
+    FERRY_TRY(setup_step(x, &x->steps[0], x->ctx->staging, &x->s->incoming[0]));
     FERRY_TRY(setup_step(x, &x->steps[1], &x->s->staging2, &x->s->incoming[1]));
     if (!(x->cursors = ferry__calloc((size_t)x->d->naggs, sizeof *x->cursors)))
         return ferry__error_set(MPI_ERR_NO_MEM, "ferry: collective '%s': out of memory", x->fh->filename);
     ferry__typeinfo_t info;
-    FERRY_TRY(ferry__datatype_info(call->type, &info));
-    if (ferry__datatype_stream_contiguous(&info, call->count))
-        x->direct = ferry__datatype_at(call->buf, info.true_lb);
+    const ferry__request_t *req = call->req;
+    FERRY_TRY(ferry__datatype_info(req->type, &info));
+    if (ferry__datatype_stream_contiguous(&info, req->count)) x->direct = ferry__datatype_at(req->buf, info.true_lb);
     if (x->me_agg >= 0 && !(x->window = ferry__scratch_take(&x->s->window, (size_t)x->d->window)))
         return ferry__error_set(MPI_ERR_NO_MEM, "ferry: collective '%s': out of memory for a %lld-byte window",
                                 x->fh->filename, (long long)x->d->window);
@@ -570,7 +576,7 @@ static void begin_step(exchange_t *x, step_t *st)
     MPI_Offset out, in;
     int rc = plan_step(x, st, &out, &in); /* the dry run already succeeded */
     if (!x->failed) x->failed = rc;
-    if (!x->call->write && x->me_agg >= 0) {
+    if (!x->write && x->me_agg >= 0) {
         rc = x->failed ? 0 : read_window(x, st);
         if (!x->failed) x->failed = rc;
     }
@@ -593,7 +599,8 @@ static void write_steps(exchange_t *x)
         rc = finish_window(x, cur);
         if (!x->failed) x->failed = rc;
         if (!x->failed)
-            ferry__coll_write_behind(x->fh, x->win.first, x->win.last - x->win.first, x->d->steps * x->d->window);
+            ferry__coll_write_behind(x->call->req, x->win.first, x->win.last - x->win.first,
+                                     x->d->steps * x->d->window);
     }
 }
 
@@ -614,25 +621,34 @@ static void read_steps(exchange_t *x)
 static int anyone_failed(exchange_t *x)
 {
     int mine = x->failed != 0, any = 1;
-    int rc = ferry__progress_allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, x->fh->comm);
-    x->fh->stats.coll_meta_bytes += (long long)sizeof mine;
+    int rc = ferry__progress_allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, x->ctx->comm);
+    x->ctx->stats->coll_meta_bytes += (long long)sizeof mine;
     if (rc != MPI_SUCCESS && !x->failed)
         x->failed = ferry__error_host(rc, "collective", x->fh->filename, "MPI_Allreduce");
     return any || rc != MPI_SUCCESS;
 }
 
-int ferry__coll_two_phase(const ferry__coll_call_t *call, MPI_Count *done)
+int ferry__coll_two_phase(const ferry__coll_call_t *call)
 {
     exchange_t x;
     x.failed = setup(&x, call);
     if (!x.failed) x.failed = size_buffers(&x);
     /* Before the agreement below, so no aggregator has written yet. */
-    if (!x.failed && call->write && x.me_agg >= 0) x.failed = ferry__fs_size(x.fh->fs, &x.eof);
+    if (!x.failed && x.write && x.me_agg >= 0) x.failed = ferry__fs_size(x.fh->fs, &x.eof);
     if (!anyone_failed(&x) && x.d->steps > 0) {
-        if (call->write) write_steps(&x);
+        if (x.write) write_steps(&x);
         else read_steps(&x);
     }
-    *done = x.done;
+    call->req->done += x.done;
     teardown(&x);
     return x.failed;
+}
+
+void ferry__coll_write_behind(const ferry__request_t *req, MPI_Offset offset, MPI_Offset len, MPI_Offset call_bytes)
+{
+    ferry_File fh = req->fh;
+    MPI_Offset threshold = fh->hints.write_behind;
+    if (threshold == 0 || call_bytes < threshold || len <= 0 || fh->layout.memory_backed) return;
+    ferry__fs_advise(fh->fs, offset, len, FERRY_FS_WRITEBACK);
+    req->ctx->stats->writeback_bytes += len;
 }

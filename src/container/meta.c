@@ -35,7 +35,7 @@ static int read_exact(ferry__container_file_t *f, void *buf, size_t len, uint64_
 {
     size_t done = 0;
     if (offset + len > (uint64_t)f->size) return truncated(path, what, offset + len, f->size);
-    FERRY_TRY(ferry__fs_pread(f->fs, buf, len, (MPI_Offset)offset, &done));
+    FERRY_TRY(ferry__fs_pread(f->fs, NULL, buf, len, (MPI_Offset)offset, &done));
     return done == len ? 0 : truncated(path, what, offset + len, (MPI_Offset)(offset + done));
 }
 
@@ -171,7 +171,7 @@ int ferry__container_write_header(ferry__fs_file_t *fs, const ferry__container_s
     if (!raw) return ferry__error_set(MPI_ERR_NO_MEM, "ferry container '%s': out of memory", fs->path);
     ferry__container_encode_super(s, raw);
     ferry__container_encode_table(e, s->local_streams, raw + FERRY__CONTAINER_TABLE_OFFSET);
-    int cls = ferry__fs_pwrite(fs, raw, size, 0);
+    int cls = ferry__fs_pwrite(fs, NULL, raw, size, 0);
     ferry__free(raw);
     return cls;
 }
@@ -196,13 +196,13 @@ int ferry__container_write_end(const ferry__container_finish_t *fin)
     if (!raw) return ferry__error_set(MPI_ERR_NO_MEM, "ferry container '%s': out of memory", fin->fs->path);
     ferry__container_completion_t c = {s->id, s->data_start + rows * s->row_size, size, 0, fin->how};
     c.end_crc = ferry__container_encode_end(s->id, rows, fin->ends, s->local_streams, raw);
-    int cls = ferry__fs_pwrite(fin->fs, raw, size, (MPI_Offset)c.end_offset);
+    int cls = ferry__fs_pwrite(fin->fs, NULL, raw, size, (MPI_Offset)c.end_offset);
     ferry__free(raw);
     /* The completion record must never reach the disk before what it names. */
     if (!cls && fin->durable) cls = ferry__fs_sync(fin->fs);
     unsigned char record[FERRY__CONTAINER_COMPLETION_SIZE];
     ferry__container_encode_completion(&c, record);
-    if (!cls) cls = ferry__fs_pwrite(fin->fs, record, sizeof record, FERRY__CONTAINER_COMPLETION_OFFSET);
+    if (!cls) cls = ferry__fs_pwrite(fin->fs, NULL, record, sizeof record, FERRY__CONTAINER_COMPLETION_OFFSET);
     if (!cls && fin->durable) cls = ferry__fs_sync(fin->fs);
     return cls;
 }

@@ -18,7 +18,7 @@ static int trailer_of(ferry__container_file_t *f, uint32_t t, uint64_t b, ferry_
     size_t done = 0;
     uint64_t at = ferry__container_trailer_at(&g, b);
     if (at + sizeof raw > (uint64_t)f->size) return 0;
-    if (ferry__fs_pread(f->fs, raw, sizeof raw, (MPI_Offset)at, &done) != 0 || done != sizeof raw) return 0;
+    if (ferry__fs_pread(f->fs, NULL, raw, sizeof raw, (MPI_Offset)at, &done) != 0 || done != sizeof raw) return 0;
     return ferry__container_decode_trailer(raw, tr) && tr->id == f->super.id && tr->stream == f->entries[t].stream &&
            tr->chunk == b && tr->used <= ferry__container_capacity(&g);
 }
@@ -80,7 +80,7 @@ static int fix_trailer(ferry__container_file_t *f, uint32_t t, uint64_t b, ferry
         FERRY_TRY(ferry__container_chunk_crc(f->fs, &g, b, used, scratch, &fresh.data_crc));
     unsigned char raw[FERRY__CONTAINER_TRAILER_SIZE];
     ferry__container_encode_trailer(&fresh, raw);
-    return ferry__fs_pwrite(f->fs, raw, sizeof raw, (MPI_Offset)ferry__container_trailer_at(&g, b));
+    return ferry__fs_pwrite(f->fs, NULL, raw, sizeof raw, (MPI_Offset)ferry__container_trailer_at(&g, b));
 }
 
 /* Rewrites an incomplete, scanned, writable file as a complete one. */

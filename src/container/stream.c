@@ -29,7 +29,7 @@ int ferry__container_pread(ferry__fs_file_t *fs, const ferry__container_geometry
     while (pos < length && *done < len) {
         uint64_t room, at = ferry__container_file_offset(g, pos, &room);
         size_t want = min_size(len - *done, room), got = 0;
-        FERRY_TRY(ferry__fs_pread(fs, (char *)buf + *done, want, (MPI_Offset)at, &got));
+        FERRY_TRY(ferry__fs_pread(fs, NULL, (char *)buf + *done, want, (MPI_Offset)at, &got));
         if (got < want)
             return ferry__error_set(MPI_ERR_BAD_FILE, "ferry container '%s': truncated: stream byte %llu lies beyond "
                                     "the end of the file", fs->path, (unsigned long long)(pos + got));
@@ -134,7 +134,7 @@ static int write_pieces(ferry__container_stream_t *s, uint64_t pos, const unsign
     while (len > 0) {
         uint64_t room, at = ferry__container_file_offset(&s->geo, pos, &room);
         size_t piece = min_size(len, room);
-        int cls = ferry__fs_pwrite(s->fs, data, piece, (MPI_Offset)at);
+        int cls = ferry__fs_pwrite(s->fs, NULL, data, piece, (MPI_Offset)at);
         if (cls) return fail_at(s, cls, pos);
         pos += piece;
         data += piece;
@@ -227,7 +227,7 @@ static int write_trailer(ferry__container_stream_t *s, uint64_t b, uint64_t used
     ferry__container_trailer_t tr = {s->stream, s->id, b, used, s->length, s->seq, s->checksums ? st->crc : 0};
     unsigned char raw[FERRY__CONTAINER_TRAILER_SIZE];
     ferry__container_encode_trailer(&tr, raw);
-    FERRY_TRY(ferry__fs_pwrite(s->fs, raw, sizeof raw, (MPI_Offset)ferry__container_trailer_at(&s->geo, b)));
+    FERRY_TRY(ferry__fs_pwrite(s->fs, NULL, raw, sizeof raw, (MPI_Offset)ferry__container_trailer_at(&s->geo, b)));
     st->recorded_used = used;
     st->dirty = 0;
     return 0;

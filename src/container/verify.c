@@ -42,7 +42,7 @@ static void check_trailer(verify_run_t *run, uint32_t t, uint64_t b, ferry__cont
     uint64_t used = ferry__container_used_in(&g, f->ends[t].length, b);
     memset(tr, 0, sizeof *tr);
     MPI_Offset at = (MPI_Offset)ferry__container_trailer_at(&g, b);
-    if (ferry__fs_pread(f->fs, raw, sizeof raw, at, &done) || done < sizeof raw)
+    if (ferry__fs_pread(f->fs, NULL, raw, sizeof raw, at, &done) || done < sizeof raw)
         problem(run, "stream %u chunk %llu: trailer unreadable (file truncated?)", id, (unsigned long long)b);
     else if (!ferry__container_decode_trailer(raw, tr))
         problem(run, "stream %u chunk %llu: trailer damaged (magic or checksum)", id, (unsigned long long)b);

@@ -4,9 +4,9 @@
  *
  * struct ferry_file is the one object every module works on. mpiio/ creates
  * and frees it; each field names the one module that writes it (below).
- * Still open in issue 14: mpiio/nonblocking.c runs a background request on
- * a doctored copy of this struct (items 2-3: a request object and a
- * context of its own). Allocation
+ * A data-access call is a request (request.h) whose context names the
+ * counters and scratch it writes, so the data path, which may run on a
+ * background thread, never writes the fields below directly. Allocation
  * (base/alloc.h) and the finalize hook (base/process.h) are leaves below
  * this header; modules that need only those include them, not this.
  */
@@ -63,11 +63,15 @@ struct ferry_file {
     uint64_t open_sequence;  /* this rank's open order: finalize closes files in it (live.c) */
     /* sharedfp/: this rank moved the shared pointer since it was last reset to 0. */
     atomic_int sharedfp_used;
-    /* The data path's shared scratch and facts, written by indep/ and coll/, which both serve data. */
+    /* The application thread's context for data access (request.h, ferry__context_of_file): written by
+     * mpiio/, indep/ and coll/ through a request's context on the application thread only; async/ folds
+     * background requests' counters in here. */
     ferry__stats_t stats; /* counters (stats/stats.h): mpiio/ the calls, indep/ and coll/ what served them */
-    int locks_refused;    /* the file system refused a byte-range lock: no sieving writes from now on */
     ferry__scratch_slot_t staging, sieve; /* buffers kept between calls: indep/'s staging and sieving
                                            * window; coll/ borrows staging for its first step */
+    /* indep/ and coll/, from any thread: the file system refused a byte-range lock, so no sieving
+     * writes from now on. */
+    atomic_int locks_refused;
     /* Private state behind opaque pointers, created at first use and freed at close by their module. */
     struct ferry__coll_state *coll;  /* coll/: view cache, nodes, agreed inputs */
     struct ferry__async_file *async; /* async/: background requests */

@@ -35,8 +35,7 @@ typedef struct ferry__fs_ops ferry__fs_ops_t;
 /* Drivers embed this as their first member. */
 typedef struct ferry__fs_file {
     const ferry__fs_ops_t *ops;
-    char *path;            /* owned, for messages */
-    ferry__stats_t *stats; /* borrowed, may be NULL: where transfers are counted */
+    char *path;                      /* owned, for messages */
     struct ferry__fs_ranges *ranges; /* ranges locked by this process's threads (ranges.c), set by ferry__fs_open */
 } ferry__fs_file_t;
 
@@ -84,18 +83,22 @@ int ferry__fs_open(const char *path, int flags, ferry__fs_file_t **file);
 int ferry__fs_close(ferry__fs_file_t *file);
 int ferry__fs_remove(const char *path);
 
-static inline int ferry__fs_pread(ferry__fs_file_t *f, void *buf, size_t len, MPI_Offset off, size_t *done)
+/* Transfers through the driver, counted into stats (NULL: not counted): the
+ * caller names the counters, so a background request counts into its own. */
+static inline int ferry__fs_pread(ferry__fs_file_t *f, ferry__stats_t *stats, void *buf, size_t len, MPI_Offset off,
+                                  size_t *done)
 {
     double start = ferry__stats_clock();
     int rc = f->ops->pread(f, buf, len, off, done);
-    ferry__stats_fs_transfer(f->stats, 0, rc == 0 ? (long long)*done : 0, start);
+    ferry__stats_fs_transfer(stats, 0, rc == 0 ? (long long)*done : 0, start);
     return rc;
 }
-static inline int ferry__fs_pwrite(ferry__fs_file_t *f, const void *buf, size_t len, MPI_Offset off)
+static inline int ferry__fs_pwrite(ferry__fs_file_t *f, ferry__stats_t *stats, const void *buf, size_t len,
+                                   MPI_Offset off)
 {
     double start = ferry__stats_clock();
     int rc = f->ops->pwrite(f, buf, len, off);
-    ferry__stats_fs_transfer(f->stats, 1, rc == 0 ? (long long)len : 0, start);
+    ferry__stats_fs_transfer(stats, 1, rc == 0 ? (long long)len : 0, start);
     return rc;
 }
 static inline int ferry__fs_sync(ferry__fs_file_t *f) { return f->ops->sync(f); }

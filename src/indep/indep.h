@@ -14,16 +14,12 @@
 #ifndef FERRY_INDEP_H
 #define FERRY_INDEP_H
 
-#include "core/core.h"
+#include "core/request.h"
 
-/* Writes count elements of (buf, type) at view stream byte skip. *done:
- * file-stream bytes written. */
-int ferry__indep_write(ferry_File fh, MPI_Offset skip, const void *buf, MPI_Count count, MPI_Datatype type,
-                       MPI_Count *done);
-
-/* Reads up to count elements; *done (file-stream bytes) falls short only at
- * end of file: it counts the stream bytes before the first byte past the end. */
-int ferry__indep_read(ferry_File fh, MPI_Offset skip, void *buf, MPI_Count count, MPI_Datatype type,
-                      MPI_Count *done);
+/* Moves req's memory (count elements of type at buf) to or from view stream
+ * bytes from req->skip on, in the direction of req->call, counting into
+ * req->ctx; adds the file-stream bytes moved to req->done. A read moves
+ * less only at end of file: what lies before the first byte past the end. */
+int ferry__indep_transfer(ferry__request_t *req);
 
 #endif

@@ -12,13 +12,11 @@
 enum { FERRY_INDEP_SEGMENTS = 256 }; /* segments fetched from the view per round */
 
 typedef struct ferry__transfer {
-    ferry_File fh;
-    int write;
-    void *buf; /* the caller's memory: (buf, count, type) */
-    MPI_Count count;
-    MPI_Datatype type;
-    char *direct;     /* first stream byte when memory is one native run in order, else NULL */
-    MPI_Offset skip;  /* view stream byte the transfer starts at */
+    const ferry__request_t *req; /* the call: memory, stream start (req->skip), context */
+    ferry_File fh;               /* req->fh, read only */
+    int write;                   /* req->call->write */
+    ferry__stats_t *stats;       /* req->ctx->stats: where this transfer counts */
+    char *direct;                /* first stream byte when memory is one native run in order, else NULL */
     MPI_Count total;  /* file-stream bytes to move */
     char *staging;    /* batch of stream bytes when !direct (owned) */
     MPI_Count batch;  /* stream bytes per batch */

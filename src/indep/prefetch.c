@@ -26,7 +26,7 @@ static int worth_prefetching(const ferry__transfer_t *t)
 static void advise(ferry__transfer_t *t, MPI_Offset offset, MPI_Offset len, int advice)
 {
     ferry__fs_advise(t->fh->fs, offset, len, advice);
-    if (advice == FERRY_FS_WILLNEED) t->fh->stats.prefetch_bytes += len;
+    if (advice == FERRY_FS_WILLNEED) t->stats->prefetch_bytes += len;
 }
 
 static void advise_ranges(ferry__transfer_t *t, MPI_Offset from, MPI_Offset len, int advice)

@@ -20,8 +20,8 @@ static int ensure_buffer(ferry__transfer_t *t)
 {
     MPI_Count size = t->write ? t->fh->hints.ind_wr_buffer_size : t->fh->hints.ind_rd_buffer_size;
     if (t->window.buf && t->window.size >= size) return 0;
-    if (t->window.buf) ferry__scratch_give(&t->fh->sieve, t->window.buf);
-    if (!(t->window.buf = ferry__scratch_take(&t->fh->sieve, (size_t)size)))
+    if (t->window.buf) ferry__scratch_give(t->req->ctx->sieve, t->window.buf);
+    if (!(t->window.buf = ferry__scratch_take(t->req->ctx->sieve, (size_t)size)))
         return ferry__error_set(MPI_ERR_NO_MEM, "ferry: data sieving '%s': out of memory for a %lld-byte window",
                                 t->fh->filename, (long long)size);
     t->window.size = size;
@@ -52,7 +52,7 @@ static int read_window(ferry__transfer_t *t, MPI_Offset pos, MPI_Count len, char
     MPI_Count n;
     FERRY_TRY(window_at(t, pos, len, &lo, &hi, &n));
     size_t have = 0;
-    FERRY_TRY(ferry__fs_pread(t->fh->fs, t->window.buf, (size_t)(hi - lo), lo, &have));
+    FERRY_TRY(ferry__fs_pread(t->fh->fs, t->stats, t->window.buf, (size_t)(hi - lo), lo, &have));
     *eof = (MPI_Offset)have < hi - lo;
     if (*eof) { /* only the stream bytes below the end of the file */
         MPI_Offset below;
@@ -60,11 +60,11 @@ static int read_window(ferry__transfer_t *t, MPI_Offset pos, MPI_Count len, char
         n = below > pos ? below - pos : 0;
     }
     if (n > 0 && t->typed_copy) /* straight into the caller's memory */
-        FERRY_TRY(ferry__datatype_copy(ferry__view_buffer_origin(view, t->window.buf, lo), view->layout, pos, t->buf,
-                                       t->type, pos - t->skip, n));
+        FERRY_TRY(ferry__datatype_copy(ferry__view_buffer_origin(view, t->window.buf, lo), view->layout, pos,
+                                       t->req->buf, t->req->type, pos - t->req->skip, n));
     else if (n > 0)
         FERRY_TRY(ferry__view_buffer_copy(view, t->window.buf, lo, pos, n, data, 0));
-    t->fh->stats.sieve_extra_bytes += (MPI_Count)have - n;
+    t->stats->sieve_extra_bytes += (MPI_Count)have - n;
     *got = n;
     return 0;
 }
@@ -84,14 +84,14 @@ static int write_window(ferry__transfer_t *t, MPI_Offset pos, MPI_Count len, con
         return 0;
     }
     size_t have = 0;
-    int rc = (MPI_Count)span == n ? 0 : ferry__fs_pread(t->fh->fs, t->window.buf, span, lo, &have);
+    int rc = (MPI_Count)span == n ? 0 : ferry__fs_pread(t->fh->fs, t->stats, t->window.buf, span, lo, &have);
     if (rc == 0 && (MPI_Count)span != n) {
         memset(t->window.buf + have, 0, span - have); /* past end of file the holes read as zeros */
-        t->fh->stats.sieve_extra_bytes += (MPI_Count)have + (MPI_Count)span - n;
+        t->stats->sieve_extra_bytes += (MPI_Count)have + (MPI_Count)span - n;
     }
     if (rc == 0)
         rc = ferry__view_buffer_copy(view, t->window.buf, lo, pos, n, (char *)data, 1);
-    if (rc == 0) rc = ferry__fs_pwrite(t->fh->fs, t->window.buf, span, lo);
+    if (rc == 0) rc = ferry__fs_pwrite(t->fh->fs, t->stats, t->window.buf, span, lo);
     if (rc == 0) *put = n;
     int unlock_rc = ferry__indep_unlock_range(t, lo, hi - lo, locked);
     return rc ? rc : unlock_rc;

@@ -3,6 +3,7 @@
  * used in place), cut into rounds of segments, each round served by the
  * way the cost model picks.
  */
+#include <stdatomic.h>
 #include <string.h>
 
 #include "error/error.h"
@@ -15,59 +16,64 @@ enum { DIRECT_BATCH = 64 << 20 };
  * step per piece) cheaper than packing then unpacking every byte. */
 enum { TYPED_COPY_MIN_RUN = 256, TYPED_COPY_PROBE = 64 << 10 };
 
-static int setup(ferry__transfer_t *t, ferry_File fh, int write, MPI_Offset skip, void *buf, MPI_Count count,
-                 MPI_Datatype type)
+/* The memory's shape: used in place, or (reads of long pieces) copied typed to typed. */
+static int shape_memory(ferry__transfer_t *t)
 {
-    memset(t, 0, sizeof *t);
-    t->fh = fh;
-    /* From here on teardown() can run. */
-    t->write = write;
-    t->buf = buf;
-    t->count = count;
-    t->type = type;
-    t->skip = skip;
+    const ferry__request_t *req = t->req;
     ferry__typeinfo_t info;
-    MPI_Count file_size;
-    FERRY_TRY(ferry__datatype_info(type, &info));
-    FERRY_TRY(ferry__datarep_size(fh->view.rep, type, &file_size));
-    t->total = count * file_size;
-    if (ferry__datarep_is_native(fh->view.rep) && ferry__datatype_stream_contiguous(&info, count))
-        t->direct = ferry__datatype_at(buf, info.true_lb);
-    if (!write && !t->direct && ferry__datarep_is_native(fh->view.rep) && t->total > 0) {
+    FERRY_TRY(ferry__datatype_info(req->type, &info));
+    int native = ferry__datarep_is_native(t->fh->view.rep);
+    if (native && ferry__datatype_stream_contiguous(&info, req->count))
+        t->direct = ferry__datatype_at(req->buf, info.true_lb);
+    if (!t->write && !t->direct && native && t->total > 0) {
         MPI_Count mean = 0;
-        FERRY_TRY(ferry__datatype_mean_run(type, t->total < TYPED_COPY_PROBE ? t->total : TYPED_COPY_PROBE, &mean));
+        FERRY_TRY(
+            ferry__datatype_mean_run(req->type, t->total < TYPED_COPY_PROBE ? t->total : TYPED_COPY_PROBE, &mean));
         t->typed_copy = mean >= TYPED_COPY_MIN_RUN;
     }
+    return 0;
+}
+
+static int setup(ferry__transfer_t *t, const ferry__request_t *req)
+{
+    ferry_File fh = req->fh;
+    *t = (ferry__transfer_t){.req = req, .fh = fh, .write = req->call->write, .stats = req->ctx->stats};
+    /* From here on teardown() can run. */
+    MPI_Count file_size;
+    FERRY_TRY(ferry__datarep_size(fh->view.rep, req->type, &file_size));
+    t->total = req->count * file_size;
+    FERRY_TRY(shape_memory(t));
     MPI_Count batch = t->direct ? DIRECT_BATCH : fh->hints.pack_buffer_size;
     t->batch = t->total < batch ? t->total : batch;
     t->shared = fh->nprocs > 1 || !(fh->amode & MPI_MODE_UNIQUE_OPEN);
-    t->lock_writes = write && t->shared && !fh->locks_refused;
+    t->lock_writes = t->write && t->shared && !atomic_load(&fh->locks_refused);
     if (t->total > 0) {
-        FERRY_TRY(ferry__view_file_offset(&fh->view, skip + t->total - 1, &t->file_end));
+        FERRY_TRY(ferry__view_file_offset(&fh->view, req->skip + t->total - 1, &t->file_end));
         t->file_end++;
     }
     if (!ferry__datarep_is_native(fh->view.rep) && t->total > 0)
-        FERRY_TRY(ferry__datarep_stream_open(fh->view.rep, &(ferry__datarep_memory_t){buf, count, type}, &t->convert));
-    if (!t->direct && t->batch > 0 && !(t->staging = ferry__scratch_take(&fh->staging, (size_t)t->batch)))
-        return ferry__error_set(MPI_ERR_NO_MEM, "ferry: %s '%s': out of memory staging %lld bytes",
-                                write ? "write" : "read", fh->filename, (long long)t->batch);
+        FERRY_TRY(ferry__datarep_stream_open(fh->view.rep, &(ferry__datarep_memory_t){req->buf, req->count, req->type},
+                                             &t->convert));
+    if (!t->direct && t->batch > 0 && !(t->staging = ferry__scratch_take(req->ctx->staging, (size_t)t->batch)))
+        return ferry__error_set(MPI_ERR_NO_MEM, "ferry: %s '%s': out of memory staging %lld bytes", req->call->name,
+                                fh->filename, (long long)t->batch);
     return 0;
 }
 
 static void teardown(ferry__transfer_t *t)
 {
     ferry__datarep_stream_close(t->convert);
-    ferry__scratch_give(&t->fh->staging, t->staging);
-    ferry__scratch_give(&t->fh->sieve, t->window.buf);
+    ferry__scratch_give(t->req->ctx->staging, t->staging);
+    ferry__scratch_give(t->req->ctx->sieve, t->window.buf);
 }
 
-/* Moves stream bytes [t->skip + start, + len) between data and the file;
+/* Moves stream bytes [t->req->skip + start, + len) between data and the file;
  * *moved falls short of len only at end of file (reads). */
 static int move_batch(ferry__transfer_t *t, MPI_Offset start, MPI_Count len, char *data, MPI_Count *moved)
 {
     ferry__datatype_segment_t segs[FERRY_INDEP_SEGMENTS];
     ferry__view_cursor_t cursor;
-    ferry__view_cursor_init(&cursor, &t->fh->view, t->skip + start, len);
+    ferry__view_cursor_init(&cursor, &t->fh->view, t->req->skip + start, len);
     *moved = 0;
     while (*moved < len) {
         ferry__round_t round = {segs, 0, data + *moved, 0};
@@ -78,15 +84,15 @@ static int move_batch(ferry__transfer_t *t, MPI_Offset start, MPI_Count len, cha
         if (ferry__indep_choose(t, &round) == FERRY_SERVE_SIEVE) {
             /* The first round stands for the batch: sieve the rest of it, no segments. */
             int refused = 0;
-            int rc = ferry__indep_sieve(t, t->skip + start + *moved, len - *moved, data + *moved, &got, &refused);
+            int rc = ferry__indep_sieve(t, t->req->skip + start + *moved, len - *moved, data + *moved, &got, &refused);
             *moved += got;
             if (rc != 0 || !refused) return rc;
-            ferry__view_cursor_init(&cursor, &t->fh->view, t->skip + start + *moved, len - *moved);
+            ferry__view_cursor_init(&cursor, &t->fh->view, t->req->skip + start + *moved, len - *moved);
             continue;
         }
         int rc = ferry__indep_vectored(t, &round, &got);
         if (rc == 0 && t->typed_copy && got > 0)
-            rc = ferry__datatype_unpack(round.data, got, t->buf, t->count, t->type, start + *moved);
+            rc = ferry__datatype_unpack(round.data, got, t->req->buf, t->req->count, t->req->type, start + *moved);
         *moved += got;
         if (rc != 0) return rc;
         if (got < round.bytes) break; /* end of file */
@@ -98,29 +104,29 @@ static int move_batch(ferry__transfer_t *t, MPI_Offset start, MPI_Count len, cha
 static int pack_window(ferry__transfer_t *t, MPI_Count from, char *data, MPI_Count len)
 {
     if (t->convert) return ferry__datarep_stream_pack(t->convert, from, data, len);
-    return ferry__datatype_pack(t->buf, t->count, t->type, from, data, len);
+    return ferry__datatype_pack(t->req->buf, t->req->count, t->req->type, from, data, len);
 }
 
 static int unpack_window(ferry__transfer_t *t, const char *data, MPI_Count len, MPI_Count from)
 {
     if (t->convert) return ferry__datarep_stream_unpack(t->convert, data, len, from);
-    return ferry__datatype_unpack(data, len, t->buf, t->count, t->type, from);
+    return ferry__datatype_unpack(data, len, t->req->buf, t->req->count, t->req->type, from);
 }
 
 static int run(ferry__transfer_t *t, MPI_Count *done)
 {
-    if (!t->write) ferry__indep_prefetch(t, t->skip, t->total);
+    if (!t->write) ferry__indep_prefetch(t, t->req->skip, t->total);
     while (*done < t->total) {
         MPI_Count len = t->total - *done < t->batch ? t->total - *done : t->batch;
         char *data = t->direct ? t->direct + *done : t->staging;
         if (t->write && !t->direct)
             FERRY_TRY(pack_window(t, *done, data, len));
-        if (!t->write) ferry__indep_prefetch(t, t->skip + *done + len, t->total - *done - len);
+        if (!t->write) ferry__indep_prefetch(t, t->req->skip + *done + len, t->total - *done - len);
         MPI_Count moved = 0;
         int rc = move_batch(t, *done, len, data, &moved);
         if (!t->write && !t->direct && !t->typed_copy && moved > 0 && rc == 0)
             rc = unpack_window(t, data, moved, *done);
-        if (!t->write) ferry__indep_release(t, t->skip + *done, moved);
+        if (!t->write) ferry__indep_release(t, t->req->skip + *done, moved);
         *done += moved;
         if (rc != 0) return rc;
         if (moved < len) break;
@@ -137,7 +143,7 @@ static int run(ferry__transfer_t *t, MPI_Count *done)
 static int lock_atomic(ferry__transfer_t *t, MPI_Offset *first)
 {
     ferry_File fh = t->fh;
-    FERRY_TRY(ferry__view_file_offset(&fh->view, t->skip, first));
+    FERRY_TRY(ferry__view_file_offset(&fh->view, t->req->skip, first));
     int rc = ferry__fs_lock(fh->fs, *first, t->file_end - *first, t->write ? FERRY_FS_LOCK_WRITE : FERRY_FS_LOCK_READ);
     if (rc == MPI_ERR_UNSUPPORTED_OPERATION)
         return ferry__error_set(rc, "ferry: %s '%s': atomic mode needs byte-range locks, which the file system refuses",
@@ -148,31 +154,19 @@ static int lock_atomic(ferry__transfer_t *t, MPI_Offset *first)
     return 0;
 }
 
-static int transfer(ferry_File fh, int write, MPI_Offset skip, void *buf, MPI_Count count, MPI_Datatype type,
-                    MPI_Count *done)
+int ferry__indep_transfer(ferry__request_t *req)
 {
     ferry__transfer_t t;
-    *done = 0;
     MPI_Offset first = 0;
-    int rc = setup(&t, fh, write, skip, buf, count, type);
-    if (rc == 0 && fh->atomicity && t.total > 0) rc = lock_atomic(&t, &first);
-    if (rc == 0) rc = run(&t, done);
+    MPI_Count done = 0;
+    int rc = setup(&t, req);
+    if (rc == 0 && req->fh->atomicity && t.total > 0) rc = lock_atomic(&t, &first);
+    if (rc == 0) rc = run(&t, &done);
     if (t.atomic) {
-        int unlock_rc = ferry__fs_unlock(fh->fs, first, t.file_end - first);
+        int unlock_rc = ferry__fs_unlock(req->fh->fs, first, t.file_end - first);
         if (rc == 0) rc = unlock_rc;
     }
     teardown(&t);
+    req->done += done;
     return rc;
-}
-
-int ferry__indep_write(ferry_File fh, MPI_Offset skip, const void *buf, MPI_Count count, MPI_Datatype type,
-                       MPI_Count *done)
-{
-    return transfer(fh, 1, skip, (void *)buf, count, type, done);
-}
-
-int ferry__indep_read(ferry_File fh, MPI_Offset skip, void *buf, MPI_Count count, MPI_Datatype type,
-                      MPI_Count *done)
-{
-    return transfer(fh, 0, skip, buf, count, type, done);
 }

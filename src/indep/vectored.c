@@ -13,7 +13,7 @@ static int write_segments(ferry__transfer_t *t, const ferry__round_t *round, MPI
     int rc = 0;
     const char *p = round->data;
     for (int i = 0; i < round->n && rc == 0; i++) {
-        rc = ferry__fs_pwrite(t->fh->fs, p, (size_t)round->segs[i].length, round->segs[i].offset);
+        rc = ferry__fs_pwrite(t->fh->fs, t->stats, p, (size_t)round->segs[i].length, round->segs[i].offset);
         if (rc == 0) {
             p += round->segs[i].length;
             *got += round->segs[i].length;
@@ -28,7 +28,7 @@ static int read_segments(ferry__transfer_t *t, const ferry__round_t *round, MPI_
     char *p = round->data;
     for (int i = 0; i < round->n; i++) {
         size_t n = 0;
-        FERRY_TRY(ferry__fs_pread(t->fh->fs, p, (size_t)round->segs[i].length, round->segs[i].offset, &n));
+        FERRY_TRY(ferry__fs_pread(t->fh->fs, t->stats, p, (size_t)round->segs[i].length, round->segs[i].offset, &n));
         *got += (MPI_Count)n;
         p += n;
         if ((MPI_Count)n < round->segs[i].length) break; /* end of file */
@@ -49,7 +49,7 @@ int ferry__indep_lock_range(ferry__transfer_t *t, MPI_Offset offset, MPI_Offset 
     int rc = ferry__fs_lock(t->fh->fs, offset, len, FERRY_FS_LOCK_WRITE);
     if (rc == MPI_ERR_UNSUPPORTED_OPERATION) {
         /* No locks here: nobody may read-modify-write, so plain writes are safe. */
-        t->fh->locks_refused = 1;
+        atomic_store(&t->fh->locks_refused, 1);
         t->lock_writes = 0;
         return 0;
     }

@@ -252,7 +252,6 @@ int ferry_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info inf
     file->fs = o.fs;
     file->sharedfp = o.shared;
     file->sharedfp_used = o.shared != MPI_WIN_NULL && (amode & MPI_MODE_APPEND); /* it starts at end of file */
-    o.fs->stats = &file->stats;
     file->develop = o.develop;
     file->readable = o.readable;
     ferry__handle_register(file);

@@ -12,53 +12,52 @@
  * does) or the transfer fails: other ranks may already have moved past it.
  */
 #include "datarep/datarep.h"
+#include "view/view.h"
 #include "mpiio/access.h"
 #include "mpiio/mpiio.h"
 #include "sharedfp/sharedfp.h"
 
-/* The etypes a transfer of (count, type) covers, after its argument checks. */
-static int shared_etypes(const ferry__access_t *call, ferry_File fh, MPI_Count count, MPI_Datatype type,
-                         MPI_Offset *etypes)
+/* The etypes a transfer of req's memory covers, after its argument checks;
+ * through an empty view nothing moves, so nothing is claimed. */
+static int shared_etypes(const ferry__request_t *req, MPI_Offset *etypes)
 {
+    const ferry__access_t *call = req->call;
+    ferry_File fh = req->fh;
     FERRY_TRY(call->write ? ferry__check_writable(fh, call->name) : ferry__check_readable(fh, call->name));
-    FERRY_TRY(ferry__check_buffer(fh, count, type, call->name));
+    FERRY_TRY(ferry__check_buffer(fh, req->count, req->type, call->name));
     MPI_Count size = 0;
-    FERRY_TRY(ferry__datarep_size(fh->view.rep, type, &size));
-    *etypes = count * size / fh->view.etype_size;
+    FERRY_TRY(ferry__datarep_size(fh->view.rep, req->type, &size));
+    MPI_Count moving = ferry__view_is_empty(&fh->view) ? 0 : req->count;
+    *etypes = moving * size / fh->view.etype_size;
     return 0;
 }
 
-int ferry__access_shared_offset(const ferry__access_t *call, ferry_File fh, int local_cls, MPI_Count count,
-                                MPI_Datatype type, MPI_Offset *offset)
+int ferry__access_shared_offset(ferry__request_t *req)
 {
+    const ferry__access_t *call = req->call;
     MPI_Offset etypes = 0;
-    int cls = local_cls ? local_cls : shared_etypes(call, fh, count, type, &etypes);
-    if (call->collective) return ferry__sharedfp_claim_ordered(fh, cls, etypes, offset, call->name);
-    return cls ? cls : ferry__sharedfp_claim(fh, etypes, offset, call->name);
+    int cls = req->local_cls ? req->local_cls : shared_etypes(req, &etypes);
+    if (call->collective) return ferry__sharedfp_claim_ordered(req->fh, cls, etypes, &req->offset, call->name);
+    return cls ? cls : ferry__sharedfp_claim(req->fh, etypes, &req->offset, call->name);
 }
-
-static const ferry__access_t read_shared_call = {"read_shared", 0, 0, 0, 1};
-static const ferry__access_t write_shared_call = {"write_shared", 1, 0, 0, 1};
-static const ferry__access_t read_ordered_call = {"read_ordered", 0, 0, 1, 1};
-static const ferry__access_t write_ordered_call = {"write_ordered", 1, 0, 1, 1};
 
 int ferry_File_read_shared_c(ferry_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    return ferry__access(&read_shared_call, fh, 0, buf, count, datatype, status);
+    return ferry__access(FERRY__REQUEST(FERRY_CALL_READ_SHARED, fh, 0, buf, count, datatype), status);
 }
 int ferry_File_write_shared_c(ferry_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
                               MPI_Status *status)
 {
-    return ferry__access(&write_shared_call, fh, 0, (void *)buf, count, datatype, status);
+    return ferry__access(FERRY__REQUEST(FERRY_CALL_WRITE_SHARED, fh, 0, buf, count, datatype), status);
 }
 int ferry_File_read_ordered_c(ferry_File fh, void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Status *status)
 {
-    return ferry__access(&read_ordered_call, fh, 0, buf, count, datatype, status);
+    return ferry__access(FERRY__REQUEST(FERRY_CALL_READ_ORDERED, fh, 0, buf, count, datatype), status);
 }
 int ferry_File_write_ordered_c(ferry_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
                                MPI_Status *status)
 {
-    return ferry__access(&write_ordered_call, fh, 0, (void *)buf, count, datatype, status);
+    return ferry__access(FERRY__REQUEST(FERRY_CALL_WRITE_ORDERED, fh, 0, buf, count, datatype), status);
 }
 int ferry_File_read_shared(ferry_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {

@@ -17,9 +17,10 @@
 #include "mpiio/access.h"
 #include "mpiio/mpiio.h"
 
-static int begin(const ferry__access_t *call, ferry_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
-                 MPI_Datatype type)
+static int begin(ferry__request_t *req)
 {
+    const ferry__access_t *call = req->call;
+    ferry_File fh = req->fh;
     int cls = ferry__check_file(fh, call->name);
     if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
     if (fh->split.kind) {
@@ -31,13 +32,12 @@ static int begin(const ferry__access_t *call, ferry_File fh, MPI_Offset offset, 
                                                         "every rank",
                                                         call->name, fh->filename, fh->split.kind));
     }
-    MPI_Count done = 0;
-    cls = ferry__access_transfer(call, fh, 0, offset, (void *)buf, count, type, &done);
-    if (cls == 0) cls = ferry__memory_bytes(fh, type, count, done, &done);
+    MPI_Count bytes = 0;
+    cls = ferry__access_blocking(req, &bytes);
     if (cls == 0) {
         fh->split.kind = call->name;
-        fh->split.buf = buf;
-        fh->split.bytes = done;
+        fh->split.buf = req->buf;
+        fh->split.bytes = bytes;
     }
     return ferry__error_return(fh, cls);
 }
@@ -72,30 +72,23 @@ int ferry__split_misuse(ferry_File fh, int local_cls, const char *op)
                             op, fh->filename, misused, fh->split.misused_active);
 }
 
-static const ferry__access_t read_at_all_begin_call = {"read_at_all_begin", 0, 0, 1, 0};
-static const ferry__access_t write_at_all_begin_call = {"write_at_all_begin", 1, 0, 1, 0};
-static const ferry__access_t read_all_begin_call = {"read_all_begin", 0, 1, 1, 0};
-static const ferry__access_t write_all_begin_call = {"write_all_begin", 1, 1, 1, 0};
-static const ferry__access_t read_ordered_begin_call = {"read_ordered_begin", 0, 0, 1, 1};
-static const ferry__access_t write_ordered_begin_call = {"write_ordered_begin", 1, 0, 1, 1};
-
 int ferry_File_read_at_all_begin_c(ferry_File fh, MPI_Offset offset, void *buf, MPI_Count count,
                                    MPI_Datatype datatype)
 {
-    return begin(&read_at_all_begin_call, fh, offset, buf, count, datatype);
+    return begin(FERRY__REQUEST(FERRY_CALL_READ_AT_ALL_BEGIN, fh, offset, buf, count, datatype));
 }
 int ferry_File_write_at_all_begin_c(ferry_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
                                     MPI_Datatype datatype)
 {
-    return begin(&write_at_all_begin_call, fh, offset, buf, count, datatype);
+    return begin(FERRY__REQUEST(FERRY_CALL_WRITE_AT_ALL_BEGIN, fh, offset, buf, count, datatype));
 }
 int ferry_File_read_all_begin_c(ferry_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-    return begin(&read_all_begin_call, fh, 0, buf, count, datatype);
+    return begin(FERRY__REQUEST(FERRY_CALL_READ_ALL_BEGIN, fh, 0, buf, count, datatype));
 }
 int ferry_File_write_all_begin_c(ferry_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-    return begin(&write_all_begin_call, fh, 0, buf, count, datatype);
+    return begin(FERRY__REQUEST(FERRY_CALL_WRITE_ALL_BEGIN, fh, 0, buf, count, datatype));
 }
 int ferry_File_read_at_all_begin(ferry_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype)
 {
@@ -132,11 +125,11 @@ int ferry_File_write_all_end(ferry_File fh, const void *buf, MPI_Status *status)
 }
 int ferry_File_read_ordered_begin_c(ferry_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-    return begin(&read_ordered_begin_call, fh, 0, buf, count, datatype);
+    return begin(FERRY__REQUEST(FERRY_CALL_READ_ORDERED_BEGIN, fh, 0, buf, count, datatype));
 }
 int ferry_File_write_ordered_begin_c(ferry_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-    return begin(&write_ordered_begin_call, fh, 0, buf, count, datatype);
+    return begin(FERRY__REQUEST(FERRY_CALL_WRITE_ORDERED_BEGIN, fh, 0, buf, count, datatype));
 }
 int ferry_File_read_ordered_begin(ferry_File fh, void *buf, int count, MPI_Datatype datatype)
 {

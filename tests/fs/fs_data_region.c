@@ -24,8 +24,8 @@ static void check_in(const char *dir)
     FT_EQ(ferry__fs_open(path, FERRY_FS_READ | FERRY_FS_WRITE | FERRY_FS_CREATE, &f), 0);
     char data[100];
     memset(data, 7, sizeof data);
-    FT_EQ(ferry__fs_pwrite(f, data, sizeof data, 10), 0);           /* data, */
-    FT_EQ(ferry__fs_pwrite(f, data, sizeof data, 4 * MIB + 10), 0); /* a hole of 4 MiB, data */
+    FT_EQ(ferry__fs_pwrite(f, NULL, data, sizeof data, 10), 0);           /* data, */
+    FT_EQ(ferry__fs_pwrite(f, NULL, data, sizeof data, 4 * MIB + 10), 0); /* a hole of 4 MiB, data */
     MPI_Offset start, end;
     ferry__fs_data_region(f, 0, &start, &end);
     FT_CHECK(start <= 10 && end >= 110);
