@@ -31,6 +31,7 @@ static const struct {
     {"partition", ferry_bench_partition, NULL, &bench_partition_spec},
     {"tune", ferry_bench_tune, NULL, &bench_tune_spec},
     {"types", ferry_bench_types, NULL, &bench_types_spec},
+    {"views", ferry_bench_views, NULL, &bench_views_spec},
     {"ylib", ferry_bench_ylib, NULL, &bench_ylib_spec},
 };
 enum { WORKLOADS = sizeof workloads / sizeof workloads[0] };

@@ -100,6 +100,7 @@ static const char *must_be_independent(ferry_File fh, int write, const ferry__co
     if (fh->nprocs == 1) return "one rank";
     if (fh->atomicity) return "atomic mode";
     if (!ferry__datarep_is_native(fh->view.rep)) return "converting data representation";
+    if (fh->coll->cache_too_large) return "views over ferry_view_cache_limit";
     if (!cached) return "a view could not be cached";
     if ((write ? h->cb_write : h->cb_read) == FERRY_HINT_DISABLE) return write ? "romio_cb_write" : "romio_cb_read";
     if (h->largeblock) return "IBM_largeblock_io";

@@ -112,6 +112,7 @@ static int inputs(ferry__request_t *req, ferry__coll_rank_t *me)
     }
     req->ctx->stats->coll_calls++;
     req->ctx->stats->coll_meta_bytes += (long long)sizeof(ferry__coll_rank_t);
+    req->ctx->stats->coll_meta_recv_bytes += (long long)sizeof(ferry__coll_rank_t) * fh->nprocs;
     int rc = describe_me(req, me);
     if (rc) me->cls = rc;
     if (goes_early(req, me)) transfer_early(req, me);
@@ -133,6 +134,7 @@ int ferry__coll_transfer(ferry__request_t *req)
         return 0;
     }
     req->ctx->stats->coll_meta_bytes += AGREEMENT_BYTES;
+    req->ctx->stats->coll_meta_recv_bytes += AGREEMENT_BYTES;
     if (rc != 0) return ferry__error_agree(req->ctx->comm, (int)me.cls, req->call->name); /* me.cls: local_cls too */
     ferry__domains_t domains;
     if (ferry__coll_choose(req, fh->coll->ranks, &domains)) {

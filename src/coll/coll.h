@@ -37,4 +37,8 @@ void ferry__coll_release(ferry_File fh);
  * after it, MPI-3.1 8.3). */
 int ferry__coll_config_changed(ferry_File fh, int hints_changed);
 
+/* Not collective, any time: the estimated bytes of the views this rank
+ * holds cached (statistics: ferry_stats_coll_view_cache_bytes). */
+long long ferry__coll_cache_bytes(ferry_File fh);
+
 #endif

@@ -40,26 +40,24 @@ enum { FERRY_COLL_RANK_WORDS = 6 };
  * 0's core count, so that every rank's cost model sees the same machine. */
 typedef struct ferry__coll_hints {
     MPI_Offset buffer_size, nodes, per_node, strategy, cb_write, cb_read, block_size, largeblock, striping_unit,
-        striping_factor, group_size, cores;
+        striping_factor, group_size, view_cache_limit, cores;
 } ferry__coll_hints_t;
 
 /* state.c: what each rank tells the others at a state update. */
 struct ferry__coll_said {
     MPI_Offset blob_len; /* its serialized view's bytes, -1 when it has none */
     MPI_Offset changed;  /* its view differs from the one cached */
-    MPI_Offset host;     /* a hash of its host's name: ranks on one node say the same */
+    MPI_Offset leader;   /* until the nodes are known: the lowest rank on its node (-1: unknown) */
     MPI_Offset hints;    /* it was given hints, or the hints were never agreed */
-};
-/* state.c: a rank and its host hash, sorted to find the nodes. */
-struct ferry__coll_host {
-    MPI_Offset hash;
-    MPI_Offset rank;
+    MPI_Offset tree;     /* a hash of its view's tree: equal trees rebuild once (the cache's size estimate) */
 };
 
 typedef struct ferry__coll_state ferry__coll_state_t;
 struct ferry__coll_state {
     unsigned epoch;             /* fh->config_epoch the cache below was agreed for */
     int cache_ok;               /* this rank holds every rank's view in views[] */
+    atomic_llong cache_bytes;   /* estimated memory of the cached views (0: none); read by get_info at any time */
+    int cache_too_large;        /* views over hints.view_cache_limit: not cached, on every rank alike */
     int nodes_known, hints_known;
     ferry__view_t *views;       /* nprocs entries; layout owned where owns_layout[r] */
     MPI_Offset covered_from;    /* every file byte from here on lies in some rank's view, -1 unknown */
@@ -72,8 +70,7 @@ struct ferry__coll_state {
     int *spread;                /* all ranks: first of every node, then second of every node... */
     int *aggs;                  /* room for nprocs aggregators (ferry__domains_t.aggs points here) */
     ferry__coll_rank_t *ranks;  /* the current call's inputs, nprocs entries */
-    struct ferry__coll_said *said;  /* what each rank said at the last state update, nprocs entries */
-    struct ferry__coll_host *hosts; /* room to sort ranks by host, until the nodes are known (then NULL) */
+    struct ferry__coll_said *said; /* what each rank said at the last state update, nprocs entries */
     /* Buffers kept between calls: an aggregator's window and coverage mask,
      * two steps' incoming bytes, a sender's second step of staged bytes
      * (the first is fh->staging). */

@@ -37,6 +37,7 @@ static void release_views(ferry__coll_state_t *s, int nprocs)
     s->views = NULL;
     s->owns_layout = NULL;
     s->cache_ok = 0;
+    s->cache_bytes = 0;
 }
 
 void ferry__coll_release(ferry_File fh)
@@ -51,7 +52,6 @@ void ferry__coll_release(ferry_File fh)
     ferry__free(s->aggs);
     ferry__free(s->ranks);
     ferry__free(s->said);
-    ferry__free(s->hosts);
     ferry__scratch_release(&s->window);
     ferry__scratch_release(&s->incoming[0]);
     ferry__scratch_release(&s->incoming[1]);
@@ -72,9 +72,8 @@ int ferry__coll_open(ferry_File fh)
         s->aggs = ferry__malloc(p * sizeof *s->aggs);
         s->ranks = ferry__malloc(p * sizeof *s->ranks);
         s->said = ferry__malloc(p * sizeof *s->said);
-        s->hosts = ferry__malloc(p * sizeof *s->hosts);
     }
-    if (!s || !s->node_of || !s->local_of || !s->spread || !s->aggs || !s->ranks || !s->said || !s->hosts) {
+    if (!s || !s->node_of || !s->local_of || !s->spread || !s->aggs || !s->ranks || !s->said) {
         ferry__coll_release(fh);
         return ferry__error_set(MPI_ERR_NO_MEM, "ferry: open '%s': out of memory", fh->filename);
     }
@@ -83,41 +82,46 @@ int ferry__coll_open(ferry_File fh)
     return 0;
 }
 
-/* A node is a host name: FNV-1a of MPI_Get_processor_name. */
-static MPI_Offset host_hash(void)
+/* FNV-1a of bytes, kept positive (it travels as an MPI_Offset). */
+static MPI_Offset hash_bytes(const void *bytes, size_t len)
 {
-    char name[MPI_MAX_PROCESSOR_NAME + 1] = "";
-    int len = 0;
-    if (MPI_Get_processor_name(name, &len) != MPI_SUCCESS) len = 0; /* one node: aggregation still works */
+    const unsigned char *p = bytes;
     uint64_t h = 1469598103934665603ull;
-    for (int i = 0; i < len; i++) h = (h ^ (unsigned char)name[i]) * 1099511628211ull;
+    for (size_t i = 0; i < len; i++) h = (h ^ p[i]) * 1099511628211ull;
     return (MPI_Offset)(h >> 1);
 }
 
-typedef struct ferry__coll_host host_of_t;
-
-static int by_host(const void *a, const void *b)
+/* Collective over comm: the lowest rank of comm on this rank's node (the
+ * ranks MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) puts with it), or -1 when
+ * the host cannot tell (then every rank treats every rank as its own node:
+ * map_nodes). Asked once per file, at its first state update. */
+static MPI_Offset node_leader(ferry_File fh, MPI_Comm comm)
 {
-    const host_of_t *x = a, *y = b;
-    if (x->hash != y->hash) return x->hash < y->hash ? -1 : 1;
-    return x->rank < y->rank ? -1 : x->rank > y->rank;
+    MPI_Comm node;
+    int rank = fh->rank, lowest = -1;
+    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node) != MPI_SUCCESS) return -1;
+    if (ferry__progress_allreduce(&rank, &lowest, 1, MPI_INT, MPI_MIN, node) != MPI_SUCCESS) lowest = -1;
+    MPI_Comm_free(&node);
+    return lowest;
 }
 
-/* From every rank's host hash (pairs, sorted here): node index (in the
- * order of each node's lowest rank) and rank within the node. */
-static void map_nodes(ferry__coll_state_t *s, host_of_t *pairs, int nprocs)
+/* From every rank's node leader (what it said): node index (in the order of
+ * each node's lowest rank) and rank within the node. The same on every
+ * rank: a leader that is not a rank at or below its own (the host could not
+ * tell, or a broken host) makes every rank a node of its own everywhere. */
+static void map_nodes(ferry__coll_state_t *s, int nprocs)
 {
-    qsort(pairs, (size_t)nprocs, sizeof *pairs, by_host);
-    int *leader = s->spread; /* per rank: its node's lowest rank; spread is refilled below */
-    for (int i = 0; i < nprocs; i++) {
-        int first = i > 0 && pairs[i].hash == pairs[i - 1].hash ? leader[pairs[i - 1].rank] : (int)pairs[i].rank;
-        leader[pairs[i].rank] = first;
-        s->local_of[pairs[i].rank] = i > 0 && pairs[i].hash == pairs[i - 1].hash ? s->local_of[pairs[i - 1].rank] + 1 : 0;
-    }
+    int trusted = 1;
+    for (int r = 0; r < nprocs; r++) trusted &= s->said[r].leader >= 0 && s->said[r].leader <= r;
+    int *met = s->spread; /* per leader: its node's ranks met so far; spread is refilled below */
+    for (int r = 0; r < nprocs; r++) met[r] = 0;
     s->nodes = 0;
-    for (int r = 0; r < nprocs; r++)
-        if (leader[r] == r) s->node_of[r] = s->nodes++;
-    for (int r = 0; r < nprocs; r++) s->node_of[r] = s->node_of[leader[r]];
+    for (int r = 0; r < nprocs; r++) {
+        int leader = trusted ? (int)s->said[r].leader : r;
+        if (leader == r) s->node_of[r] = s->nodes++;
+        s->node_of[r] = s->node_of[leader];
+        s->local_of[r] = met[leader]++;
+    }
     ferry__coll_spread_ranks(s, nprocs);
     s->nodes_known = 1;
 }
@@ -126,9 +130,18 @@ static int agree_hints(ferry_File fh, MPI_Comm comm)
 {
     ferry__coll_state_t *s = fh->coll;
     const ferry__hints_t *h = &fh->hints;
-    s->hints = (ferry__coll_hints_t){h->cb_buffer_size, h->cb_nodes,       h->cb_per_node,   h->cb_strategy,
-                                     h->cb_write,       h->cb_read,        h->cb_block_size, h->cb_largeblock,
-                                     h->striping_unit,  h->striping_factor, h->cb_group_size,
+    s->hints = (ferry__coll_hints_t){h->cb_buffer_size,
+                                     h->cb_nodes,
+                                     h->cb_per_node,
+                                     h->cb_strategy,
+                                     h->cb_write,
+                                     h->cb_read,
+                                     h->cb_block_size,
+                                     h->cb_largeblock,
+                                     h->striping_unit,
+                                     h->striping_factor,
+                                     h->cb_group_size,
+                                     h->view_cache_limit,
                                      sysconf(_SC_NPROCESSORS_ONLN)};
     int rc = ferry__progress_bcast(&s->hints, (int)(sizeof s->hints / sizeof(MPI_Offset)), MPI_OFFSET, 0, comm);
     return ferry__error_host(rc, "collective", fh->filename, "MPI_Bcast");
@@ -239,6 +252,41 @@ static void find_coverage(ferry__coll_state_t *s, int nprocs)
 
 enum { SAY_WORDS = sizeof(struct ferry__coll_said) / sizeof(MPI_Offset) };
 
+/* Host datatypes rebuilt from serialized trees take about this many bytes
+ * per serialized byte (measured: ~16 B per block serialized, ~150 B per
+ * block held by Open MPI's type and the engine's decoded tree). */
+enum { REBUILD_FACTOR = 10 };
+
+/* The serialized bytes of the distinct trees (each unlike the previous
+ * rank's), and of all blobs, from what every rank said: the same on every
+ * rank. */
+static void said_bytes(const ferry__coll_state_t *s, int nprocs, MPI_Offset *distinct, MPI_Offset *all)
+{
+    *distinct = *all = 0;
+    for (int r = 0; r < nprocs; r++) {
+        const struct ferry__coll_said *said = &s->said[r];
+        int unlike = r == 0 || said->tree != s->said[r - 1].tree || said->blob_len != s->said[r - 1].blob_len;
+        *distinct += unlike ? said->blob_len : 0;
+        *all += said->blob_len;
+    }
+}
+
+/* What the cache holds once built: every rank's view, and each distinct tree rebuilt. */
+static MPI_Offset cache_held(const ferry__coll_state_t *s, int nprocs)
+{
+    MPI_Offset distinct, all;
+    said_bytes(s, nprocs, &distinct, &all);
+    return (MPI_Offset)nprocs * (MPI_Offset)sizeof(ferry__view_t) + REBUILD_FACTOR * distinct;
+}
+
+/* What building it costs at its peak: the held cache and every blob. */
+static MPI_Offset cache_peak(const ferry__coll_state_t *s, int nprocs)
+{
+    MPI_Offset distinct, all;
+    said_bytes(s, nprocs, &distinct, &all);
+    return cache_held(s, nprocs) + all;
+}
+
 /* Collective: every rank's blob into every rank's cache (cache_ok: here).
  * 0, or the class of a failed host collective. */
 static int share_blobs(ferry_File fh, MPI_Comm comm, const void *blob, size_t len)
@@ -262,6 +310,7 @@ static int share_blobs(ferry_File fh, MPI_Comm comm, const void *blob, size_t le
     if (cls == 0 && all_ok) {
         s->cache_ok = rebuild_all(fh, s, blobs, lens, offs) == 0;
         if (s->cache_ok) find_coverage(s, fh->nprocs);
+        if (s->cache_ok) s->cache_bytes = cache_held(s, fh->nprocs);
     }
     if (!s->cache_ok) release_views(s, fh->nprocs);
     ferry__free(blobs);
@@ -279,24 +328,13 @@ static int exchange_said(ferry_File fh, MPI_Comm comm, const struct ferry__coll_
     FERRY_TRY(
         ferry__error_host(ferry__progress_allgather(mine, SAY_WORDS, MPI_OFFSET, s->said, SAY_WORDS, MPI_OFFSET, comm),
                           "collective", fh->filename, "MPI_Allgather"));
-    *any = (struct ferry__coll_said){0, 0, 0, 0};
+    *any = (struct ferry__coll_said){0};
     for (int r = 0; r < fh->nprocs; r++) {
         any->blob_len |= s->said[r].blob_len < 0;
         any->changed |= s->said[r].changed;
         any->hints |= s->said[r].hints;
     }
     return 0;
-}
-
-/* The node map, once per file, from the host hashes every rank said. */
-static void learn_nodes(ferry_File fh)
-{
-    ferry__coll_state_t *s = fh->coll;
-    host_of_t *pairs = s->hosts;
-    for (int r = 0; r < fh->nprocs; r++) pairs[r] = (host_of_t){s->said[r].host, r};
-    map_nodes(s, pairs, fh->nprocs);
-    ferry__free(s->hosts); /* needed once */
-    s->hosts = NULL;
 }
 
 int ferry__coll_state_update(ferry_File fh, MPI_Comm comm, int hints_changed)
@@ -306,8 +344,10 @@ int ferry__coll_state_update(ferry_File fh, MPI_Comm comm, int hints_changed)
     size_t len = 0;
     int local = serialize_view(&fh->view, &blob, &len) == 0 && len <= (1u << 30);
     int changed = !s->cache_ok || !s->my_blob || len != s->my_blob_len || memcmp(blob, s->my_blob, len) != 0;
-    struct ferry__coll_said mine = {local ? (MPI_Offset)len : -1, changed, host_hash(),
-                                    hints_changed || !s->hints_known},
+    const size_t header = VIEW_HEADER_WORDS * sizeof(int64_t);
+    struct ferry__coll_said mine = {local ? (MPI_Offset)len : -1, changed, s->nodes_known ? 0 : node_leader(fh, comm),
+                                    hints_changed || !s->hints_known,
+                                    local && len > header ? hash_bytes((char *)blob + header, len - header) : 0},
                             any;
     int cls = exchange_said(fh, comm, &mine, &any);
     if (cls) {
@@ -317,18 +357,25 @@ int ferry__coll_state_update(ferry_File fh, MPI_Comm comm, int hints_changed)
     }
     if (any.hints) cls = agree_hints(fh, comm);
     s->hints_known = cls == 0;
-    if (any.blob_len || cls) release_views(s, fh->nprocs);
+    int too_large = cls == 0 && !any.blob_len && cache_peak(s, fh->nprocs) > s->hints.view_cache_limit;
+    if (any.blob_len || cls || too_large) release_views(s, fh->nprocs);
     else if (any.changed) {
         release_views(s, fh->nprocs);
         cls = share_blobs(fh, comm, blob, len);
     }
-    if (!s->nodes_known) learn_nodes(fh);
+    s->cache_too_large = too_large;
+    if (!s->nodes_known) map_nodes(s, fh->nprocs);
     ferry__free(s->my_blob);
     s->my_blob = local ? blob : NULL;
     s->my_blob_len = local ? len : 0;
     if (!local) ferry__free(blob);
     if (cls == 0) s->epoch = fh->config_epoch; /* else the next collective call tries again */
     return cls;
+}
+
+long long ferry__coll_cache_bytes(ferry_File fh)
+{
+    return fh->coll ? (long long)fh->coll->cache_bytes : 0;
 }
 
 int ferry__coll_config_changed(ferry_File fh, int hints_changed)

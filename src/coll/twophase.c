@@ -623,6 +623,7 @@ static int anyone_failed(exchange_t *x)
     int mine = x->failed != 0, any = 1;
     int rc = ferry__progress_allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, x->ctx->comm);
     x->ctx->stats->coll_meta_bytes += (long long)sizeof mine;
+    x->ctx->stats->coll_meta_recv_bytes += (long long)sizeof any;
     if (rc != MPI_SUCCESS && !x->failed)
         x->failed = ferry__error_host(rc, "collective", x->fh->filename, "MPI_Allreduce");
     return any || rc != MPI_SUCCESS;

@@ -62,6 +62,7 @@ typedef struct ferry__hints {
     MPI_Offset striping_unit;      /* stripe layout for stripe_group; 0: the file system's */
     MPI_Offset striping_factor;
     MPI_Offset cb_group_size;      /* storage targets per aggregator in stripe_group */
+    MPI_Offset view_cache_limit;   /* bytes a rank may spend on coll/'s view cache */
     char rejected[FERRY_HINTS_REJECTED_MAX];
 } ferry__hints_t;
 

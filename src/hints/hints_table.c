@@ -85,6 +85,10 @@ static const hint_spec_t hint_table[] = {
      "storage targets stripe_group assumes (0: the file system's layout)"},
     {"ferry_cb_group_size", HINT_COUNT, FIELD(cb_group_size), 1, 1, 1 << 16, NULL, "coll",
      "stripe_group: storage targets per aggregator (1: one-to-one, 2: one-to-two)"},
+    {"ferry_view_cache_limit", HINT_SIZE, FIELD(view_cache_limit), 64 << 20, 0, (MPI_Offset)1 << 40, NULL, "coll",
+     "bytes each rank may spend caching every rank's view for two-phase calls (estimated at the first collective "
+     "call after set_view: the views' serialized trees, and about ten times the distinct ones rebuilt as host "
+     "datatypes); views that would need more are not cached and collective calls go independent (docs/coll.md)"},
 };
 #undef FIELD
 enum { TABLE_LENGTH = sizeof hint_table / sizeof hint_table[0] };
@@ -330,10 +334,10 @@ void ferry__hints_apply_system(ferry__hints_t *hints)
 
 uint64_t ferry__hints_collective_fingerprint(const ferry__hints_t *hints)
 {
-    const MPI_Offset fields[] = {hints->cb_buffer_size, hints->cb_nodes,        hints->cb_per_node,
-                                 hints->cb_strategy,    hints->cb_write,        hints->cb_read,
-                                 hints->cb_block_size,  hints->cb_largeblock,   hints->striping_unit,
-                                 hints->striping_factor, hints->cb_group_size};
+    const MPI_Offset fields[] = {hints->cb_buffer_size,  hints->cb_nodes,      hints->cb_per_node,
+                                 hints->cb_strategy,     hints->cb_write,      hints->cb_read,
+                                 hints->cb_block_size,   hints->cb_largeblock, hints->striping_unit,
+                                 hints->striping_factor, hints->cb_group_size, hints->view_cache_limit};
     uint64_t h = 1469598103934665603ull; /* FNV-1a over the values */
     const unsigned char *p = (const unsigned char *)fields;
     for (size_t i = 0; i < sizeof fields; i++) h = (h ^ p[i]) * 1099511628211ull;

@@ -26,10 +26,15 @@ static const struct {
     size_t offset;
 } counter_table[] = {
 #define COUNTER(name) {#name, offsetof(ferry__stats_t, name)}
-    COUNTER(read_calls),     COUNTER(read_bytes),        COUNTER(write_calls),    COUNTER(write_bytes),
-    COUNTER(fs_read_calls),  COUNTER(fs_read_bytes),     COUNTER(fs_write_calls), COUNTER(fs_write_bytes),
-    COUNTER(sieve_extra_bytes), COUNTER(prefetch_bytes), COUNTER(writeback_bytes), COUNTER(coll_calls),
-    COUNTER(coll_early_bytes), COUNTER(coll_meta_bytes), COUNTER(coll_aggregator_calls), COUNTER(coll_targets),
+    COUNTER(read_calls),           COUNTER(read_bytes),
+    COUNTER(write_calls),          COUNTER(write_bytes),
+    COUNTER(fs_read_calls),        COUNTER(fs_read_bytes),
+    COUNTER(fs_write_calls),       COUNTER(fs_write_bytes),
+    COUNTER(sieve_extra_bytes),    COUNTER(prefetch_bytes),
+    COUNTER(writeback_bytes),      COUNTER(coll_calls),
+    COUNTER(coll_early_bytes),     COUNTER(coll_meta_bytes),
+    COUNTER(coll_meta_recv_bytes), COUNTER(coll_aggregator_calls),
+    COUNTER(coll_targets),         COUNTER(coll_view_cache_bytes),
 #undef COUNTER
 };
 enum { SUM_COUNTERS = sizeof counter_table / sizeof counter_table[0] };

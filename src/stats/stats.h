@@ -30,6 +30,10 @@ typedef struct ferry__stats {
     long long coll_meta_bytes;   /* bytes this rank sent in them besides data: call inputs, the two-phase
                                   * set-up agreement, the final agreement (the view cache is exchanged
                                   * at set_view) */
+    long long coll_meta_recv_bytes;  /* bytes this rank received in them besides data: every rank's call inputs
+                                      * (the O(P) term), the two-phase set-up and final agreements */
+    long long coll_view_cache_bytes; /* estimated memory of the views this rank holds cached for them: a level
+                                      * reported by get_info and FERRY_STATS, not a count */
     long long coll_aggregator_calls; /* two-phase calls in which this rank was an aggregator */
     long long coll_targets;      /* distinct storage targets (stripe index mod stripe count) its windows
                                   * touched, summed over those calls: divided by coll_aggregator_calls,

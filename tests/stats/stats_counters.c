@@ -34,6 +34,12 @@ int main(int argc, char **argv)
     FT_EQ(ft_info_number(fh, "ferry_stats_fs_write_bytes"), N + N / 2);
     FT_EQ(ft_info_number(fh, "ferry_stats_fs_read_bytes"), N);
     FT_EQ(ft_info_number(fh, "ferry_stats_sieve_extra_bytes"), 0);
+    /* Issue 20: what the collective call received besides data: every rank's 48-byte inputs (the O(P)
+     * term), the 16-byte agreement and, for two-phase, the 4-byte set-up check. */
+    long long received = ft_info_number(fh, "ferry_stats_coll_meta_recv_bytes");
+    FT_CHECK(received == 48LL * ft_size + 16 || received == 48LL * ft_size + 20);
+    /* The default view's cache: every rank's view held, one tree. */
+    FT_CHECK(ft_info_number(fh, "ferry_stats_coll_view_cache_bytes") > 0);
     FT_OK(ferry_File_close(&fh));
     if (ft_rank == 0) {
         FILE *f = fopen(json, "r");
