@@ -245,6 +245,7 @@ int ferry__sharedfp_create(ferry__sharedfp_plan_t *plan, MPI_Comm comm, MPI_Offs
     int cls = 0;
     if (largest != smallest || largest == PROPOSE_OWN_WINDOW) {
         drop_proposal(plan); /* a full pool, or ranks that disagree: every rank sees the same range */
+        f->slot = 0;
         cls = ferry__sharedfp_window_create(comm, 1, &f->win);
     } else {
         if (largest == PROPOSE_NEW_POOL) cls = make_pool(plan);

@@ -8,11 +8,10 @@
 
 #include "sharedfp/sharedfp.h"
 
-enum {
-    POINTER_RANK = 0, /* the rank whose window memory holds the pointers */
-    SHAREDFP_POOL_SLOTS =
-        64, /* pointers per pool: files open at once on one communicator without a window of their own */
-};
+/* POINTER_RANK: the rank whose window memory holds the pointers.
+ * SHAREDFP_POOL_SLOTS: pointers per pool, that is files open at once on one
+ * communicator without a window of their own (64 slots are 512 bytes). */
+enum { POINTER_RANK = 0, SHAREDFP_POOL_SLOTS = 64 };
 
 struct ferry__sharedfp {
     MPI_Win win;                       /* the pool's, the file's own, or MPI_WIN_NULL (no one-sided support) */
