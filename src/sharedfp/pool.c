@@ -11,7 +11,7 @@
  * back at close before close's agreement, which no rank leaves before every
  * rank has stopped accessing it: the next open writes it only after that.
  * `files` counts a pool's reservations; its MPI objects are freed when that
- * is 0 and the user's communicator is gone (the attribute's delete
+ * is 0 and its home communicator is gone (the attribute's delete
  * callback, or the last close after it), or at MPI_Finalize. The registry
  * (`pools`, under `lock`) maps the attribute's value, an id never reused,
  * to the pool, so an attribute deleted after finalize freed its pool (the
@@ -33,7 +33,7 @@ enum { PROPOSE_NEW_POOL = -1, PROPOSE_OWN_WINDOW = -2, PROPOSE_NO_WINDOW = -3 };
 enum { SLOT_WORDS = SHAREDFP_POOL_SLOTS / 64 };
 
 typedef struct ferry__sharedfp_pool {
-    int64_t id;                /* the attribute's value on the user's communicator */
+    int64_t id;                /* the attribute's value on its home communicator */
     MPI_Comm comm;             /* private duplicate of the user's communicator: the window's */
     MPI_Win win;               /* SHAREDFP_POOL_SLOTS pointers; MPI_WIN_NULL when the host cannot */
     uint64_t used[SLOT_WORDS]; /* bit s % 64 of word s / 64: slot s is reserved */
@@ -149,14 +149,26 @@ static int64_t reserve_locked(pool_t *p)
     return PROPOSE_OWN_WINDOW; /* full: no reservation */
 }
 
-/* Under lock: the proposal for user_comm; plan->pool set when it holds a
+/* The communicator a pool for files of user_comm hangs on: MPI_COMM_WORLD
+ * for every communicator with its ranks in its order (a library such as
+ * HDF5 opens each file on a fresh duplicate, which would otherwise make a
+ * pool per file), else user_comm itself. Local: MPI_Comm_compare compares
+ * groups, so every rank decides alike. */
+static MPI_Comm pool_home(MPI_Comm user_comm)
+{
+    int same = MPI_UNEQUAL;
+    if (MPI_Comm_compare(user_comm, MPI_COMM_WORLD, &same) != MPI_SUCCESS) same = MPI_UNEQUAL;
+    return same == MPI_IDENT || same == MPI_CONGRUENT ? MPI_COMM_WORLD : user_comm;
+}
+
+/* Under lock: the proposal for plan->home; plan->pool set when it holds a
  * reservation or is a new pool to make. */
-static int64_t propose_locked(MPI_Comm user_comm, ferry__sharedfp_plan_t *plan)
+static int64_t propose_locked(ferry__sharedfp_plan_t *plan)
 {
     if (!have_keyval()) return PROPOSE_OWN_WINDOW;
     void *value = NULL;
     int found = 0;
-    if (MPI_Comm_get_attr(user_comm, keyval, &value, &found) != MPI_SUCCESS) return PROPOSE_OWN_WINDOW;
+    if (MPI_Comm_get_attr(plan->home, keyval, &value, &found) != MPI_SUCCESS) return PROPOSE_OWN_WINDOW;
     if (found) {
         pool_t *p = find((int64_t)(intptr_t)value);
         int64_t proposal = p ? reserve_locked(p) : PROPOSE_OWN_WINDOW;
@@ -174,13 +186,14 @@ int ferry__sharedfp_propose(MPI_Comm user_comm, const char *filename, ferry__sha
 {
     memset(plan, 0, sizeof *plan);
     plan->user_comm = user_comm;
+    plan->home = pool_home(user_comm);
     plan->proposal = PROPOSE_OWN_WINDOW;
     plan->made = ferry__calloc(1, sizeof *plan->made);
     if (!plan->made) return ferry__error_set(MPI_ERR_NO_MEM, "ferry: open '%s': out of memory", filename);
     plan->made->win = MPI_WIN_NULL;
     plan->made->slot = -1;
     pthread_mutex_lock(&lock);
-    plan->proposal = propose_locked(user_comm, plan);
+    plan->proposal = propose_locked(plan);
     pthread_mutex_unlock(&lock);
     plan->range[0] = plan->proposal;
     plan->range[1] = ~plan->proposal;
@@ -191,7 +204,7 @@ int ferry__sharedfp_propose(MPI_Comm user_comm, const char *filename, ferry__sha
 static void drop_proposal(ferry__sharedfp_plan_t *plan)
 {
     if (plan->proposal == PROPOSE_NEW_POOL) ferry__free(plan->pool);
-    else if (plan->pool) release(plan->pool, plan->proposal); /* not the last: the user's communicator lives */
+    else if (plan->pool) release(plan->pool, plan->proposal); /* not the last: the home communicator lives */
     plan->pool = NULL;
     plan->proposal = PROPOSE_OWN_WINDOW;
 }
@@ -204,7 +217,9 @@ void ferry__sharedfp_withdraw(ferry__sharedfp_plan_t *plan)
 }
 
 /* Collective: makes the pool every rank proposed to make, registers it,
- * caches it on the user's communicator and reserves its first slot. */
+ * caches it on its home communicator and reserves its first slot. The
+ * window's communicator duplicates the user's (never MPI_COMM_WORLD, on
+ * which another thread of the user may be in a collective). */
 static int make_pool(ferry__sharedfp_plan_t *plan)
 {
     pool_t *p = plan->pool;
@@ -220,7 +235,7 @@ static int make_pool(ferry__sharedfp_plan_t *plan)
     *tail = p;
     plan->proposal = reserve_locked(p);
     pthread_mutex_unlock(&lock);
-    MPI_Comm_set_attr(plan->user_comm, keyval, (void *)(intptr_t)p->id);
+    MPI_Comm_set_attr(plan->home, keyval, (void *)(intptr_t)p->id);
     return cls;
 }
 

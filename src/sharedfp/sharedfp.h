@@ -8,7 +8,8 @@
  * pointers of the files opened on one communicator share a pool (pool.c):
  * one window on a private duplicate of that communicator, holding
  * SHAREDFP_POOL_SLOTS pointers on rank 0, made at the first open on the
- * communicator and cached on it as an attribute. Each later open claims a
+ * communicator and cached on it as an attribute (on MPI_COMM_WORLD for every
+ * communicator with the same ranks in the same order). Each later open claims a
  * free slot; the slot every rank proposes rides in open's first agreement,
  * and only a unanimous proposal is used: a full pool or ranks that disagree
  * give the file a window of its own, as before pools. Close gives the slot
@@ -45,6 +46,7 @@ typedef struct ferry__sharedfp_plan {
     int64_t range[2];                  /* in: {proposal, ~proposal}; out of the agreement: {largest, ~smallest} */
     int64_t proposal;                  /* this rank's: a slot, or how to do without one (pool.c) */
     MPI_Comm user_comm;                /* borrowed: the communicator passed to open */
+    MPI_Comm home;                     /* borrowed: the one whose attribute holds the pool (pool.c) */
     struct ferry__sharedfp_pool *pool; /* the communicator's pool, or the one to make; NULL: none */
     ferry__sharedfp_t *made;           /* allocated here, handed out by create */
 } ferry__sharedfp_plan_t;

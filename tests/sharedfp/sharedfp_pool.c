@@ -8,7 +8,8 @@
  * on two communicators at once (MPI_COMM_WORLD and a split, and
  * MPI_COMM_SELF), and files on duplicates the user frees while a file is
  * still open (the pool outlives the communicator until the last close) or
- * after closing (the pool goes with the communicator).
+ * after closing (the pool goes with the communicator), of MPI_COMM_WORLD
+ * (whose pool they share) and of a reordered communicator (a pool each).
  */
 #include <stdio.h>
 #include <string.h>
@@ -134,12 +135,16 @@ static void two_communicators(void)
     MPI_Comm_free(&half);
 }
 
-/* Duplicates freed with files open (the pool lives on) and after closing. */
+/* Duplicates freed with files open (the pool lives on) and after closing.
+ * A communicator with world's ranks in world's order shares world's pool;
+ * the reversed order (MPI_SIMILAR) makes each duplicate a pool of its own. */
 static void freed_communicators(void)
 {
-    for (int round = 0; round < 6; round++) {
+    MPI_Comm reversed;
+    MPI_Comm_split(MPI_COMM_WORLD, 0, ft_size - ft_rank, &reversed);
+    for (int round = 0; round < 8; round++) {
         MPI_Comm dup;
-        MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+        MPI_Comm_dup(round < 6 ? reversed : MPI_COMM_WORLD, &dup);
         ferry_File a = open_file(dup, "dup_a", MPI_MODE_DELETE_ON_CLOSE);
         ferry_File b = open_file(dup, "dup_b", MPI_MODE_DELETE_ON_CLOSE);
         write_some(a, MPI_COMM_WORLD, 4);
@@ -156,6 +161,7 @@ static void freed_communicators(void)
             MPI_Comm_free(&dup);
         }
     }
+    MPI_Comm_free(&reversed);
 }
 
 int main(int argc, char **argv)
