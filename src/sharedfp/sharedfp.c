@@ -67,8 +67,8 @@ static int fetch_and_op(ferry_File fh, MPI_Offset operand, MPI_Offset *old, MPI_
     const ferry__sharedfp_t *f = fh->sharedfp;
     if (!f || f->win == MPI_WIN_NULL)
         return ferry__error_set(MPI_ERR_UNSUPPORTED_OPERATION,
-                                "ferry: %s '%s': the host MPI could not create a one-sided window on this file's "
-                                "communicator at open (MPI_Win_allocate failed), which shared file pointers need",
+                                "ferry: %s '%s': the host MPI could not create a one-sided window for this file's "
+                                "communicator (MPI_Win_allocate failed at open), which shared file pointers need",
                                 what, fh->filename);
     if (MPI_Fetch_and_op(&operand, old, MPI_OFFSET, POINTER_RANK, f->slot, op, f->win) != MPI_SUCCESS ||
         MPI_Win_flush(POINTER_RANK, f->win) != MPI_SUCCESS)
