@@ -27,6 +27,7 @@ static const struct {
     {"hints", ferry_bench_hints, NULL, &bench_hints_spec},
     {"mar", ferry_bench_mar, NULL, &bench_mar_spec},
     {"noncontig", ferry_bench_noncontig, NULL, &bench_noncontig_spec},
+    {"open", ferry_bench_open, NULL, &bench_open_spec},
     {"overlap", ferry_bench_overlap, NULL, &bench_overlap_spec},
     {"partition", ferry_bench_partition, NULL, &bench_partition_spec},
     {"tune", ferry_bench_tune, NULL, &bench_tune_spec},

@@ -40,7 +40,7 @@ struct ferry_file {
     ferry__fs_file_t *fs; /* open file on this rank */
     int readable;         /* the open file can be read back, even when opened MPI_MODE_WRONLY (data sieving) */
     ferry__fs_layout_t layout; /* of the file system under the file, read at open */
-    MPI_Win sharedfp;          /* the shared file pointer's window (sharedfp/sharedfp.h creates and frees it) */
+    struct ferry__sharedfp *sharedfp; /* the shared file pointer: a pool slot or a window (sharedfp/ creates, frees) */
     /* mpiio/: set by the collective calls that change them (set_info, set_view, set_atomicity, the
      * data-access calls that move the individual pointer). */
     ferry__hints_t hints;

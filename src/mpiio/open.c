@@ -76,11 +76,15 @@ static int open_here(const char *filename, int amode, int creating, ferry__fs_fi
  * file (when its amode says so). Every rank takes part whatever its amode,
  * and learns rank 0's outcome and whether all ranks passed the same amode:
  * one that differs (the CREATE bit included, which decides who creates)
- * fails the open on every rank with MPI_ERR_AMODE. */
-static int agree_amode(MPI_Comm comm, int local_cls, int amode, const char *filename)
+ * fails the open on every rank with MPI_ERR_AMODE. The shared pointer's
+ * proposals ride along (plan->range: every rank learns their extremes). */
+static int agree_amode(MPI_Comm comm, int local_cls, int amode, const char *filename, ferry__sharedfp_plan_t *plan)
 {
-    int64_t range[2] = {amode, ~(int64_t)amode}; /* the largest amode, and the smallest one's complement */
-    int cls = ferry__error_agree_max(comm, local_cls, "open", range, 2);
+    /* The largest amode and the smallest one's complement, then the same of the proposals. */
+    int64_t range[4] = {amode, ~(int64_t)amode, plan->range[0], plan->range[1]};
+    int cls = ferry__error_agree_max(comm, local_cls, "open", range, 4);
+    plan->range[0] = range[2];
+    plan->range[1] = range[3];
     if (cls != 0 || range[0] == ~range[1]) return cls;
     return ferry__error_set(MPI_ERR_AMODE,
                             "ferry: open '%s': amode differs between ranks (values from 0x%llx to 0x%llx; this "
@@ -95,7 +99,8 @@ typedef struct opening {
     int readable;
     int created; /* rank 0 made the file: a failed open removes it again */
     int develop;
-    MPI_Win shared;
+    ferry__sharedfp_plan_t plan; /* proposed on every rank before the first agreement */
+    ferry__sharedfp_t *shared;   /* made from the plan after it */
 } opening_t;
 
 /* Rank 0's open with MPI_MODE_CREATE: exclusive first, so that it knows
@@ -113,6 +118,7 @@ static int create_here(const char *filename, int amode, opening_t *o)
  * file rank 0 created (all or nothing) is gone before any rank returns. */
 static void undo_open(MPI_Comm comm, const char *filename, opening_t *o)
 {
+    ferry__sharedfp_withdraw(&o->plan); /* a no-op once the pointer is made */
     ferry__sharedfp_free(comm, &o->shared);
     if (o->fs != NULL) ferry__fs_close(o->fs);
     o->fs = NULL;
@@ -121,17 +127,18 @@ static void undo_open(MPI_Comm comm, const char *filename, opening_t *o)
 }
 
 /* Collective over comm (a private duplicate): opens the file on every rank
- * or on none. Rank 0 alone creates it. The shared file pointer's window is
- * made on every rank before the last agreement, which publishes its initial
- * value (end of file for APPEND). */
+ * or on none. Rank 0 alone creates it. The shared file pointer (a slot of
+ * the communicator's pool, or a window) is made on every rank before the
+ * last agreement, which publishes its initial value (end of file for
+ * APPEND). */
 static int open_everywhere(MPI_Comm comm, int local_cls, const char *filename, int amode, ferry_File file,
                            opening_t *o)
 {
     int rank;
     MPI_Comm_rank(comm, &rank);
     if (rank == 0 && local_cls == 0 && (amode & MPI_MODE_CREATE)) local_cls = create_here(filename, amode, o);
-    local_cls = agree_amode(comm, local_cls, amode, filename);
-    if (local_cls != 0) { /* agreed: every rank stops here, before the costly window */
+    local_cls = agree_amode(comm, local_cls, amode, filename, &o->plan);
+    if (local_cls != 0) { /* agreed: every rank stops here, before the pointer is made */
         undo_open(comm, filename, o);
         return local_cls;
     }
@@ -141,7 +148,7 @@ static int open_everywhere(MPI_Comm comm, int local_cls, const char *filename, i
     MPI_Offset end = 0;
     if (local_cls == 0 && (amode & MPI_MODE_APPEND)) local_cls = ferry__fs_size(o->fs, &end);
     if (local_cls == 0) file->position = end;
-    int shared_cls = ferry__sharedfp_create(comm, end, &o->shared);
+    int shared_cls = ferry__sharedfp_create(&o->plan, comm, end, &o->shared);
     if (local_cls == 0) local_cls = shared_cls;
     int cls = ferry__error_agree_flag(comm, local_cls, "open", &o->develop);
     if (cls != 0) undo_open(comm, filename, o);
@@ -231,7 +238,8 @@ int ferry_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info inf
         return ferry__error_return(FERRY_FILE_NULL,
                                    ferry__error_set(MPI_ERR_COMM, "ferry: open: cannot duplicate the communicator"));
     cls = check_open_args(filename, amode, fh);
-    opening_t o = {.fs = NULL, .develop = ferry__develop_from_environment(), .shared = MPI_WIN_NULL};
+    opening_t o = {.fs = NULL, .develop = ferry__develop_from_environment(), .shared = NULL};
+    if (cls == 0) cls = ferry__sharedfp_propose(comm, filename, &o.plan);
     if (o.develop) cls = check_same_everywhere(dup, cls, filename, amode);
     ferry_File file = NULL;
     if (cls == 0 && !(file = ferry__handle_create()))
@@ -252,7 +260,7 @@ int ferry_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info inf
     }
     file->fs = o.fs;
     file->sharedfp = o.shared;
-    file->sharedfp_used = o.shared != MPI_WIN_NULL && (amode & MPI_MODE_APPEND); /* it starts at end of file */
+    file->sharedfp_used = ferry__sharedfp_has_window(file) && (amode & MPI_MODE_APPEND); /* it starts at end of file */
     file->develop = o.develop;
     file->readable = o.readable;
     ferry__handle_register(file);

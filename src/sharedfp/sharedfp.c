@@ -4,9 +4,7 @@
 #include "base/checked.h"
 #include "error/error.h"
 #include "progress/progress.h"
-#include "sharedfp/sharedfp.h"
-
-enum { POINTER_RANK = 0 }; /* the rank whose window holds the pointer */
+#include "sharedfp/sharedfp_int.h"
 
 static int rma_failed(ferry_File fh, const char *what)
 {
@@ -27,33 +25,29 @@ static int allocate(MPI_Comm comm, MPI_Aint size, MPI_Offset **base, MPI_Win *wi
     return rc;
 }
 
-int ferry__sharedfp_create(MPI_Comm comm, MPI_Offset initial, MPI_Win *win)
+int ferry__sharedfp_window_create(MPI_Comm comm, int slots, MPI_Win *win)
 {
     int rank;
     MPI_Comm_rank(comm, &rank);
     MPI_Offset *base = NULL;
-    MPI_Aint size = rank == POINTER_RANK ? (MPI_Aint)sizeof(MPI_Offset) : 0;
+    MPI_Aint size = rank == POINTER_RANK ? (MPI_Aint)slots * (MPI_Aint)sizeof(MPI_Offset) : 0;
     *win = MPI_WIN_NULL;
     if (allocate(comm, size, &base, win) != MPI_SUCCESS) {
         /* No one-sided support here (Open MPI 4.1's osc/pt2pt refuses
          * MPI_THREAD_MULTIPLE, as between nodes without RDMA): the file
-         * opens, its shared-pointer calls fail (no_window). */
+         * opens, its shared-pointer calls fail (fetch_and_op). */
         *win = MPI_WIN_NULL;
         return 0;
     }
     MPI_Win_set_errhandler(*win, MPI_ERRORS_RETURN);
     /* The epoch lasts as long as the window: accesses need only a flush. */
-    int rc = MPI_Win_lock_all(MPI_MODE_NOCHECK, *win);
-    if (rc == MPI_SUCCESS && rank == POINTER_RANK) {
-        rc = MPI_Accumulate(&initial, 1, MPI_OFFSET, POINTER_RANK, 0, 1, MPI_OFFSET, MPI_REPLACE, *win);
-        if (rc == MPI_SUCCESS) rc = MPI_Win_flush(POINTER_RANK, *win);
-    }
-    if (rc != MPI_SUCCESS)
-        return ferry__error_set(MPI_ERR_INTERN, "ferry: open: cannot initialize the shared file pointer");
-    return 0;
+    if (MPI_Win_lock_all(MPI_MODE_NOCHECK, *win) == MPI_SUCCESS) return 0;
+    MPI_Win_free(win);
+    *win = MPI_WIN_NULL;
+    return ferry__error_set(MPI_ERR_INTERN, "ferry: open: cannot initialize the shared file pointer");
 }
 
-void ferry__sharedfp_free(MPI_Comm comm, MPI_Win *win)
+void ferry__sharedfp_window_free(MPI_Comm comm, MPI_Win *win)
 {
     if (*win == MPI_WIN_NULL) return;
     MPI_Win_unlock_all(*win);
@@ -62,23 +56,29 @@ void ferry__sharedfp_free(MPI_Comm comm, MPI_Win *win)
     *win = MPI_WIN_NULL;
 }
 
+int ferry__sharedfp_has_window(ferry_File fh)
+{
+    return fh->sharedfp && fh->sharedfp->win != MPI_WIN_NULL;
+}
+
 /* One atomic read-modify-write of the pointer, completed before returning. */
 static int fetch_and_op(ferry_File fh, MPI_Offset operand, MPI_Offset *old, MPI_Op op, const char *what)
 {
-    if (fh->sharedfp == MPI_WIN_NULL)
+    const ferry__sharedfp_t *f = fh->sharedfp;
+    if (!f || f->win == MPI_WIN_NULL)
         return ferry__error_set(MPI_ERR_UNSUPPORTED_OPERATION,
-                                "ferry: %s '%s': the host MPI could not create a one-sided window on this file's "
-                                "communicator at open (MPI_Win_allocate failed), which shared file pointers need",
+                                "ferry: %s '%s': the host MPI could not create a one-sided window for this file's "
+                                "communicator (MPI_Win_allocate failed at open), which shared file pointers need",
                                 what, fh->filename);
-    if (MPI_Fetch_and_op(&operand, old, MPI_OFFSET, POINTER_RANK, 0, op, fh->sharedfp) != MPI_SUCCESS ||
-        MPI_Win_flush(POINTER_RANK, fh->sharedfp) != MPI_SUCCESS)
+    if (MPI_Fetch_and_op(&operand, old, MPI_OFFSET, POINTER_RANK, f->slot, op, f->win) != MPI_SUCCESS ||
+        MPI_Win_flush(POINTER_RANK, f->win) != MPI_SUCCESS)
         return rma_failed(fh, what);
     return 0;
 }
 
 int ferry__sharedfp_claim(ferry_File fh, MPI_Offset etypes, MPI_Offset *start, const char *what)
 {
-    if (etypes != 0 && fh->sharedfp != MPI_WIN_NULL) fh->sharedfp_used = 1;
+    if (etypes != 0 && ferry__sharedfp_has_window(fh)) fh->sharedfp_used = 1;
     FERRY_TRY(fetch_and_op(fh, etypes, start, MPI_SUM, what));
     MPI_Offset end, undone;
     if (!ferry__offset_add(*start, etypes, &end)) return 0;
@@ -98,7 +98,7 @@ int ferry__sharedfp_get(ferry_File fh, MPI_Offset *position)
 int ferry__sharedfp_store(ferry_File fh, MPI_Offset position)
 {
     MPI_Offset old;
-    if (fh->sharedfp != MPI_WIN_NULL) fh->sharedfp_used = 1;
+    if (ferry__sharedfp_has_window(fh)) fh->sharedfp_used = 1;
     return fetch_and_op(fh, position, &old, MPI_REPLACE, "shared file pointer");
 }
 

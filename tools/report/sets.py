@@ -28,6 +28,8 @@ SECTIONS = [
     ("discontig", "Random blocks with guided prefetching (discontig, seed 000)", ""),
     ("mar", "Multiple access ranges (mar, seed 000)", "Interleaved sub-ranges in one read: guided prefetch vs none, on disk."),
     ("partition", "File partitioning (partition, seed 000)", "Small random records per rank, with and without MPI_MODE_UNIQUE_OPEN."),
+    ("open", "Open and close (open, issue 20)", "open+close of one file repeated, alone and with one write_shared: "
+     "median ms per cycle, lower is better."),
     ("ylib", "Y-Lib stripe-aware aggregation (ylib, seed 002)", "Strided write_all on a striped layout given by hints."),
     ("types", "Datatype engine (types)", "Pack and unpack against the host's MPI_Pack."),
     ("overlap", "Background I/O (overlap)", "Nonblocking writes hidden behind computation."),
@@ -77,6 +79,8 @@ def _set(sizes, reps, rank_counts, volumes, btio_class, btio_scale_class):
         run("mar", "mar-disk", "mar", disk + ["--total", sizes["mar"], "--reps", reps]),
         run("partition", "partition-shm", "partition", shm + ["--bytes", sizes["partition"], "--reps", reps]),
         run("partition", "partition-disk", "partition", disk + ["--bytes", sizes["partition"], "--reps", reps]),
+        run("open", "open-shm", "open", shm + ["--cycles", sizes["open"], "--reps", reps]),
+        run("open", "open-disk", "open", disk + ["--cycles", sizes["open"], "--reps", reps]),
         run("ylib", "ylib-shm", "ylib", shm + ["--bytes", sizes["ylib"], "--reps", reps]),
         run("types", "types", "types", ["--bytes", sizes["types"], "--reps", reps], ranks=1, hosts=PER_MPI),
         run("overlap", "overlap-disk", "overlap", disk + ["--size", sizes["overlap"], "--reps", reps],
@@ -92,13 +96,13 @@ def _set(sizes, reps, rank_counts, volumes, btio_class, btio_scale_class):
 
 QUICK_SIZES = {"contig": "64m", "nc": "256k", "nc_scale": "256k", "budget": "0.5", "discontig": "16m",
                "mar": "32m", "partition": "8m", "ylib": "4m", "types": "64k", "overlap": "16m", "ckpt_n": "256", "disk": "/var/tmp",
-               "container": "16m"}
+               "container": "16m", "open": "20"}
 FULL_SIZES = {"contig": "1g", "nc": "4m", "nc_scale": "4m", "budget": "2", "discontig": "64m", "mar": "256m",
               "partition": "16m", "ylib": "64m", "types": "256k", "overlap": "64m", "ckpt_n": "512", "disk": "/var/tmp",
-              "container": "64m"}
+              "container": "64m", "open": "40"}
 SMOKE_SIZES = {"contig": "1m", "nc": "16k", "nc_scale": "16k", "budget": "0.2", "discontig": "256k",
                "mar": "1m", "partition": "64k", "ylib": "256k", "types": "16k", "overlap": "1m", "ckpt_n": "64", "disk": "/var/tmp",
-               "container": "256k"}
+               "container": "256k", "open": "2"}
 
 
 def runs_of(name):
