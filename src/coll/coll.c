@@ -1,11 +1,17 @@
 /*
  * Collective transfers: the call's inputs, the strategy, the agreement.
  *
- * Every rank brings its error class, stream start and length, file range
- * and whether its view cache is usable to one allgather (6 words per rank:
- * the only metadata a call exchanges besides the final agreement and, for
- * two-phase calls, one allreduce before the first message). A class set on any
- * rank ends the call there with the agreed error. Otherwise the strategy
+ * Every rank's error class, stream start and length, file range and
+ * whether its view cache is usable make the call's inputs (ranks[]).
+ * Regular calls (issue 20), where every rank accesses the same window of
+ * its view's stream (same start and length: the checkpoint pattern, any
+ * views) and every rank holds every view, learn that from one allreduce of
+ * six words (O(log P) messages, no per-rank array travels) and compute
+ * every rank's file range from the cached views. Other calls then
+ * allgather the six words per rank, as before. Besides these, a call
+ * exchanges only the final agreement and, for two-phase calls, one
+ * allreduce before the first message. A class set on any rank ends the
+ * call there with the agreed error. Otherwise the strategy
  * (choose.c) sends the call either through each rank's independent
  * transfer or through two-phase aggregation, and the call ends in one
  * agreement.
@@ -19,6 +25,7 @@
  * Hints that ask for two-phase (ferry_cb_strategy other than auto,
  * romio_cb_write/read=enable) turn early transfers off.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -52,12 +59,59 @@ static int describe_me(const ferry__request_t *req, ferry__coll_rank_t *me)
 static int gather_inputs(const ferry__request_t *req, ferry__coll_rank_t *me)
 {
     ferry_File fh = req->fh;
+    req->ctx->stats->coll_meta_bytes += (long long)sizeof(ferry__coll_rank_t);
+    req->ctx->stats->coll_meta_recv_bytes += (long long)sizeof(ferry__coll_rank_t) * fh->nprocs;
     int rc = ferry__progress_allgather(me, FERRY_COLL_RANK_WORDS, MPI_OFFSET, fh->coll->ranks, FERRY_COLL_RANK_WORDS,
                                        MPI_OFFSET, req->ctx->comm);
     if (rc != MPI_SUCCESS) return me->cls = ferry__error_host(rc, "collective", fh->filename, "MPI_Allgather");
     for (int r = 0; r < fh->nprocs; r++)
         if (fh->coll->ranks[r].cls) return (int)fh->coll->ranks[r].cls;
     return 0;
+}
+
+/* What one allreduce (MAX) tells every rank about a call: minima travel negated. */
+_Static_assert(sizeof(MPI_Offset) == sizeof(int64_t), "the summary reduces MPI_Offset words as MPI_INT64_T");
+enum { ANY_FAILED, SKIP_MAX, SKIP_MIN_NEG, BYTES_MAX, BYTES_MIN_NEG, ANY_UNCACHED, SUMMARY_WORDS };
+
+/* Collective: *regular when every rank moves the same stream window and
+ * holds every view; 0, or nonzero when some rank failed (me->cls holds
+ * this rank's own class; a failed allreduce is this rank's failure). */
+static int summarize(const ferry__request_t *req, ferry__coll_rank_t *me, int *regular)
+{
+    ferry_File fh = req->fh;
+    /* Only ranks with bytes to move need the same start: the others' ranges are empty anyway. */
+    MPI_Offset skip_max = me->bytes > 0 ? me->skip : INT64_MIN, skip_min_neg = me->bytes > 0 ? -me->skip : INT64_MIN;
+    MPI_Offset mine[SUMMARY_WORDS] = {me->cls != 0, skip_max, skip_min_neg, me->bytes, -me->bytes, !me->cached};
+    MPI_Offset all[SUMMARY_WORDS];
+    req->ctx->stats->coll_meta_bytes += (long long)sizeof mine;
+    req->ctx->stats->coll_meta_recv_bytes += (long long)sizeof all;
+    /* MPI_INT64_T, not MPI_OFFSET: Open MPI 4.1.4's MPI_MAX on MPI_OFFSET compares as unsigned
+     * (max(0, -5) is -5 there; MPICH gives 0), and these words are negative by design. */
+    int rc = ferry__progress_allreduce(mine, all, SUMMARY_WORDS, MPI_INT64_T, MPI_MAX, req->ctx->comm);
+    if (rc != MPI_SUCCESS) return me->cls = ferry__error_host(rc, "collective", fh->filename, "MPI_Allreduce");
+    int same_skip = all[SKIP_MAX] == INT64_MIN || all[SKIP_MAX] == -all[SKIP_MIN_NEG]; /* INT64_MIN: nobody moves */
+    *regular = !all[ANY_FAILED] && same_skip && all[BYTES_MAX] == -all[BYTES_MIN_NEG] && !all[ANY_UNCACHED];
+    return all[ANY_FAILED] ? MPI_ERR_OTHER : 0;
+}
+
+/* A regular call's inputs, from the cached views: every rank computes the
+ * same. A rank whose range cannot be computed fails the call here, on
+ * every rank alike (me->cls). */
+static void fill_regular(ferry_File fh, ferry__coll_rank_t *me)
+{
+    const ferry__coll_state_t *s = fh->coll;
+    for (int r = 0; r < fh->nprocs; r++) {
+        ferry__coll_rank_t *rank = &s->ranks[r];
+        *rank = (ferry__coll_rank_t){.skip = me->bytes > 0 ? me->skip : 0, .bytes = me->bytes, .cached = 1};
+        if (me->bytes == 0) continue;
+        int rc = ferry__view_file_offset(&s->views[r], me->skip, &rank->lo);
+        if (rc == 0) rc = ferry__view_file_offset(&s->views[r], me->skip + me->bytes - 1, &rank->hi);
+        if (rc != 0) {
+            me->cls = rc;
+            return;
+        }
+        rank->hi++;
+    }
 }
 
 static int goes_early(const ferry__request_t *req, const ferry__coll_rank_t *me)
@@ -111,12 +165,15 @@ static int inputs(ferry__request_t *req, ferry__coll_rank_t *me)
         if (req->local_cls == 0) req->local_cls = rc;
     }
     req->ctx->stats->coll_calls++;
-    req->ctx->stats->coll_meta_bytes += (long long)sizeof(ferry__coll_rank_t);
-    req->ctx->stats->coll_meta_recv_bytes += (long long)sizeof(ferry__coll_rank_t) * fh->nprocs;
     int rc = describe_me(req, me);
     if (rc) me->cls = rc;
     if (goes_early(req, me)) transfer_early(req, me);
-    return gather_inputs(req, me);
+    int regular = 0;
+    if (summarize(req, me, &regular) != 0) return MPI_ERR_OTHER; /* the agreement names the failing rank */
+    if (!regular) return gather_inputs(req, me);
+    req->ctx->stats->coll_regular_calls++;
+    fill_regular(fh, me);
+    return me->cls;
 }
 
 int ferry__coll_transfer(ferry__request_t *req)

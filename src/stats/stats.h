@@ -26,6 +26,8 @@ typedef struct ferry__stats {
     long long prefetch_bytes;    /* announced to the kernel ahead of reads (guided prefetching) */
     long long writeback_bytes;   /* whose writeback a collective write started early (ferry_write_behind) */
     long long coll_calls;        /* collective transfers */
+    long long coll_regular_calls; /* of them, regular: every rank the same stream window, inputs from one
+                                   * allreduce instead of an allgather (coll/coll.c) */
     long long coll_early_bytes;  /* of them, moved by this rank before the call's inputs (coll.c: early ranks) */
     long long coll_meta_bytes;   /* bytes this rank sent in them besides data: call inputs, the two-phase
                                   * set-up agreement, the final agreement (the view cache is exchanged

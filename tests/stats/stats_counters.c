@@ -34,12 +34,22 @@ int main(int argc, char **argv)
     FT_EQ(ft_info_number(fh, "ferry_stats_fs_write_bytes"), N + N / 2);
     FT_EQ(ft_info_number(fh, "ferry_stats_fs_read_bytes"), N);
     FT_EQ(ft_info_number(fh, "ferry_stats_sieve_extra_bytes"), 0);
-    /* Issue 20: what the collective call received besides data: every rank's 48-byte inputs (the O(P)
-     * term), the 16-byte agreement and, for two-phase, the 4-byte set-up check. */
+    /* Issue 20: what the collective call received besides data. Ranks start at different stream bytes:
+     * an irregular call, so the 48-byte summary, then every rank's 48-byte inputs (the O(P) term), the
+     * 16-byte agreement and, for two-phase, the 4-byte set-up check. */
     long long received = ft_info_number(fh, "ferry_stats_coll_meta_recv_bytes");
-    FT_CHECK(received == 48LL * ft_size + 16 || received == 48LL * ft_size + 20);
+    FT_CHECK(received == 48 + 48LL * ft_size + 16 || received == 48 + 48LL * ft_size + 20);
+    FT_EQ(ft_info_number(fh, "ferry_stats_coll_regular_calls"), 0);
     /* The default view's cache: every rank's view held, one tree. */
     FT_CHECK(ft_info_number(fh, "ferry_stats_coll_view_cache_bytes") > 0);
+    /* A regular call: the same stream bytes through views displaced per rank. Its inputs come from
+     * the summary alone: no term grows with the ranks. */
+    FT_OK(ferry_File_set_view(fh, (MPI_Offset)ft_rank * N, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    FT_OK(ferry_File_write_at_all(fh, 0, buf, N, MPI_BYTE, MPI_STATUS_IGNORE));
+    long long more = ft_info_number(fh, "ferry_stats_coll_meta_recv_bytes") - received;
+    FT_CHECK(more == 48 + 16 || more == 48 + 20);
+    FT_EQ(ft_info_number(fh, "ferry_stats_coll_regular_calls"), 1);
+    FT_OK(ferry_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
     FT_OK(ferry_File_close(&fh));
     if (ft_rank == 0) {
         FILE *f = fopen(json, "r");
@@ -48,8 +58,9 @@ int main(int argc, char **argv)
         FT_CHECK(fgets(line, sizeof line, f) != NULL);
         fclose(f);
         char expect[128];
-        snprintf(expect, sizeof expect, "\"ranks\":%d,\"read_calls\":%d,\"read_bytes\":%d,\"write_calls\":%d,\"write_bytes\":%d",
-                 ft_size, 2 * ft_size, N * ft_size, 2 * ft_size, (N + N / 2) * ft_size);
+        snprintf(expect, sizeof expect,
+                 "\"ranks\":%d,\"read_calls\":%d,\"read_bytes\":%d,\"write_calls\":%d,\"write_bytes\":%d", ft_size,
+                 2 * ft_size, N * ft_size, 3 * ft_size, (2 * N + N / 2) * ft_size);
         if (!strstr(line, expect)) ft_fail(__FILE__, __LINE__, "summary %s lacks %s", line, expect);
         FT_CHECK(strstr(line, "\"strategy\":\"independent (") != NULL); /* contiguous per rank: no shipping */
     }
