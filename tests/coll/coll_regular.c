@@ -9,7 +9,12 @@
  *     4.1.4's MPI_MAX on MPI_OFFSET, which compares as unsigned, once made
  *     every rank take the regular path and ship nothing);
  * and every file byte against a model, and against the host MPI-IO writing
- * the same calls.
+ * the same calls. MPICH 4.0.2's ROMIO fills the holes a short or idle
+ * rank leaves (its view's bytes past its data, which no rank writes and
+ * which must stay as they were: zeros) with stale bytes of its collective
+ * buffer (seen at 3 and 4 ranks, cb_buffer_size 8 KiB; Open MPI's OMPIO
+ * and ROMIO 3.2.1 write the model's bytes): with MPICH the host may differ
+ * from the model in such holes only, and the test says so.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -41,13 +46,16 @@ static unsigned char byte_of(int call, int rank, int k)
     return (unsigned char)(call * 61 + rank * 17 + k * 7 + 1);
 }
 
-/* The file after call `call` (each call writes its own file region: disp = call * ELEMS * size). */
-static void model(int call, unsigned char *file)
+/* The file after call `call` (each call writes its own file region: disp = call * ELEMS * size), and
+ * which bytes some rank writes. */
+static void model(int call, unsigned char *file, unsigned char *written)
 {
     for (int r = 0; r < ft_size; r++) {
-        for (int k = 0; k < bytes_of(call, r); k++)
-            file[(size_t)call * ELEMS * ft_size + (size_t)(k / BLOCK) * BLOCK * ft_size + (size_t)r * BLOCK +
-                 k % BLOCK] = byte_of(call, r, k);
+        for (int k = 0; k < bytes_of(call, r); k++) {
+            size_t at = (size_t)call * ELEMS * ft_size + (size_t)(k / BLOCK) * BLOCK * ft_size + (size_t)r * BLOCK;
+            file[at + k % BLOCK] = byte_of(call, r, k);
+            written[at + k % BLOCK] = 1;
+        }
     }
 }
 
@@ -86,6 +94,24 @@ static unsigned char *file_bytes(const char *path, size_t size)
     return got;
 }
 
+/* written: the model's mask of bytes some rank writes. */
+static void check_host(const unsigned char *host, const unsigned char *expect, const unsigned char *written,
+                       size_t size)
+{
+#ifdef MPICH_VERSION
+    size_t stray = 0;
+    for (size_t at = 0; at < size; at++)
+        if (host[at] != expect[at]) {
+            FT_CHECK(!written[at]); /* the known host bug, nothing else */
+            stray++;
+        }
+    if (stray) printf("coll_regular: MPICH's ROMIO wrote %zu stale byte(s) into holes (host bug)\n", stray);
+#else
+    (void)written;
+    FT_EQ_MEM(host, expect, size);
+#endif
+}
+
 static void run(const char *strategy, MPI_Datatype view)
 {
     MPI_Info info;
@@ -104,11 +130,12 @@ static void run(const char *strategy, MPI_Datatype view)
     MPI_Info_free(&info);
     if (ft_rank == 0) {
         size_t size = (size_t)3 * ELEMS * ft_size;
-        unsigned char *expect = calloc(size, 1), *got = file_bytes(path, size), *host = file_bytes(host_path, size);
-        for (int call = 0; call < 3; call++) model(call, expect);
+        unsigned char *expect = calloc(size, 1), *written = calloc(size, 1), *got = file_bytes(path, size),
+                      *host = file_bytes(host_path, size);
+        for (int call = 0; call < 3; call++) model(call, expect, written);
         FT_EQ_MEM(got, expect, size);
-        FT_EQ_MEM(host, expect, size);
-        free(expect), free(got), free(host);
+        check_host(host, expect, written, size);
+        free(expect), free(written), free(got), free(host);
         remove(path), remove(host_path);
     }
     MPI_Barrier(MPI_COMM_WORLD);
