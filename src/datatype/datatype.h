@@ -100,6 +100,14 @@ int ferry__datatype_segments(ferry__datatype_cursor_t *cursor, ferry__datatype_s
 int ferry__datatype_serialize(MPI_Datatype type, void **blob, size_t *len);
 int ferry__datatype_deserialize(const void *blob, size_t len, MPI_Datatype *type);
 
+/* Rewrites a blob so that its type map lies lower by the displacements of
+ * its chain of single-child nodes from the root, and returns that shift:
+ * blobs of one shape at different places (a subarray's blocks owned by
+ * different ranks) become equal. lb and extent stay as they were, so the
+ * caller adds the shift where the bytes are placed (a file view's
+ * displacement: tiles are placed by the extent alone). No root: 0. */
+MPI_Count ferry__datatype_blob_hoist(void *blob, size_t len);
+
 /* Copies stream bytes [src_skip, src_skip + len) of (src, any count,
  * src_type) to stream bytes [dst_skip, ...) of (dst, any count, dst_type),
  * piece by piece without staging (copy.c): one cursor step per piece. */

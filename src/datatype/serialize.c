@@ -282,3 +282,27 @@ int ferry__datatype_deserialize(const void *blob, size_t len, MPI_Datatype *type
     if (rc != 0) release(type);
     return rc;
 }
+
+/* --- hoisting a blob's displacement --------------------------------------- */
+
+enum { TREE_HEADER_WORDS = 4, LIST_FIXED_WORDS = 5 };
+
+MPI_Count ferry__datatype_blob_hoist(void *blob, size_t len)
+{
+    int64_t *w = blob;
+    size_t n = len / sizeof(int64_t), at = TREE_HEADER_WORDS;
+    if (n < TREE_HEADER_WORDS || !w[3]) return 0;
+    MPI_Count shift = 0;
+    /* The disp of a node adds to every byte below it: along single children they sum. */
+    while (at + 2 <= n) {
+        int64_t kind = w[at];
+        shift += w[at + 1];
+        w[at + 1] = 0;
+        if (kind == FERRY__DT_VEC && at + 4 < n) at += 4;
+        else if (kind == FERRY__DT_LIST && at + LIST_FIXED_WORDS <= n && w[at + 3] && w[at + 2] >= 0 &&
+                 (size_t)w[at + 2] <= (n - at - LIST_FIXED_WORDS) / 2)
+            at += LIST_FIXED_WORDS + 2 * (size_t)w[at + 2];
+        else break;
+    }
+    return shift; /* lb and extent stay: they place tiles, not bytes */
+}

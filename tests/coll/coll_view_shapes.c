@@ -1,0 +1,76 @@
+/*
+ * Issue 20 item 2 (in part): views of one shape at different places share
+ * one cached tree. Each rank's view is a subarray block of a 3-D array
+ * (starts differ in every dimension); the view cache counts that shape
+ * once, exactly as when every rank passes the very same subarray, and a
+ * collective write and read through the views put every byte where the
+ * host MPI-IO puts it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ferry_test.h"
+
+enum { N = 8, SUB = 4 }; /* an N^3 array of doubles in SUB^3 blocks, dealt to the ranks */
+
+static MPI_Datatype block_of(int block)
+{
+    int sizes[3] = {N, N, N}, subs[3] = {SUB, SUB, SUB};
+    int starts[3] = {(block / 4 % 2) * SUB, (block / 2 % 2) * SUB, (block % 2) * SUB};
+    MPI_Datatype t;
+    MPI_Type_create_subarray(3, sizes, subs, starts, MPI_ORDER_C, MPI_DOUBLE, &t);
+    MPI_Type_commit(&t);
+    return t;
+}
+
+static long long cache_bytes_with(ferry_File fh, MPI_Datatype view)
+{
+    FT_OK(ferry_File_set_view(fh, 0, MPI_DOUBLE, view, "native", MPI_INFO_NULL));
+    return ft_info_number(fh, "ferry_stats_coll_view_cache_bytes");
+}
+
+static void write_through(ferry_File fh, MPI_File hf, MPI_Datatype view, const double *data)
+{
+    if (fh) {
+        FT_OK(ferry_File_set_view(fh, 0, MPI_DOUBLE, view, "native", MPI_INFO_NULL));
+        FT_OK(ferry_File_write_all(fh, data, SUB * SUB * SUB, MPI_DOUBLE, MPI_STATUS_IGNORE));
+        double back[SUB * SUB * SUB];
+        FT_OK(ferry_File_read_at_all(fh, 0, back, SUB * SUB * SUB, MPI_DOUBLE, MPI_STATUS_IGNORE));
+        FT_EQ_MEM(back, data, sizeof back);
+    } else {
+        FT_OK(MPI_File_set_view(hf, 0, MPI_DOUBLE, view, "native", MPI_INFO_NULL));
+        FT_OK(MPI_File_write_all(hf, data, SUB * SUB * SUB, MPI_DOUBLE, MPI_STATUS_IGNORE));
+    }
+}
+
+int main(int argc, char **argv)
+{
+    ft_init(&argc, &argv);
+    MPI_Datatype mine = block_of(ft_rank % 8), same = block_of(0);
+    ferry_File fh;
+    FT_OK(ferry_File_open(MPI_COMM_WORLD, ft_path("shapes"), MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    long long shared = cache_bytes_with(fh, same), placed = cache_bytes_with(fh, mine);
+    FT_CHECK(shared > 0);
+    FT_EQ(placed, shared); /* one shape, counted once, wherever each rank's block lies */
+    double data[SUB * SUB * SUB];
+    for (int i = 0; i < SUB * SUB * SUB; i++) data[i] = ft_rank * 1000 + i;
+    write_through(fh, NULL, mine, data);
+    FT_OK(ferry_File_close(&fh));
+    MPI_File hf;
+    FT_OK(MPI_File_open(MPI_COMM_WORLD, ft_path("shapes_host"), MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &hf));
+    write_through(NULL, hf, mine, data);
+    FT_OK(MPI_File_close(&hf));
+    if (ft_rank == 0) {
+        size_t size = (size_t)N * N * N * sizeof(double);
+        unsigned char *a = calloc(size, 1), *b = calloc(size, 1);
+        FILE *fa = fopen(ft_path("shapes"), "rb"), *fb = fopen(ft_path("shapes_host"), "rb");
+        FT_CHECK(fa && fb);
+        FT_CHECK(fread(a, 1, size, fa) > 0 && fread(b, 1, size, fb) > 0);
+        fclose(fa), fclose(fb);
+        FT_EQ_MEM(a, b, size);
+        free(a), free(b);
+    }
+    MPI_Type_free(&mine);
+    MPI_Type_free(&same);
+    return ft_finish();
+}
