@@ -28,6 +28,8 @@ SECTIONS = [
     ("discontig", "Random blocks with guided prefetching (discontig, seed 000)", ""),
     ("mar", "Multiple access ranges (mar, seed 000)", "Interleaved sub-ranges in one read: guided prefetch vs none, on disk."),
     ("partition", "File partitioning (partition, seed 000)", "Small random records per rank, with and without MPI_MODE_UNIQUE_OPEN."),
+    ("views", "Huge irregular views (views, issue 20)", "An indexed filetype of 1-3-int blocks dealt round-robin: "
+     "set_view and write_all seconds and peak memory (lower is better), ferry's view-cache bound in force."),
     ("open", "Open and close (open, issue 20)", "open+close of one file repeated, alone and with one write_shared: "
      "median ms per cycle, lower is better."),
     ("ylib", "Y-Lib stripe-aware aggregation (ylib, seed 002)", "Strided write_all on a striped layout given by hints."),
@@ -79,6 +81,7 @@ def _set(sizes, reps, rank_counts, volumes, btio_class, btio_scale_class):
         run("mar", "mar-disk", "mar", disk + ["--total", sizes["mar"], "--reps", reps]),
         run("partition", "partition-shm", "partition", shm + ["--bytes", sizes["partition"], "--reps", reps]),
         run("partition", "partition-disk", "partition", disk + ["--bytes", sizes["partition"], "--reps", reps]),
+        run("views", "views-shm", "views", shm + ["--blocks", sizes["views"], "--reps", reps]),
         run("open", "open-shm", "open", shm + ["--cycles", sizes["open"], "--reps", reps]),
         run("open", "open-disk", "open", disk + ["--cycles", sizes["open"], "--reps", reps]),
         run("ylib", "ylib-shm", "ylib", shm + ["--bytes", sizes["ylib"], "--reps", reps]),
@@ -96,13 +99,13 @@ def _set(sizes, reps, rank_counts, volumes, btio_class, btio_scale_class):
 
 QUICK_SIZES = {"contig": "64m", "nc": "256k", "nc_scale": "256k", "budget": "0.5", "discontig": "16m",
                "mar": "32m", "partition": "8m", "ylib": "4m", "types": "64k", "overlap": "16m", "ckpt_n": "256", "disk": "/var/tmp",
-               "container": "16m", "open": "20"}
+               "container": "16m", "open": "20", "views": "1m"}
 FULL_SIZES = {"contig": "1g", "nc": "4m", "nc_scale": "4m", "budget": "2", "discontig": "64m", "mar": "256m",
               "partition": "16m", "ylib": "64m", "types": "256k", "overlap": "64m", "ckpt_n": "512", "disk": "/var/tmp",
-              "container": "64m", "open": "40"}
+              "container": "64m", "open": "40", "views": "10m"}
 SMOKE_SIZES = {"contig": "1m", "nc": "16k", "nc_scale": "16k", "budget": "0.2", "discontig": "256k",
                "mar": "1m", "partition": "64k", "ylib": "256k", "types": "16k", "overlap": "1m", "ckpt_n": "64", "disk": "/var/tmp",
-               "container": "256k", "open": "2"}
+               "container": "256k", "open": "2", "views": "10k"}
 
 
 def runs_of(name):
