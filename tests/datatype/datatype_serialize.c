@@ -1,17 +1,20 @@
 /*
  * The view cache's type transport: a type serialized on one rank and
  * rebuilt as a host datatype must have the same size, lb, extent and the
- * same offset for every stream byte. Seeded random types from every
+ * same offset for every stream byte; a hoisted blob (issue 20) the same
+ * offsets lower by its shift. Seeded random types from every
  * constructor, plus vectors whose counts do not fit an int.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/alloc.h"
 #include "datatype/datatype.h"
 #include "ferry_test.h"
 #include "oracle.h"
 
-static void check_same_map(MPI_Datatype a, MPI_Datatype b)
+/* b's map is a's lower by shift (0: the same), with the same size, lb and extent. */
+static void check_same_map(MPI_Datatype a, MPI_Datatype b, MPI_Count shift)
 {
     ferry__typeinfo_t ia, ib;
     FT_EQ(ferry__datatype_info(a, &ia), 0);
@@ -25,8 +28,22 @@ static void check_same_map(MPI_Datatype a, MPI_Datatype b)
         MPI_Count oa = -1, ob = -2;
         FT_EQ(ferry__datatype_offset(a, r, &oa), 0);
         FT_EQ(ferry__datatype_offset(b, r, &ob), 0);
-        FT_EQ(oa, ob);
+        FT_EQ(oa, ob + shift);
     }
+}
+
+/* Issue 20: a hoisted blob rebuilds the same type map lower by the shift, with the same size, lb and extent. */
+static void check_hoisted(const void *blob, size_t len, MPI_Datatype type)
+{
+    void *copy = ferry__malloc(len);
+    FT_CHECK(copy != NULL);
+    memcpy(copy, blob, len);
+    MPI_Count shift = ferry__datatype_blob_hoist(copy, len);
+    MPI_Datatype rebuilt;
+    FT_EQ(ferry__datatype_deserialize(copy, len, &rebuilt), 0);
+    check_same_map(type, rebuilt, shift);
+    MPI_Type_free(&rebuilt);
+    ferry__free(copy);
 }
 
 static void roundtrip(MPI_Datatype type)
@@ -36,7 +53,8 @@ static void roundtrip(MPI_Datatype type)
     FT_EQ(ferry__datatype_serialize(type, &blob, &len), 0);
     MPI_Datatype rebuilt;
     FT_EQ(ferry__datatype_deserialize(blob, len, &rebuilt), 0);
-    check_same_map(type, rebuilt);
+    check_same_map(type, rebuilt, 0);
+    check_hoisted(blob, len, type);
     /* Truncated blobs are refused, not read past their end. */
     MPI_Datatype none;
     FT_CHECK(ferry__datatype_deserialize(blob, len - sizeof(int64_t), &none) != 0);
