@@ -282,20 +282,15 @@ static void said_bytes(const ferry__coll_state_t *s, int nprocs, MPI_Offset *dis
     }
 }
 
-/* What the cache holds once built: every rank's view, and each distinct tree rebuilt. */
-static MPI_Offset cache_held(const ferry__coll_state_t *s, int nprocs)
+/* What the cache holds once built: every rank's view, and each distinct tree rebuilt; *peak adds
+ * every blob, which building it holds at once. */
+static MPI_Offset cache_held(const ferry__coll_state_t *s, int nprocs, MPI_Offset *peak)
 {
     MPI_Offset distinct, all;
     said_bytes(s, nprocs, &distinct, &all);
-    return (MPI_Offset)nprocs * (MPI_Offset)sizeof(ferry__view_t) + REBUILD_FACTOR * distinct;
-}
-
-/* What building it costs at its peak: the held cache and every blob. */
-static MPI_Offset cache_peak(const ferry__coll_state_t *s, int nprocs)
-{
-    MPI_Offset distinct, all;
-    said_bytes(s, nprocs, &distinct, &all);
-    return cache_held(s, nprocs) + all;
+    MPI_Offset held = (MPI_Offset)nprocs * (MPI_Offset)sizeof(ferry__view_t) + REBUILD_FACTOR * distinct;
+    *peak = held + all;
+    return held;
 }
 
 /* Collective: every rank's blob into every rank's cache (cache_ok: here).
@@ -321,7 +316,8 @@ static int share_blobs(ferry_File fh, MPI_Comm comm, const void *blob, size_t le
     if (cls == 0 && all_ok) {
         s->cache_ok = rebuild_all(fh, s, blobs, lens, offs) == 0;
         if (s->cache_ok) find_coverage(s, fh->nprocs);
-        if (s->cache_ok) s->cache_bytes = cache_held(s, fh->nprocs);
+        MPI_Offset peak;
+        if (s->cache_ok) s->cache_bytes = cache_held(s, fh->nprocs, &peak);
     }
     if (!s->cache_ok) release_views(s, fh->nprocs);
     ferry__free(blobs);
@@ -368,7 +364,9 @@ int ferry__coll_state_update(ferry_File fh, MPI_Comm comm, int hints_changed)
     }
     if (any.hints) cls = agree_hints(fh, comm);
     s->hints_known = cls == 0;
-    int too_large = cls == 0 && !any.blob_len && cache_peak(s, fh->nprocs) > s->hints.view_cache_limit;
+    MPI_Offset peak = 0;
+    cache_held(s, fh->nprocs, &peak);
+    int too_large = cls == 0 && !any.blob_len && peak > s->hints.view_cache_limit;
     if (any.blob_len || cls || too_large) release_views(s, fh->nprocs);
     else if (any.changed) {
         release_views(s, fh->nprocs);

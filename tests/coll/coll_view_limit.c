@@ -54,6 +54,19 @@ static int *model_file(const layout_t *mine, int salt)
     return file;
 }
 
+/* Rank 0: the file on disk against the model of the writes with `salt`. */
+static void check_file(const layout_t *l, int salt)
+{
+    if (ft_rank != 0) return;
+    int *file = model_file(l, salt), *got = malloc((size_t)l->total * sizeof *got);
+    FILE *f = fopen(ft_path("limit"), "rb");
+    FT_CHECK(f && fread(got, sizeof *got, (size_t)l->total, f) == (size_t)l->total);
+    fclose(f);
+    FT_EQ_MEM(got, file, (size_t)l->total * sizeof *got);
+    free(file);
+    free(got);
+}
+
 static void fill(int *data, int n, int salt)
 {
     for (int k = 0; k < n; k++) data[k] = ft_rank * 1000000 + k + salt;
@@ -80,15 +93,7 @@ static void round_trip(ferry_File fh, const layout_t *l, int salt, int over_limi
     FT_OK(ferry_File_read_at_all(fh, 0, back, l->mine, MPI_INT, MPI_STATUS_IGNORE));
     FT_EQ_MEM(back, data, (size_t)l->mine * sizeof *data);
     FT_OK(ferry_File_sync(fh));
-    if (ft_rank == 0) { /* the whole file against the model */
-        int *file = model_file(l, salt), *got = malloc((size_t)l->total * sizeof *got);
-        FILE *f = fopen(ft_path("limit"), "rb");
-        FT_CHECK(f && fread(got, sizeof *got, (size_t)l->total, f) == (size_t)l->total);
-        fclose(f);
-        FT_EQ_MEM(got, file, (size_t)l->total * sizeof *got);
-        free(file);
-        free(got);
-    }
+    check_file(l, salt);
     MPI_Barrier(MPI_COMM_WORLD);
     free(data);
     free(back);
@@ -122,15 +127,7 @@ int main(int argc, char **argv)
     FT_OK(MPI_File_set_view(hf, 0, MPI_INT, l.filetype, "native", MPI_INFO_NULL));
     FT_OK(MPI_File_write_at_all(hf, 0, data, l.mine, MPI_INT, MPI_STATUS_IGNORE));
     FT_OK(MPI_File_close(&hf));
-    if (ft_rank == 0) {
-        int *file = model_file(&l, 4), *got = malloc((size_t)l.total * sizeof *got);
-        FILE *f = fopen(ft_path("limit"), "rb");
-        FT_CHECK(f && fread(got, sizeof *got, (size_t)l.total, f) == (size_t)l.total);
-        fclose(f);
-        FT_EQ_MEM(got, file, (size_t)l.total * sizeof *got);
-        free(file);
-        free(got);
-    }
+    check_file(&l, 4);
     free(data);
     MPI_Type_free(&l.filetype);
     free(l.disp);
