@@ -104,8 +104,9 @@ static void fill_regular(ferry_File fh, ferry__coll_rank_t *me)
         ferry__coll_rank_t *rank = &s->ranks[r];
         *rank = (ferry__coll_rank_t){.skip = me->bytes > 0 ? me->skip : 0, .bytes = me->bytes, .cached = 1};
         if (me->bytes == 0) continue;
-        int rc = ferry__view_file_offset(&s->views[r], me->skip, &rank->lo);
-        if (rc == 0) rc = ferry__view_file_offset(&s->views[r], me->skip + me->bytes - 1, &rank->hi);
+        ferry__view_t view = ferry__coll_view(s, r);
+        int rc = ferry__view_file_offset(&view, me->skip, &rank->lo);
+        if (rc == 0) rc = ferry__view_file_offset(&view, me->skip + me->bytes - 1, &rank->hi);
         if (rc != 0) {
             me->cls = rc;
             return;

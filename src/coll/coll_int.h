@@ -52,16 +52,29 @@ struct ferry__coll_said {
     MPI_Offset tree;     /* a hash of its view's tree: equal trees rebuild once (the cache's size estimate) */
 };
 
+/* state.c: one distinct view shape (views equal up to displacement) and
+ * where each rank's view places it. Rank r's view is shapes[placed[r].shape]
+ * at displacement placed[r].disp: per rank 16 bytes, per shape one view. */
+typedef struct ferry__coll_shape {
+    ferry__view_t view; /* disp 0; its layout owned unless contiguous */
+} ferry__coll_shape_t;
+typedef struct ferry__coll_placed {
+    MPI_Offset disp;
+    MPI_Offset shape;
+} ferry__coll_placed_t;
+
 typedef struct ferry__coll_state ferry__coll_state_t;
 struct ferry__coll_state {
     unsigned epoch;             /* fh->config_epoch the cache below was agreed for */
-    int cache_ok;               /* this rank holds every rank's view in views[] */
+    int cache_ok;               /* this rank holds every rank's view (shapes, placed) */
     atomic_llong cache_bytes;   /* estimated memory of the cached views (0: none); read by get_info at any time */
     int cache_too_large;        /* views over hints.view_cache_limit: not cached, on every rank alike */
     int nodes_known, hints_known;
-    ferry__view_t *views;       /* nprocs entries; layout owned where owns_layout[r] */
-    MPI_Offset covered_from;    /* every file byte from here on lies in some rank's view, -1 unknown */
-    char *owns_layout;
+    ferry__coll_shape_t *shapes; /* nshapes distinct shapes */
+    int nshapes;
+    ferry__coll_placed_t *placed; /* nprocs entries */
+    int *shape_slots;             /* during a state update: the index that finds equal shapes */
+    MPI_Offset covered_from;      /* every file byte from here on lies in some rank's view, -1 unknown */
     void *my_blob;              /* this rank's serialized view, to notice an unchanged view */
     size_t my_blob_len;
     ferry__coll_hints_t hints;
@@ -83,6 +96,30 @@ struct ferry__coll_state {
  * a host collective failed (the state then stays out of date, so the next
  * collective call updates it again). */
 int ferry__coll_state_update(ferry_File fh, MPI_Comm comm, int hints_changed);
+
+/* state.c, the view cache's local steps (the scaling model runs them for
+ * virtual ranks too): take the shape index's scratch before what ranks say
+ * is known (0 or MPI_ERR_NO_MEM); the cache's estimated bytes once built
+ * (*peak: while building) from s->said; build it from every rank's blob
+ * (blob r at blobs + offs[r], lens[r] bytes). */
+int ferry__coll_index_take(ferry__coll_state_t *s, int nprocs);
+/* The steps of a state update that involve no other rank: a view as the
+ * blob every rank caches and its tree's hash, which ranks say (0 or an
+ * error class); this rank's collective hints into s->hints; the
+ * node map from the leaders ranks said. */
+int ferry__coll_serialize_view(const ferry__view_t *view, void **blob, size_t *len, MPI_Offset *tree_hash);
+void ferry__coll_own_hints(ferry_File fh);
+void ferry__coll_map_nodes(ferry__coll_state_t *s, int nprocs);
+MPI_Offset ferry__coll_cache_held(const ferry__coll_state_t *s, int nprocs, MPI_Offset *peak);
+int ferry__coll_cache_build(ferry__coll_state_t *s, int nprocs, const char *blobs, const int *lens, const int *offs);
+
+/* Rank r's cached view (only while s->cache_ok): its shape at its displacement. */
+static inline ferry__view_t ferry__coll_view(const ferry__coll_state_t *s, int r)
+{
+    ferry__view_t view = s->shapes[s->placed[r].shape].view;
+    view.disp = s->placed[r].disp;
+    return view;
+}
 
 /* The file domains of one call. */
 typedef enum { FERRY_DOMAIN_EVEN, FERRY_DOMAIN_CYCLIC, FERRY_DOMAIN_STRIPES } ferry__domain_kind_t;

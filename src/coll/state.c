@@ -3,11 +3,13 @@
  * view cache (seed 001), the node map and the collective hints.
  *
  * View cache: each rank serializes its view (a few words plus the layout's
- * decoded tree, datatype/serialize.c) and the blobs are allgathered once
- * per view; every rank rebuilds every view as a host datatype, sharing one
- * rebuilt type among consecutive ranks whose blobs are equal (the usual
- * case: one filetype, displacements per rank). A call then exchanges only
- * a few numbers per rank. The exchange happens at the first collective
+ * decoded tree, datatype/serialize.c, with single-chain displacements
+ * hoisted into the view's) and the blobs are allgathered once per view.
+ * Views equal up to displacement are one shape: every rank rebuilds each
+ * distinct shape once as a host datatype (found by hashing, wherever the
+ * ranks holding it sit) and keeps per rank only its shape and displacement
+ * (16 bytes), so the cache holds O(shapes + 16 B x P). A call then
+ * exchanges only a few numbers per rank. The exchange happens at the first collective
  * call after set_view or set_info (fh->config_epoch), so files that are
  * never accessed collectively pay nothing, and a view set again unchanged
  * costs one allgather of two words per rank.
@@ -27,15 +29,16 @@
 
 enum { VIEW_HEADER_WORDS = 4 }; /* disp, tile_size, tile_extent, contiguous */
 
-static void release_views(ferry__coll_state_t *s, int nprocs)
+static void release_views(ferry__coll_state_t *s)
 {
     s->covered_from = -1;
-    for (int r = 0; s->views && r < nprocs; r++)
-        if (s->owns_layout[r]) MPI_Type_free(&s->views[r].layout);
-    ferry__free(s->views);
-    ferry__free(s->owns_layout);
-    s->views = NULL;
-    s->owns_layout = NULL;
+    for (int i = 0; i < s->nshapes; i++)
+        if (!s->shapes[i].view.contiguous) MPI_Type_free(&s->shapes[i].view.layout);
+    ferry__free(s->shapes);
+    ferry__free(s->placed);
+    s->shapes = NULL;
+    s->placed = NULL;
+    s->nshapes = 0;
     s->cache_ok = 0;
     s->cache_bytes = 0;
 }
@@ -44,7 +47,7 @@ void ferry__coll_release(ferry_File fh)
 {
     ferry__coll_state_t *s = fh->coll;
     if (!s) return;
-    release_views(s, fh->nprocs);
+    release_views(s);
     ferry__free(s->my_blob);
     ferry__free(s->node_of);
     ferry__free(s->local_of);
@@ -52,6 +55,7 @@ void ferry__coll_release(ferry_File fh)
     ferry__free(s->aggs);
     ferry__free(s->ranks);
     ferry__free(s->said);
+    ferry__free(s->shape_slots);
     ferry__scratch_release(&s->window);
     ferry__scratch_release(&s->incoming[0]);
     ferry__scratch_release(&s->incoming[1]);
@@ -102,7 +106,7 @@ static MPI_Offset hash_bytes(const void *bytes, size_t len)
 /* Collective over comm: the lowest rank of comm on this rank's node (the
  * ranks MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) puts with it), or -1 when
  * the host cannot tell (then every rank treats every rank as its own node:
- * map_nodes). Asked once per file, at its first state update. */
+ * ferry__coll_map_nodes). Asked once per file, at its first state update. */
 static MPI_Offset node_leader(ferry_File fh, MPI_Comm comm)
 {
     MPI_Comm node;
@@ -117,7 +121,7 @@ static MPI_Offset node_leader(ferry_File fh, MPI_Comm comm)
  * each node's lowest rank) and rank within the node. The same on every
  * rank: a leader that is not a rank at or below its own (the host could not
  * tell, or a broken host) makes every rank a node of its own everywhere. */
-static void map_nodes(ferry__coll_state_t *s, int nprocs)
+void ferry__coll_map_nodes(ferry__coll_state_t *s, int nprocs)
 {
     int trusted = 1;
     for (int r = 0; r < nprocs; r++) trusted &= s->said[r].leader >= 0 && s->said[r].leader <= r;
@@ -134,7 +138,7 @@ static void map_nodes(ferry__coll_state_t *s, int nprocs)
     s->nodes_known = 1;
 }
 
-static int agree_hints(ferry_File fh, MPI_Comm comm)
+void ferry__coll_own_hints(ferry_File fh)
 {
     ferry__coll_state_t *s = fh->coll;
     const ferry__hints_t *h = &fh->hints;
@@ -151,12 +155,18 @@ static int agree_hints(ferry_File fh, MPI_Comm comm)
                                      h->cb_group_size,
                                      h->view_cache_limit,
                                      sysconf(_SC_NPROCESSORS_ONLN)};
+}
+
+static int agree_hints(ferry_File fh, MPI_Comm comm)
+{
+    ferry__coll_state_t *s = fh->coll;
+    ferry__coll_own_hints(fh);
     int rc = ferry__progress_bcast(&s->hints, (int)(sizeof s->hints / sizeof(MPI_Offset)), MPI_OFFSET, 0, comm);
     return ferry__error_host(rc, "collective", fh->filename, "MPI_Bcast");
 }
 
 /* This rank's view as a blob: header words, then the layout's tree. */
-static int serialize_view(const ferry__view_t *view, void **blob, size_t *len)
+int ferry__coll_serialize_view(const ferry__view_t *view, void **blob, size_t *len, MPI_Offset *tree_hash)
 {
     void *tree = NULL;
     size_t tree_len = 0;
@@ -175,59 +185,112 @@ static int serialize_view(const ferry__view_t *view, void **blob, size_t *len)
     words[2] = view->tile_extent;
     words[3] = view->contiguous;
     if (tree_len) memcpy(words + VIEW_HEADER_WORDS, tree, tree_len);
+    *tree_hash = tree_len ? hash_bytes(tree, tree_len) : 0;
     ferry__free(tree);
     *blob = words;
     return 0;
 }
 
-/* Rank r's view from its blob; its layout is the previous rank's
- * (`shared`, borrowed) when their trees are equal, else rebuilt (owned). */
-static int rebuild_view(const char *blob, size_t len, const ferry__view_t *shared, ferry__view_t *view, int *owns)
+/* A shape from a blob: its view at displacement 0, the layout rebuilt
+ * from the tree as a host datatype. */
+static int rebuild_shape(const char *blob, size_t len, ferry__view_t *view)
 {
     int64_t header[VIEW_HEADER_WORDS];
     if (len < sizeof header) return ferry__error_set(MPI_ERR_INTERN, "ferry: a cached view is truncated");
     memcpy(header, blob, sizeof header);
     memset(view, 0, sizeof *view);
     FERRY_TRY(ferry__datarep_find("native", &view->rep));
-    view->disp = header[0];
     view->tile_size = header[1];
     view->tile_extent = header[2];
     view->contiguous = (int)header[3];
     view->etype = view->filetype = view->layout = MPI_BYTE;
     view->etype_size = 1;
-    *owns = 0;
     if (view->contiguous) return 0;
-    if (shared) {
-        view->layout = shared->layout;
+    return ferry__datatype_deserialize(blob + sizeof header, len - sizeof header, &view->layout);
+}
+
+/* Ranks' shapes found by hashing: open addressing over s->shape_slots (at
+ * least 2 * nprocs, taken before ranks say anything, so that no rank's
+ * estimate can fail alone), each empty (0) or 1 + the first rank seen
+ * with a shape. */
+typedef struct shape_index {
+    int *slots;
+    size_t mask;
+    int (*same)(const void *arg, int a, int b); /* ranks a and b have equal shapes */
+    const void *arg;
+} shape_index_t;
+
+static size_t index_slots(int nprocs)
+{
+    size_t n = 16;
+    while (n < 2 * (size_t)nprocs) n <<= 1;
+    return n;
+}
+
+int ferry__coll_index_take(ferry__coll_state_t *s, int nprocs)
+{
+    if (!s->shape_slots) s->shape_slots = ferry__malloc(index_slots(nprocs) * sizeof *s->shape_slots);
+    return s->shape_slots ? 0 : ferry__error_set(MPI_ERR_NO_MEM, "ferry: out of memory indexing view shapes");
+}
+
+static void index_open(shape_index_t *ix, const ferry__coll_state_t *s, int nprocs)
+{
+    ix->slots = s->shape_slots;
+    ix->mask = index_slots(nprocs) - 1;
+    memset(ix->slots, 0, index_slots(nprocs) * sizeof *ix->slots);
+}
+
+/* The first rank with rank r's shape, r itself when none came before it (then recorded). */
+static int index_first(shape_index_t *ix, MPI_Offset key, int r)
+{
+    size_t i = (size_t)key & ix->mask;
+    while (ix->slots[i] && !ix->same(ix->arg, ix->slots[i] - 1, r)) i = (i + 1) & ix->mask;
+    if (!ix->slots[i]) ix->slots[i] = r + 1;
+    return ix->slots[i] - 1;
+}
+
+/* A shape's key: its tree's hash (what the rank said) and its header words but the displacement. */
+static MPI_Offset shape_key(MPI_Offset tree, MPI_Offset len, const int64_t *header)
+{
+    uint64_t h = (uint64_t)tree ^ (uint64_t)len * 0x9e3779b97f4a7c15ull;
+    for (int w = 1; w < VIEW_HEADER_WORDS; w++) h = (h ^ (uint64_t)header[w]) * 1099511628211ull;
+    return (MPI_Offset)(h ^ h >> 31);
+}
+
+/* The blobs of one state update, as allgathered. */
+typedef struct blob_set {
+    const char *bytes;
+    const int *lens, *offs;
+} blob_set_t;
+
+static int same_blob_shape(const void *arg, int a, int b)
+{
+    const blob_set_t *set = arg;
+    size_t skip = sizeof(int64_t); /* the displacement */
+    return set->lens[a] == set->lens[b] &&
+           memcmp(set->bytes + set->offs[a] + skip, set->bytes + set->offs[b] + skip, (size_t)set->lens[a] - skip) == 0;
+}
+
+/* Rank r's shape: the first rank's of its kind, or a new one rebuilt from r's blob. */
+static int place_rank(ferry__coll_state_t *s, shape_index_t *ix, const blob_set_t *set, int r, int *room)
+{
+    int64_t header[VIEW_HEADER_WORDS];
+    if (set->lens[r] < (int)sizeof header) return ferry__error_set(MPI_ERR_INTERN, "ferry: a cached view is truncated");
+    memcpy(header, set->bytes + set->offs[r], sizeof header);
+    s->placed[r].disp = header[0];
+    int first = index_first(ix, shape_key(s->said[r].tree, set->lens[r], header), r);
+    if (first != r) {
+        s->placed[r].shape = s->placed[first].shape;
         return 0;
     }
-    FERRY_TRY(ferry__datatype_deserialize(blob + sizeof header, len - sizeof header, &view->layout));
-    *owns = 1;
-    return 0;
-}
-
-/* Whether rank r's layout tree equals rank r - 1's (the usual case: one
- * filetype, per-rank displacements), so one host datatype serves both. */
-static int same_tree_as_previous(const ferry__coll_state_t *s, int r, const char *blobs, const int *lens,
-                                 const int *offs)
-{
-    const size_t header = VIEW_HEADER_WORDS * sizeof(int64_t);
-    if (r == 0 || s->views[r - 1].contiguous || lens[r] != lens[r - 1] || (size_t)lens[r] <= header) return 0;
-    return memcmp(blobs + offs[r] + header, blobs + offs[r - 1] + header, (size_t)lens[r] - header) == 0;
-}
-
-/* After the allgather of the blobs: every rank rebuilds every view. */
-static int rebuild_all(ferry_File fh, ferry__coll_state_t *s, const char *blobs, const int *lens, const int *offs)
-{
-    s->views = ferry__calloc((size_t)fh->nprocs, sizeof *s->views);
-    s->owns_layout = ferry__calloc((size_t)fh->nprocs, 1);
-    if (!s->views || !s->owns_layout) return ferry__error_set(MPI_ERR_NO_MEM, "ferry: out of memory caching views");
-    for (int r = 0; r < fh->nprocs; r++) {
-        const ferry__view_t *shared = same_tree_as_previous(s, r, blobs, lens, offs) ? &s->views[r - 1] : NULL;
-        int owns = 0;
-        FERRY_TRY(rebuild_view(blobs + offs[r], (size_t)lens[r], shared, &s->views[r], &owns));
-        s->owns_layout[r] = (char)owns;
+    if (s->nshapes == *room) {
+        ferry__coll_shape_t *more = ferry__realloc(s->shapes, 2 * (size_t)*room * sizeof *more);
+        if (!more) return ferry__error_set(MPI_ERR_NO_MEM, "ferry: out of memory caching views");
+        s->shapes = more;
+        *room *= 2;
     }
+    FERRY_TRY(rebuild_shape(set->bytes + set->offs[r], (size_t)set->lens[r], &s->shapes[s->nshapes].view));
+    s->placed[r].shape = s->nshapes++;
     return 0;
 }
 
@@ -243,22 +306,38 @@ enum { PERIOD_CHECK_MAX = 1 << 20 };
 static void find_coverage(ferry__coll_state_t *s, int nprocs)
 {
     s->covered_from = -1;
-    MPI_Offset period = s->views[0].tile_extent, from = 0;
+    MPI_Offset period = s->shapes[s->placed[0].shape].view.tile_extent, from = 0;
     for (int r = 0; r < nprocs; r++) {
-        const ferry__view_t *v = &s->views[r];
+        const ferry__view_t *v = &s->shapes[s->placed[r].shape].view;
         if (v->contiguous || v->tiles_overlap || v->tile_extent != period || period > PERIOD_CHECK_MAX) return;
-        if (v->disp > from) from = v->disp;
+        if (s->placed[r].disp > from) from = s->placed[r].disp;
     }
     char *mark = ferry__calloc((size_t)period, 1);
     int ok = mark != NULL;
     for (int r = 0; ok && r < nprocs; r++) {
+        ferry__view_t view = ferry__coll_view(s, r);
         MPI_Offset s0, s1;
-        ok = ferry__view_stream_below(&s->views[r], from, &s0) == 0 &&
-             ferry__view_stream_below(&s->views[r], from + period, &s1) == 0 && s1 - s0 <= period &&
-             ferry__view_buffer_mark(&s->views[r], mark, from, s0, s1 - s0) == 0;
+        ok = ferry__view_stream_below(&view, from, &s0) == 0 &&
+             ferry__view_stream_below(&view, from + period, &s1) == 0 && s1 - s0 <= period &&
+             ferry__view_buffer_mark(&view, mark, from, s0, s1 - s0) == 0;
     }
     if (ok && memchr(mark, 0, (size_t)period) == NULL) s->covered_from = from;
     ferry__free(mark);
+}
+
+int ferry__coll_cache_build(ferry__coll_state_t *s, int nprocs, const char *blobs, const int *lens, const int *offs)
+{
+    blob_set_t set = {blobs, lens, offs};
+    shape_index_t ix = {.same = same_blob_shape, .arg = &set};
+    int room = 4, rc = 0;
+    index_open(&ix, s, nprocs);
+    s->placed = ferry__malloc((size_t)nprocs * sizeof *s->placed);
+    s->shapes = ferry__malloc((size_t)room * sizeof *s->shapes);
+    if (rc == 0 && (!s->placed || !s->shapes))
+        rc = ferry__error_set(MPI_ERR_NO_MEM, "ferry: out of memory caching views");
+    for (int r = 0; rc == 0 && r < nprocs; r++) rc = place_rank(s, &ix, &set, r, &room);
+    if (rc == 0) find_coverage(s, nprocs);
+    return rc;
 }
 
 enum { SAY_WORDS = sizeof(struct ferry__coll_said) / sizeof(MPI_Offset) };
@@ -268,28 +347,38 @@ enum { SAY_WORDS = sizeof(struct ferry__coll_said) / sizeof(MPI_Offset) };
  * block held by Open MPI's type and the engine's decoded tree). */
 enum { REBUILD_FACTOR = 10 };
 
-/* The serialized bytes of the distinct trees (each unlike the previous
- * rank's), and of all blobs, from what every rank said: the same on every
- * rank. */
-static void said_bytes(const ferry__coll_state_t *s, int nprocs, MPI_Offset *distinct, MPI_Offset *all)
+static int same_said_shape(const void *arg, int a, int b)
 {
-    *distinct = *all = 0;
+    const struct ferry__coll_said *said = arg;
+    return said[a].tree == said[b].tree && said[a].blob_len == said[b].blob_len;
+}
+
+/* The serialized bytes of the distinct trees and of all blobs, and the
+ * distinct shapes, from what every rank said (equal trees by their hash):
+ * the same on every rank. */
+static void said_bytes(const ferry__coll_state_t *s, int nprocs, MPI_Offset *distinct, MPI_Offset *all, int *shapes)
+{
+    shape_index_t ix = {.same = same_said_shape, .arg = s->said};
+    *distinct = *all = *shapes = 0;
+    index_open(&ix, s, nprocs);
     for (int r = 0; r < nprocs; r++) {
         const struct ferry__coll_said *said = &s->said[r];
-        int unlike = r == 0 || said->tree != s->said[r - 1].tree || said->blob_len != s->said[r - 1].blob_len;
-        *distinct += unlike ? said->blob_len : 0;
+        int first =
+            index_first(&ix, (MPI_Offset)((uint64_t)said->tree ^ (uint64_t)said->blob_len * 0x9e3779b97f4a7c15ull), r);
+        *distinct += first == r ? said->blob_len : 0;
+        *shapes += first == r;
         *all += said->blob_len;
     }
 }
 
-/* What the cache holds once built: every rank's view, and each distinct tree rebuilt; *peak adds
- * every blob, which building it holds at once. */
-static MPI_Offset cache_held(const ferry__coll_state_t *s, int nprocs, MPI_Offset *peak)
+MPI_Offset ferry__coll_cache_held(const ferry__coll_state_t *s, int nprocs, MPI_Offset *peak)
 {
     MPI_Offset distinct, all;
-    said_bytes(s, nprocs, &distinct, &all);
-    MPI_Offset held = (MPI_Offset)nprocs * (MPI_Offset)sizeof(ferry__view_t) + REBUILD_FACTOR * distinct;
-    *peak = held + all;
+    int shapes;
+    said_bytes(s, nprocs, &distinct, &all, &shapes);
+    MPI_Offset held = (MPI_Offset)nprocs * (MPI_Offset)sizeof(ferry__coll_placed_t) +
+                      shapes * (MPI_Offset)sizeof(ferry__coll_shape_t) + REBUILD_FACTOR * distinct;
+    *peak = held + all + (MPI_Offset)(2 * sizeof(int)) * nprocs; /* the blobs and their lengths */
     return held;
 }
 
@@ -314,12 +403,11 @@ static int share_blobs(ferry_File fh, MPI_Comm comm, const void *blob, size_t le
         cls = ferry__error_host(ferry__progress_allgatherv(blob, (int)len, MPI_BYTE, blobs, lens, offs, MPI_BYTE, comm),
                                 "collective", fh->filename, "MPI_Allgatherv");
     if (cls == 0 && all_ok) {
-        s->cache_ok = rebuild_all(fh, s, blobs, lens, offs) == 0;
-        if (s->cache_ok) find_coverage(s, fh->nprocs);
+        s->cache_ok = ferry__coll_cache_build(s, fh->nprocs, blobs, lens, offs) == 0;
         MPI_Offset peak;
-        if (s->cache_ok) s->cache_bytes = cache_held(s, fh->nprocs, &peak);
+        if (s->cache_ok) s->cache_bytes = ferry__coll_cache_held(s, fh->nprocs, &peak);
     }
-    if (!s->cache_ok) release_views(s, fh->nprocs);
+    if (!s->cache_ok) release_views(s);
     ferry__free(blobs);
     ferry__free(lens);
     ferry__free(offs);
@@ -344,40 +432,62 @@ static int exchange_said(ferry_File fh, MPI_Comm comm, const struct ferry__coll_
     return 0;
 }
 
+/* This rank's part of a state update. */
+typedef struct update {
+    void *blob; /* its serialized view */
+    size_t len;
+    int local; /* it has a blob and an index to estimate the cache with */
+    struct ferry__coll_said mine, any;
+} update_t;
+
+static void describe_update(ferry_File fh, MPI_Comm comm, int hints_changed, update_t *u)
+{
+    ferry__coll_state_t *s = fh->coll;
+    MPI_Offset tree = 0;
+    u->local = ferry__coll_serialize_view(&fh->view, &u->blob, &u->len, &tree) == 0 && u->len <= (1u << 30) &&
+               ferry__coll_index_take(s, fh->nprocs) == 0;
+    int changed = !s->cache_ok || !s->my_blob || u->len != s->my_blob_len || memcmp(u->blob, s->my_blob, u->len) != 0;
+    u->mine = (struct ferry__coll_said){u->local ? (MPI_Offset)u->len : -1, changed,
+                                        s->nodes_known ? 0 : node_leader(fh, comm), hints_changed || !s->hints_known,
+                                        u->local ? tree : 0};
+}
+
+/* Keeps this rank's blob to notice an unchanged view next time; frees the scratch. */
+static void finish_update(ferry__coll_state_t *s, update_t *u)
+{
+    ferry__free(s->my_blob);
+    s->my_blob = u->local ? u->blob : NULL;
+    s->my_blob_len = u->local ? u->len : 0;
+    if (!u->local) ferry__free(u->blob);
+    ferry__free(s->shape_slots);
+    s->shape_slots = NULL;
+}
+
 int ferry__coll_state_update(ferry_File fh, MPI_Comm comm, int hints_changed)
 {
     ferry__coll_state_t *s = fh->coll;
-    void *blob = NULL;
-    size_t len = 0;
-    int local = serialize_view(&fh->view, &blob, &len) == 0 && len <= (1u << 30);
-    int changed = !s->cache_ok || !s->my_blob || len != s->my_blob_len || memcmp(blob, s->my_blob, len) != 0;
-    const size_t header = VIEW_HEADER_WORDS * sizeof(int64_t);
-    struct ferry__coll_said mine = {local ? (MPI_Offset)len : -1, changed, s->nodes_known ? 0 : node_leader(fh, comm),
-                                    hints_changed || !s->hints_known,
-                                    local && len > header ? hash_bytes((char *)blob + header, len - header) : 0},
-                            any;
-    int cls = exchange_said(fh, comm, &mine, &any);
+    update_t u = {0};
+    describe_update(fh, comm, hints_changed, &u);
+    int cls = exchange_said(fh, comm, &u.mine, &u.any);
     if (cls) {
-        ferry__free(blob);
-        release_views(s, fh->nprocs); /* the epoch stays behind: the next collective call tries again */
+        u.local = 0;
+        finish_update(s, &u);
+        release_views(s); /* the epoch stays behind: the next collective call tries again */
         return cls;
     }
-    if (any.hints) cls = agree_hints(fh, comm);
+    if (u.any.hints) cls = agree_hints(fh, comm);
     s->hints_known = cls == 0;
     MPI_Offset peak = 0;
-    cache_held(s, fh->nprocs, &peak);
-    int too_large = cls == 0 && !any.blob_len && peak > s->hints.view_cache_limit;
-    if (any.blob_len || cls || too_large) release_views(s, fh->nprocs);
-    else if (any.changed) {
-        release_views(s, fh->nprocs);
-        cls = share_blobs(fh, comm, blob, len);
+    if (!u.any.blob_len) ferry__coll_cache_held(s, fh->nprocs, &peak); /* every rank has its index */
+    int too_large = cls == 0 && !u.any.blob_len && peak > s->hints.view_cache_limit;
+    if (u.any.blob_len || cls || too_large) release_views(s);
+    else if (u.any.changed) {
+        release_views(s);
+        cls = share_blobs(fh, comm, u.blob, u.len);
     }
     s->cache_too_large = too_large;
-    if (!s->nodes_known) map_nodes(s, fh->nprocs);
-    ferry__free(s->my_blob);
-    s->my_blob = local ? blob : NULL;
-    s->my_blob_len = local ? len : 0;
-    if (!local) ferry__free(blob);
+    if (!s->nodes_known) ferry__coll_map_nodes(s, fh->nprocs);
+    finish_update(s, &u);
     if (cls == 0) s->epoch = fh->config_epoch; /* else the next collective call tries again */
     return cls;
 }

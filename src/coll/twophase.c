@@ -138,9 +138,10 @@ static int share_span(exchange_t *x, const step_t *st, MPI_Offset *first, MPI_Of
     for (int r = 0; r < x->fh->nprocs; r++) {
         const share_t *sh = &st->in[r];
         if (sh->s1 == sh->s0) continue;
+        ferry__view_t view = ferry__coll_view(x->s, r);
         MPI_Offset lo, hi;
-        FERRY_TRY(ferry__view_file_offset(&x->s->views[r], sh->s0, &lo));
-        FERRY_TRY(ferry__view_file_offset(&x->s->views[r], sh->s1 - 1, &hi));
+        FERRY_TRY(ferry__view_file_offset(&view, sh->s0, &lo));
+        FERRY_TRY(ferry__view_file_offset(&view, sh->s1 - 1, &hi));
         if (lo < *first) *first = lo;
         if (hi + 1 > *last) *last = hi + 1;
         *total += sh->s1 - sh->s0;
@@ -159,7 +160,8 @@ static int covered_by_mask(exchange_t *x, const step_t *st, MPI_Offset first, MP
     memset(x->mask, 0, span);
     for (int r = 0; r < x->fh->nprocs; r++) {
         const share_t *sh = &st->in[r];
-        FERRY_TRY(ferry__view_buffer_mark(&x->s->views[r], x->mask, first, sh->s0, sh->s1 - sh->s0));
+        ferry__view_t view = ferry__coll_view(x->s, r);
+        FERRY_TRY(ferry__view_buffer_mark(&view, x->mask, first, sh->s0, sh->s1 - sh->s0));
     }
     *covered = memchr(x->mask, 0, span) == NULL;
     return 0;
@@ -172,9 +174,10 @@ static int covered_by_views(exchange_t *x, const step_t *st, MPI_Offset first, M
     *covered = 0;
     if (x->s->covered_from < 0 || first < x->s->covered_from) return 0;
     for (int r = 0; r < x->fh->nprocs; r++) {
+        ferry__view_t view = ferry__coll_view(x->s, r);
         MPI_Offset b0, b1;
-        FERRY_TRY(ferry__view_stream_below(&x->s->views[r], first, &b0));
-        FERRY_TRY(ferry__view_stream_below(&x->s->views[r], last, &b1));
+        FERRY_TRY(ferry__view_stream_below(&view, first, &b0));
+        FERRY_TRY(ferry__view_stream_below(&view, last, &b1));
         if (b1 > b0 && (st->in[r].s0 > b0 || st->in[r].s1 < b1)) return 0;
     }
     *covered = 1;
@@ -209,8 +212,9 @@ static int walk_pieces(exchange_t *x, const step_t *st, MPI_Offset most, int wri
         const share_t *sh = &st->in[r];
         if (sh->s1 == sh->s0) continue;
         const char *bytes = share_bytes(x, st, r);
+        ferry__view_t view = ferry__coll_view(x->s, r); /* the cursor points at it */
         ferry__view_cursor_t cursor;
-        ferry__view_cursor_init(&cursor, &x->s->views[r], sh->s0, sh->s1 - sh->s0);
+        ferry__view_cursor_init(&cursor, &view, sh->s0, sh->s1 - sh->s0);
         int n = 1;
         while (n > 0 && (write || *pieces <= most)) {
             FERRY_TRY(ferry__view_segments(&cursor, segs, 32, &n));
@@ -311,9 +315,10 @@ static int prepare_window(exchange_t *x, const step_t *st)
     if (w->way == WRITE_PATCHED) FERRY_TRY(read_holes(x));
     for (int r = 0; w->way != WRITE_PIECES && r < x->fh->nprocs; r++) {
         const share_t *sh = &st->in[r];
+        ferry__view_t view = ferry__coll_view(x->s, r);
         if (sh->s1 > sh->s0)
-            FERRY_TRY(ferry__view_buffer_copy(&x->s->views[r], x->window, w->first, sh->s0, sh->s1 - sh->s0,
-                                              share_bytes(x, st, r), 1));
+            FERRY_TRY(
+                ferry__view_buffer_copy(&view, x->window, w->first, sh->s0, sh->s1 - sh->s0, share_bytes(x, st, r), 1));
     }
     return 0;
 }
@@ -347,14 +352,15 @@ static int read_window(exchange_t *x, step_t *st)
     for (int r = 0; r < x->fh->nprocs; r++) {
         share_t *sh = &st->in[r];
         if (sh->s1 == sh->s0) continue;
+        ferry__view_t view = ferry__coll_view(x->s, r);
         if ((MPI_Offset)have < last - first) {
             MPI_Offset below;
-            FERRY_TRY(ferry__view_stream_below(&x->s->views[r], first + (MPI_Offset)have, &below));
+            FERRY_TRY(ferry__view_stream_below(&view, first + (MPI_Offset)have, &below));
             if (below < sh->s1) sh->s1 = below > sh->s0 ? below : sh->s0;
         }
         if (sh->s1 > sh->s0)
-            FERRY_TRY(ferry__view_buffer_copy(&x->s->views[r], x->window, first, sh->s0, sh->s1 - sh->s0,
-                                              share_bytes(x, st, r), 0));
+            FERRY_TRY(
+                ferry__view_buffer_copy(&view, x->window, first, sh->s0, sh->s1 - sh->s0, share_bytes(x, st, r), 0));
     }
     return 0;
 }
@@ -376,6 +382,7 @@ static int plan_step(exchange_t *x, step_t *st, MPI_Offset *out, MPI_Offset *in)
 {
     const ferry__domains_t *d = x->d;
     int me = x->fh->rank;
+    ferry__view_t mine = ferry__coll_view(x->s, me);
     *out = *in = 0;
     st->wlo = st->whi = 0;
     for (int a = 0; a < d->naggs; a++) {
@@ -383,14 +390,15 @@ static int plan_step(exchange_t *x, step_t *st, MPI_Offset *out, MPI_Offset *in)
         if (!ferry__coll_next_window(d, a, &x->cursors[a], &wlo, &whi)) wlo = whi = 0;
         if (a == x->me_agg) st->wlo = wlo, st->whi = whi;
         share_t *sh = &st->out[a];
-        FERRY_TRY(ferry__coll_share(&x->s->views[me], &x->call->ranks[me], wlo, whi, &sh->s0, &sh->s1));
+        FERRY_TRY(ferry__coll_share(&mine, &x->call->ranks[me], wlo, whi, &sh->s0, &sh->s1));
         sh->at = *out;
         sh->want = sh->s1 - sh->s0;
         if (!x->direct) *out += sh->want;
     }
     for (int r = 0; x->me_agg >= 0 && r < x->fh->nprocs; r++) {
         share_t *sh = &st->in[r];
-        FERRY_TRY(ferry__coll_share(&x->s->views[r], &x->call->ranks[r], st->wlo, st->whi, &sh->s0, &sh->s1));
+        ferry__view_t view = ferry__coll_view(x->s, r);
+        FERRY_TRY(ferry__coll_share(&view, &x->call->ranks[r], st->wlo, st->whi, &sh->s0, &sh->s1));
         sh->at = *in;
         sh->want = sh->s1 - sh->s0;
         if (r != me) *in += sh->want;

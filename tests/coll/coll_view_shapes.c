@@ -4,7 +4,9 @@
  * (starts differ in every dimension); the view cache counts that shape
  * once, exactly as when every rank passes the very same subarray, and a
  * collective write and read through the views put every byte where the
- * host MPI-IO puts it.
+ * host MPI-IO puts it. Two shapes dealt to ranks alternately (not in runs
+ * of neighbours) are cached twice, not once per rank: as many bytes as
+ * when the ranks hold them in two runs.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,16 @@ static MPI_Datatype block_of(int block)
 {
     int sizes[3] = {N, N, N}, subs[3] = {SUB, SUB, SUB};
     int starts[3] = {(block / 4 % 2) * SUB, (block / 2 % 2) * SUB, (block % 2) * SUB};
+    MPI_Datatype t;
+    MPI_Type_create_subarray(3, sizes, subs, starts, MPI_ORDER_C, MPI_DOUBLE, &t);
+    MPI_Type_commit(&t);
+    return t;
+}
+
+/* A slab of the array, `thick` planes thick, at plane `at`: a second shape beside the blocks. */
+static MPI_Datatype slab_of(int thick, int at)
+{
+    int sizes[3] = {N, N, N}, subs[3] = {thick, N, N}, starts[3] = {at, 0, 0};
     MPI_Datatype t;
     MPI_Type_create_subarray(3, sizes, subs, starts, MPI_ORDER_C, MPI_DOUBLE, &t);
     MPI_Type_commit(&t);
@@ -52,6 +64,15 @@ int main(int argc, char **argv)
     long long shared = cache_bytes_with(fh, same), placed = cache_bytes_with(fh, mine);
     FT_CHECK(shared > 0);
     FT_EQ(placed, shared); /* one shape, counted once, wherever each rank's block lies */
+    if (ft_size > 2) {     /* two shapes: alternating ranks, then runs of ranks */
+        MPI_Datatype alternate = ft_rank % 2 ? slab_of(1, ft_rank % N) : block_of(ft_rank % 8);
+        MPI_Datatype runs = ft_rank < ft_size / 2 ? block_of(ft_rank % 8) : slab_of(1, ft_rank % N);
+        long long alternating = cache_bytes_with(fh, alternate), in_runs = cache_bytes_with(fh, runs);
+        FT_CHECK(alternating > shared);
+        FT_EQ(alternating, in_runs);
+        MPI_Type_free(&alternate);
+        MPI_Type_free(&runs);
+    }
     double data[SUB * SUB * SUB];
     for (int i = 0; i < SUB * SUB * SUB; i++) data[i] = ft_rank * 1000 + i;
     write_through(fh, NULL, mine, data);
