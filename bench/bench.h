@@ -97,13 +97,14 @@ int ferry_bench_noncontig(int argc, char **argv);
 int ferry_bench_open(int argc, char **argv);
 int ferry_bench_overlap(int argc, char **argv);
 int ferry_bench_partition(int argc, char **argv);
+int ferry_bench_scale(int argc, char **argv);
 int ferry_bench_tune(int argc, char **argv);
 int ferry_bench_types(int argc, char **argv);
 int ferry_bench_views(int argc, char **argv);
 int ferry_bench_ylib(int argc, char **argv);
 extern const cli_spec_t bench_btio_spec, bench_ckpt_spec, bench_container_spec, bench_contig_spec, bench_discontig_spec,
     bench_hints_spec, bench_mar_spec, bench_noncontig_spec, bench_open_spec, bench_overlap_spec, bench_partition_spec,
-    bench_tune_spec, bench_types_spec, bench_views_spec, bench_ylib_spec;
+    bench_scale_spec, bench_tune_spec, bench_types_spec, bench_views_spec, bench_ylib_spec;
 
 /* Helpers (bench_util.c). */
 double bench_now(void);

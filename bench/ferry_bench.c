@@ -30,6 +30,7 @@ static const struct {
     {"open", ferry_bench_open, NULL, &bench_open_spec},
     {"overlap", ferry_bench_overlap, NULL, &bench_overlap_spec},
     {"partition", ferry_bench_partition, NULL, &bench_partition_spec},
+    {"scale", ferry_bench_scale, NULL, &bench_scale_spec},
     {"tune", ferry_bench_tune, NULL, &bench_tune_spec},
     {"types", ferry_bench_types, NULL, &bench_types_spec},
     {"views", ferry_bench_views, NULL, &bench_views_spec},

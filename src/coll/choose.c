@@ -24,6 +24,7 @@
  * get_info's ferry_stats_strategy, FERRY_STATS).
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "coll/coll_int.h"
 #include "datarep/datarep.h"
@@ -39,17 +40,64 @@ static void say(const ferry__request_t *req, const char *what, const char *why)
     snprintf(stats->strategy, sizeof stats->strategy, "%s (%s)", what, why);
 }
 
-/* One rank's independent access. */
-static double rank_cost(ferry_File fh, int write, const ferry__coll_rank_t *ranks, int r)
+/* Every rank's file range, sorted by start and by end, to count the ranks
+ * whose ranges overlap one in O(log P) (the write cost's lock queue), and
+ * per node its ranks' summed and longest cost: in the room of what ranks
+ * said (free between state updates), 40 bytes per rank. */
+typedef struct cost_room {
+    MPI_Offset *los, *his; /* ranks with data: n each */
+    int n;
+    double *node_sum, *node_longest, *node_ranks; /* per node */
+} cost_room_t;
+
+static int by_offset(const void *a, const void *b)
 {
-    const ferry__coll_rank_t *me = &ranks[r];
+    MPI_Offset x = *(const MPI_Offset *)a, y = *(const MPI_Offset *)b;
+    return (x > y) - (x < y);
+}
+
+static void cost_room_fill(ferry_File fh, const ferry__coll_rank_t *ranks, cost_room_t *room)
+{
+    _Static_assert(sizeof(struct ferry__coll_said) >= 2 * sizeof(MPI_Offset) + 3 * sizeof(double),
+                   "the cost model's room fits in what ranks said");
+    MPI_Offset *base = (MPI_Offset *)fh->coll->said;
+    int p = fh->nprocs;
+    room->los = base;
+    room->his = base + p;
+    room->node_sum = (double *)(base + 2 * (size_t)p);
+    room->node_longest = room->node_sum + p;
+    room->node_ranks = room->node_longest + p;
+    room->n = 0;
+    for (int r = 0; r < p; r++) {
+        if (ranks[r].bytes == 0) continue;
+        room->los[room->n] = ranks[r].lo;
+        room->his[room->n++] = ranks[r].hi;
+    }
+    qsort(room->los, (size_t)room->n, sizeof *room->los, by_offset);
+    qsort(room->his, (size_t)room->n, sizeof *room->his, by_offset);
+}
+
+/* How many of the sorted values lie below x (below_or_at: at or below). */
+static int count_below(const MPI_Offset *sorted, int n, MPI_Offset x, int below_or_at)
+{
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (sorted[mid] < x || (below_or_at && sorted[mid] == x)) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* One rank's independent access. */
+static double rank_cost(ferry_File fh, int write, const ferry__coll_rank_t *me, const cost_room_t *room)
+{
     MPI_Offset window = write ? fh->hints.ind_wr_buffer_size : fh->hints.ind_rd_buffer_size;
     double span = (double)(me->hi - me->lo);
     if (me->bytes == me->hi - me->lo) return CALL + span * BYTE;
     double cost = (span / (double)window + 1) * CALL + span * BYTE * (write ? 2 : 1);
-    int overlapping = 0;
-    for (int q = 0; write && q < fh->nprocs; q++)
-        overlapping += ranks[q].bytes > 0 && ranks[q].lo < me->hi && me->lo < ranks[q].hi;
+    /* Ranges that start below my end, less those that end at or below my start (nonempty ranges). */
+    int overlapping = count_below(room->los, room->n, me->hi, 0) - count_below(room->his, room->n, me->lo, 1);
     return write ? cost * overlapping : cost;
 }
 
@@ -57,20 +105,24 @@ static double rank_cost(ferry_File fh, int write, const ferry__coll_rank_t *rank
 static double independent_cost(ferry_File fh, int write, const ferry__coll_rank_t *ranks)
 {
     const ferry__coll_state_t *s = fh->coll;
+    cost_room_t room;
+    cost_room_fill(fh, ranks, &room);
+    for (int node = 0; node < s->nodes; node++)
+        room.node_sum[node] = room.node_longest[node] = room.node_ranks[node] = 0;
+    for (int r = 0; r < fh->nprocs; r++) {
+        if (ranks[r].bytes == 0) continue;
+        int node = s->node_of[r];
+        double c = rank_cost(fh, write, &ranks[r], &room);
+        room.node_sum[node] += c;
+        room.node_longest[node] = c > room.node_longest[node] ? c : room.node_longest[node];
+        room.node_ranks[node]++;
+    }
     double worst = 0;
     for (int node = 0; node < s->nodes; node++) {
-        double sum = 0, longest = 0;
-        int ranks_here = 0;
-        for (int r = 0; r < fh->nprocs; r++) {
-            if (s->node_of[r] != node || ranks[r].bytes == 0) continue;
-            double c = rank_cost(fh, write, ranks, r);
-            sum += c;
-            longest = c > longest ? c : longest;
-            ranks_here++;
-        }
-        double cores = s->hints.cores > 0 && s->hints.cores < ranks_here ? (double)s->hints.cores : ranks_here;
-        double t = ranks_here ? sum / cores : 0;
-        t = t > longest ? t : longest;
+        double here = room.node_ranks[node];
+        double cores = s->hints.cores > 0 && s->hints.cores < here ? (double)s->hints.cores : here;
+        double t = here > 0 ? room.node_sum[node] / cores : 0;
+        t = t > room.node_longest[node] ? t : room.node_longest[node];
         worst = t > worst ? t : worst;
     }
     return worst;

@@ -41,4 +41,37 @@ int ferry__coll_config_changed(ferry_File fh, int hints_changed);
  * holds cached (statistics: ferry_stats_coll_view_cache_bytes). */
 long long ferry__coll_cache_bytes(ferry_File fh);
 
+/* The scaling model (model.c, issue 20 item 8): the planning of one
+ * collective call run for nprocs virtual ranks in this process (no
+ * messages). rank_of describes virtual rank r: a view it builds with
+ * ferry__view_build (the model releases it) and the call's stream window. */
+typedef struct ferry__coll_model_rank {
+    ferry__view_t view;
+    MPI_Offset skip, bytes;
+} ferry__coll_model_rank_t;
+
+typedef struct ferry__coll_model {
+    int nprocs, per_node, cores, as_rank, write; /* as_rank: whose plan is reported */
+    ferry__hints_t hints;
+    ferry__fs_layout_t layout;
+    int (*rank_of)(void *arg, int r, ferry__coll_model_rank_t *rank);
+    void *arg;
+    struct ferry__coll_model_out {
+        int shapes, too_large, regular, naggs;
+        MPI_Offset cache_bytes, cache_peak; /* the view cache, per rank (state.c's estimate) */
+        MPI_Offset state_bytes;             /* all of a file's collective state, per rank */
+        MPI_Offset update_recv_bytes;       /* a state update: what a rank receives (what ranks say, the blobs) */
+        MPI_Offset meta_sent, meta_recv;    /* one call, besides data, per rank */
+        MPI_Offset steps;
+        struct ferry__coll_buffers {
+            MPI_Offset staging, incoming, window, per_call;
+        } buffers;                           /* as_rank's buffers in a two-phase call */
+        double update_seconds, call_seconds; /* planning CPU time of one rank: the cache, the call */
+        char strategy[96];
+    } out;
+} ferry__coll_model_t;
+
+/* 0, or an error class (out of memory, a view the model cannot serialize). */
+int ferry__coll_model_run(ferry__coll_model_t *m);
+
 #endif

@@ -83,7 +83,8 @@ struct ferry__coll_state {
     int *spread;                /* all ranks: first of every node, then second of every node... */
     int *aggs;                  /* room for nprocs aggregators (ferry__domains_t.aggs points here) */
     ferry__coll_rank_t *ranks;  /* the current call's inputs, nprocs entries */
-    struct ferry__coll_said *said; /* what each rank said at the last state update, nprocs entries */
+    struct ferry__coll_said *said; /* what each rank said at a state update, nprocs entries; between
+                                    * updates choose.c's cost model borrows its room */
     /* Buffers kept between calls: an aggregator's window and coverage mask,
      * two steps' incoming bytes, a sender's second step of staged bytes
      * (the first is fh->staging). */
@@ -110,6 +111,8 @@ int ferry__coll_index_take(ferry__coll_state_t *s, int nprocs);
 int ferry__coll_serialize_view(const ferry__view_t *view, void **blob, size_t *len, MPI_Offset *tree_hash);
 void ferry__coll_own_hints(ferry_File fh);
 void ferry__coll_map_nodes(ferry__coll_state_t *s, int nprocs);
+/* What the state holds per file on this rank: its per-rank arrays and the view cache. */
+MPI_Offset ferry__coll_state_bytes(const ferry__coll_state_t *s, int nprocs);
 MPI_Offset ferry__coll_cache_held(const ferry__coll_state_t *s, int nprocs, MPI_Offset *peak);
 int ferry__coll_cache_build(ferry__coll_state_t *s, int nprocs, const char *blobs, const int *lens, const int *offs);
 
@@ -174,6 +177,13 @@ typedef struct ferry__coll_call {
     const ferry__domains_t *domains;
 } ferry__coll_call_t;
 int ferry__coll_two_phase(const ferry__coll_call_t *call);
+
+/* twophase.c, for the scaling model: what one call would hold on this
+ * rank (fh->rank), planned as the call does before any message. */
+typedef struct ferry__coll_buffers ferry__coll_buffers_t; /* coll.h: staging (outgoing bytes, two steps;
+                                                           * 0 from contiguous memory), incoming (an aggregator's,
+                                                           * two steps), window, per_call (the steps' bookkeeping) */
+int ferry__coll_plan_buffers(const ferry__coll_call_t *call, ferry__coll_buffers_t *plan);
 
 /* Stream bytes of rank r's data inside file bytes [wlo, whi): [*s0, *s1). */
 int ferry__coll_share(const ferry__view_t *view, const ferry__coll_rank_t *rank, MPI_Offset wlo, MPI_Offset whi,

@@ -492,6 +492,12 @@ int ferry__coll_state_update(ferry_File fh, MPI_Comm comm, int hints_changed)
     return cls;
 }
 
+MPI_Offset ferry__coll_state_bytes(const ferry__coll_state_t *s, int nprocs)
+{
+    MPI_Offset per_rank = 4 * sizeof(int) /* node_of, local_of, spread, aggs */ + sizeof *s->ranks + sizeof *s->said;
+    return (MPI_Offset)sizeof *s + per_rank * nprocs + s->cache_bytes;
+}
+
 long long ferry__coll_cache_bytes(ferry_File fh)
 {
     return fh->coll ? (long long)fh->coll->cache_bytes : 0;

@@ -409,16 +409,23 @@ static int plan_step(exchange_t *x, step_t *st, MPI_Offset *out, MPI_Offset *in)
 /* A dry run of every step sizes the message buffers once, before any
  * message: afterwards nothing can fail in a way that stops a rank from
  * posting its messages, so the steps need no agreement of their own. */
-static int size_buffers(exchange_t *x)
+static int plan_sizes(exchange_t *x, MPI_Offset *most_out, MPI_Offset *most_in)
 {
-    MPI_Offset most_out = 0, most_in = 0;
+    *most_out = *most_in = 0;
     for (MPI_Offset t = 0; t < x->d->steps; t++) {
         MPI_Offset out, in;
         FERRY_TRY(plan_step(x, &x->steps[0], &out, &in));
-        most_out = out > most_out ? out : most_out;
-        most_in = in > most_in ? in : most_in;
+        *most_out = out > *most_out ? out : *most_out;
+        *most_in = in > *most_in ? in : *most_in;
     }
     memset(x->cursors, 0, (size_t)x->d->naggs * sizeof *x->cursors);
+    return 0;
+}
+
+static int size_buffers(exchange_t *x)
+{
+    MPI_Offset most_out, most_in;
+    FERRY_TRY(plan_sizes(x, &most_out, &most_in));
     for (int i = 0; i < 2; i++) {
         step_t *st = &x->steps[i];
         if (x->me_agg >= 0) FERRY_TRY(take(st->incoming_slot, most_in, &st->incoming, x->fh->filename));
@@ -635,6 +642,22 @@ static int anyone_failed(exchange_t *x)
     if (rc != MPI_SUCCESS && !x->failed)
         x->failed = ferry__error_host(rc, "collective", x->fh->filename, "MPI_Allreduce");
     return any || rc != MPI_SUCCESS;
+}
+
+int ferry__coll_plan_buffers(const ferry__coll_call_t *call, ferry__coll_buffers_t *plan)
+{
+    exchange_t x;
+    int rc = setup(&x, call);
+    if (rc == 0) rc = plan_sizes(&x, &plan->staging, &plan->incoming);
+    plan->staging *= 2; /* two steps in flight */
+    plan->incoming *= 2;
+    plan->window = x.me_agg >= 0 ? x.d->window : 0;
+    int n = x.d->naggs, p = x.fh->nprocs;
+    plan->per_call = 2 * ((MPI_Offset)n * (MPI_Offset)sizeof(share_t) + (MPI_Offset)p * (MPI_Offset)sizeof(share_t) +
+                          (MPI_Offset)(n + p) * (MPI_Offset)(sizeof(MPI_Request) + sizeof(MPI_Status))) +
+                     (MPI_Offset)n * (MPI_Offset)sizeof(ferry__window_cursor_t);
+    teardown(&x);
+    return rc;
 }
 
 int ferry__coll_two_phase(const ferry__coll_call_t *call)

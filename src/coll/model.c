@@ -1,0 +1,190 @@
+/*
+ * The scaling model (issue 20 item 8): ferry's own planning code run for
+ * P virtual ranks in one process, with no messages, so that what a rank
+ * holds and exchanges at 10^5 ranks can be read off here and checked
+ * against real runs at small P (bench/bench_scale.c).
+ *
+ * One virtual file stands for every rank's: its collective state is the
+ * one a real rank builds, from the very blobs and words the real ranks
+ * would exchange (each virtual rank's view serialized by the same code).
+ * The model then runs, as rank `as_rank`, the steps a collective call
+ * runs after its exchanges: the cache's estimate and build, the node map,
+ * the call's inputs (a regular call from the cached views, as coll.c
+ * does), the strategy, the file domains and the buffer plan. The
+ * messages' sizes are the ones coll.c and state.c send; the collectives
+ * themselves are not modelled (their time is the host's).
+ */
+#include <string.h>
+#include <time.h>
+
+#include "coll/coll_int.h"
+#include "error/error.h"
+
+/* This process's CPU seconds: planning time without the machine's other load. */
+static double cpu_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Every virtual rank's blob, in rank order. */
+typedef struct blobs {
+    char *bytes;
+    int *lens, *offs;
+    size_t used, room;
+} blobs_t;
+
+static int blobs_add(blobs_t *b, const void *blob, size_t len, int r)
+{
+    if (b->used + len > b->room) {
+        size_t room = b->room ? 2 * b->room : 1 << 16;
+        while (room < b->used + len) room *= 2;
+        char *more = ferry__realloc(b->bytes, room);
+        if (!more || room > (1u << 30)) return ferry__error_set(MPI_ERR_NO_MEM, "ferry: model: blobs over 1 GiB");
+        b->bytes = more;
+        b->room = room;
+    }
+    memcpy(b->bytes + b->used, blob, len);
+    b->offs[r] = (int)b->used;
+    b->lens[r] = (int)len;
+    b->used += len;
+    return 0;
+}
+
+/* What virtual rank r says and brings to the call, as describe_me (coll.c) computes it. */
+static int describe_rank(ferry__coll_model_t *m, ferry_File f, blobs_t *b, int r)
+{
+    ferry__coll_model_rank_t mr = {.skip = 0};
+    ferry__view_init(&mr.view);
+    FERRY_TRY(m->rank_of(m->arg, r, &mr));
+    void *blob = NULL;
+    size_t len = 0;
+    MPI_Offset tree = 0;
+    int rc = ferry__coll_serialize_view(&mr.view, &blob, &len, &tree);
+    if (rc == 0) rc = blobs_add(b, blob, len, r);
+    ferry__coll_rank_t *rank = &f->coll->ranks[r];
+    *rank = (ferry__coll_rank_t){.skip = mr.skip, .bytes = mr.bytes, .cached = 1};
+    if (rc == 0 && mr.bytes > 0) rc = ferry__view_file_offset(&mr.view, mr.skip, &rank->lo);
+    if (rc == 0 && mr.bytes > 0) rc = ferry__view_file_offset(&mr.view, mr.skip + mr.bytes - 1, &rank->hi);
+    rank->hi += mr.bytes > 0;
+    f->coll->said[r] = (struct ferry__coll_said){(MPI_Offset)len, 1, r - r % m->per_node, 1, tree};
+    ferry__free(blob);
+    ferry__view_release(&mr.view);
+    return rc;
+}
+
+static int describe_ranks(ferry__coll_model_t *m, ferry_File f)
+{
+    blobs_t b = {0};
+    b.lens = ferry__malloc((size_t)m->nprocs * sizeof *b.lens);
+    b.offs = ferry__malloc((size_t)m->nprocs * sizeof *b.offs);
+    int rc = b.lens && b.offs ? 0 : ferry__error_set(MPI_ERR_NO_MEM, "ferry: model: out of memory");
+    /* The node map first: making it borrows the call inputs' room (domains.c). */
+    for (int r = 0; r < m->nprocs; r++) f->coll->said[r].leader = r - r % m->per_node;
+    ferry__coll_map_nodes(f->coll, m->nprocs);
+    for (int r = 0; rc == 0 && r < m->nprocs; r++) rc = describe_rank(m, f, &b, r);
+    double start = cpu_clock();
+    if (rc == 0) rc = ferry__coll_index_take(f->coll, m->nprocs);
+    MPI_Offset peak = 0;
+    if (rc == 0) m->out.cache_bytes = ferry__coll_cache_held(f->coll, m->nprocs, &peak);
+    m->out.cache_peak = peak;
+    m->out.too_large = peak > f->coll->hints.view_cache_limit;
+    if (rc == 0 && !m->out.too_large) rc = ferry__coll_cache_build(f->coll, m->nprocs, b.bytes, b.lens, b.offs);
+    f->coll->cache_ok = rc == 0 && !m->out.too_large;
+    f->coll->cache_too_large = m->out.too_large;
+    f->coll->cache_bytes = f->coll->cache_ok ? m->out.cache_bytes : 0;
+    m->out.update_seconds = cpu_clock() - start;
+    m->out.update_recv_bytes = (MPI_Offset)m->nprocs * (MPI_Offset)sizeof(struct ferry__coll_said) +
+                               (m->out.too_large ? 0 : (MPI_Offset)b.used);
+    m->out.shapes = f->coll->nshapes;
+    ferry__free(b.bytes);
+    ferry__free(b.lens);
+    ferry__free(b.offs);
+    return rc;
+}
+
+/* The call's inputs as every rank learns them: a regular call (every rank
+ * the same stream window, coll.c's summary) from the cached views. */
+static int call_inputs(ferry__coll_model_t *m, ferry_File f)
+{
+    ferry__coll_state_t *s = f->coll;
+    const ferry__coll_rank_t *first = NULL;
+    int regular = s->cache_ok; /* coll.c's summary: equal lengths everywhere, equal starts where there are bytes */
+    for (int r = 0; r < m->nprocs; r++) {
+        const ferry__coll_rank_t *rank = &s->ranks[r];
+        regular &= rank->bytes == s->ranks[0].bytes;
+        if (rank->bytes == 0) continue;
+        regular &= !first || rank->skip == first->skip;
+        first = first ? first : rank;
+    }
+    m->out.regular = regular;
+    enum { SUMMARY = 6 * 8, AGREEMENT = 16, WORDS = (int)sizeof(ferry__coll_rank_t) };
+    m->out.meta_sent = SUMMARY + AGREEMENT + (m->out.regular ? 0 : WORDS);
+    m->out.meta_recv = SUMMARY + AGREEMENT + (m->out.regular ? 0 : (MPI_Offset)WORDS * m->nprocs);
+    for (int r = 0; regular && first && r < m->nprocs; r++) { /* fill_regular's arithmetic */
+        ferry__view_t view = ferry__coll_view(s, r);
+        ferry__coll_rank_t *rank = &s->ranks[r];
+        FERRY_TRY(ferry__view_file_offset(&view, first->skip, &rank->lo));
+        FERRY_TRY(ferry__view_file_offset(&view, first->skip + first->bytes - 1, &rank->hi));
+        rank->hi++;
+    }
+    return 0;
+}
+
+/* Strategy, domains and, for two-phase calls, rank as_rank's buffers. */
+static int plan_call(ferry__coll_model_t *m, ferry_File f)
+{
+    static char memory; /* contiguous memory: the plan never reads it */
+    ferry__stats_t stats = {0};
+    ferry__scratch_slot_t staging = {0}, sieve = {0};
+    ferry__context_t ctx = {MPI_COMM_NULL, &stats, &staging, &sieve};
+    ferry__access_t access = {m->write ? "write_all" : "read_all", m->write, 0, 1, 0};
+    const ferry__coll_rank_t *mine = &f->coll->ranks[m->as_rank];
+    ferry__request_t req = {.fh = f,
+                            .call = &access,
+                            .buf = &memory,
+                            .count = mine->bytes,
+                            .type = MPI_BYTE,
+                            .skip = mine->skip,
+                            .ctx = &ctx};
+    ferry__domains_t d;
+    int two_phase = ferry__coll_choose(&req, f->coll->ranks, &d), rc = 0;
+    snprintf(m->out.strategy, sizeof m->out.strategy, "%s", stats.strategy);
+    m->out.naggs = two_phase ? d.naggs : 0;
+    m->out.steps = two_phase ? d.steps : 0;
+    if (two_phase) rc = ferry__coll_plan_buffers(&(ferry__coll_call_t){&req, f->coll->ranks, &d}, &m->out.buffers);
+    m->out.meta_sent += two_phase ? (MPI_Offset)sizeof(int) : 0; /* the set-up agreement */
+    m->out.meta_recv += two_phase ? (MPI_Offset)sizeof(int) : 0;
+    ferry__scratch_release(&staging);
+    ferry__scratch_release(&sieve);
+    return rc;
+}
+
+int ferry__coll_model_run(ferry__coll_model_t *m)
+{
+    memset(&m->out, 0, sizeof m->out);
+    ferry_File f = ferry__calloc(1, sizeof *f);
+    if (!f) return ferry__error_set(MPI_ERR_NO_MEM, "ferry: model: out of memory");
+    f->nprocs = m->nprocs;
+    f->rank = m->as_rank;
+    f->filename = "(model)";
+    f->readable = 1;
+    f->hints = m->hints;
+    f->layout = m->layout;
+    ferry__view_init(&f->view);
+    int rc = ferry__coll_open(f);
+    if (rc == 0) {
+        ferry__coll_own_hints(f);
+        f->coll->hints.cores = m->cores;
+        rc = describe_ranks(m, f);
+        m->out.state_bytes = ferry__coll_state_bytes(f->coll, m->nprocs);
+    }
+    double start = cpu_clock();
+    if (rc == 0) rc = call_inputs(m, f);
+    if (rc == 0) rc = plan_call(m, f);
+    m->out.call_seconds = cpu_clock() - start;
+    ferry__coll_release(f);
+    ferry__free(f);
+    return rc;
+}
