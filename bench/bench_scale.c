@@ -208,8 +208,8 @@ static void record_model(bench_common_t *c, const char *pattern, const ferry__co
     char label[32], table[64];
     snprintf(label, sizeof label, "P=%d", m->nprocs);
     snprintf(table, sizeof table, "scale model %s", pattern);
-    const char *ops[] = {"view cache per rank", "coll state per rank",  "meta recv per call",
-                         "meta sent per call",  "planning ms per call", "update ms"};
+    /* Per rank: the view cache, all collective state, per call metadata in and out, planning CPU time. */
+    const char *ops[] = {"view cache", "coll state", "meta recv", "meta sent", "call planning", "update planning"};
     const char *units[] = {"B", "B", "B", "B", "ms", "ms"};
     double values[] = {(double)o->cache_bytes, (double)o->state_bytes, (double)o->meta_recv,
                        (double)o->meta_sent,   1e3 * o->call_seconds,  1e3 * o->update_seconds};
@@ -292,15 +292,21 @@ static int measure(const scale_config_t *cfg, int pattern, const char *path, mea
     return rc != MPI_SUCCESS;
 }
 
-static void check_row(bench_common_t *c, const char *pattern, const char *what, double model, double measured)
+/* One quantity of the check: printed, and recorded as a row (op: its JSON name). */
+typedef struct quantity {
+    const char *what, *op, *unit;
+    double model, measured;
+} quantity_t;
+
+static void check_row(bench_common_t *c, const char *pattern, const quantity_t *q)
 {
     char table[64], label[32];
     snprintf(table, sizeof table, "scale check %s", pattern);
     snprintf(label, sizeof label, "P=%d", c->nprocs);
-    printf("%-26s %14.0f %14.0f %6s\n", what, model, measured, model == measured ? "same" : "DIFFER");
-    bench_row_t *row = bench_row(c, table, label, what, "B");
-    bench_row_value(row, "model", model);
-    bench_row_value(row, "measured", measured);
+    printf("%-26s %14.0f %14.0f %6s\n", q->what, q->model, q->measured, q->model == q->measured ? "same" : "DIFFER");
+    bench_row_t *row = bench_row(c, table, label, q->op, q->unit);
+    bench_row_value(row, "model", q->model);
+    bench_row_value(row, "measured", q->measured);
 }
 
 static int check(scale_config_t *cfg, int pattern, const char *dir)
@@ -317,13 +323,14 @@ static int check(scale_config_t *cfg, int pattern, const char *dir)
     printf("\nferry-bench scale: check, %s, %d ranks on this node: model vs measured (rank 0)\n",
            pattern_names[pattern], P);
     printf("%-26s %14s %14s\n", "quantity", "model", "measured");
-    check_row(&cfg->common, pattern_names[pattern], "meta sent per call", (double)m.out.meta_sent,
-              (double)got.meta_sent);
-    check_row(&cfg->common, pattern_names[pattern], "meta recv per call", (double)m.out.meta_recv,
-              (double)got.meta_recv);
-    check_row(&cfg->common, pattern_names[pattern], "view cache per rank", (double)m.out.cache_bytes,
-              (double)got.cache_bytes);
-    check_row(&cfg->common, pattern_names[pattern], "aggregators", m.out.naggs, (double)got.aggregators);
+    const quantity_t quantities[] = {
+        {"meta sent per call", "meta sent", "B", (double)m.out.meta_sent, (double)got.meta_sent},
+        {"meta recv per call", "meta recv", "B", (double)m.out.meta_recv, (double)got.meta_recv},
+        {"view cache per rank", "view cache", "B", (double)m.out.cache_bytes, (double)got.cache_bytes},
+        {"aggregators", "aggregators", "ranks", m.out.naggs, (double)got.aggregators},
+    };
+    for (size_t i = 0; i < sizeof quantities / sizeof quantities[0]; i++)
+        check_row(&cfg->common, pattern_names[pattern], &quantities[i]);
     printf("strategy  model:    %s\n          measured: %s\n", m.out.strategy, got.strategy);
     return 0;
 }
