@@ -44,6 +44,7 @@ void ferry__coll_release(ferry_File fh)
 {
     ferry__coll_state_t *s = fh->coll;
     if (!s) return;
+    ferry__coll_shm_release(fh);
     release_views(s, fh->nprocs);
     ferry__free(s->my_blob);
     ferry__free(s->node_of);
@@ -150,7 +151,8 @@ static int agree_hints(ferry_File fh, MPI_Comm comm)
                                      h->striping_factor,
                                      h->cb_group_size,
                                      h->view_cache_limit,
-                                     sysconf(_SC_NPROCESSORS_ONLN)};
+                                     sysconf(_SC_NPROCESSORS_ONLN),
+                                     h->cb_shm};
     int rc = ferry__progress_bcast(&s->hints, (int)(sizeof s->hints / sizeof(MPI_Offset)), MPI_OFFSET, 0, comm);
     return ferry__error_host(rc, "collective", fh->filename, "MPI_Bcast");
 }
