@@ -155,9 +155,11 @@ typedef struct ferry__coll_shm ferry__coll_shm_t;
 /* Collective over fh->comm (every rank of a two-phase call, whatever its
  * own state): the window this call may ship through, or NULL for messages
  * (ferry_cb_shm=disable, a background call on another communicator, or no
- * window). Makes the window at the first call that wants it; where the host
- * cannot make it on some rank, no rank uses it (agreed there, once). */
-ferry__coll_shm_t *ferry__coll_shm_attach(ferry_File fh, MPI_Comm comm);
+ * window). Makes the window at the first call that wants it, its slots as
+ * large as that call's file windows (`window`, the same on every rank) and
+ * at least a third of cb_buffer_size; where the host cannot make it on some
+ * rank, no rank uses it (agreed there, once). */
+ferry__coll_shm_t *ferry__coll_shm_attach(ferry_File fh, MPI_Comm comm, MPI_Offset window);
 /* Collective over the file's ranks (close): frees the window. */
 void ferry__coll_shm_release(ferry_File fh);
 /* Step slot `slot` (0 or 1) of file rank r's slab, NULL when r is not on my node. */

@@ -88,9 +88,11 @@ static int make_window(ferry__coll_shm_t *m, MPI_Offset slot)
 
 /* Collective over fh->comm: the node communicator, its window, and whether
  * every rank of the file has both. */
-static void make(ferry_File fh, ferry__coll_shm_t *m)
+static void make(ferry_File fh, ferry__coll_shm_t *m, MPI_Offset window)
 {
-    MPI_Offset slot = fh->coll->hints.buffer_size / 3;
+    /* A step's bytes for one aggregator fill at most its window (unless views overlap): a third of
+     * cb_buffer_size, or the file system's block when that is larger (domains.c). */
+    MPI_Offset third = fh->coll->hints.buffer_size / 3, slot = window > third ? window : third;
     m->node = MPI_COMM_NULL;
     m->win = MPI_WIN_NULL;
     ferry__progress_line_up(fh->comm);
@@ -106,7 +108,7 @@ static void make(ferry_File fh, ferry__coll_shm_t *m)
 /* What a file whose ranks could not all hold the window's state uses: no window. */
 static ferry__coll_shm_t unavailable = {.node = MPI_COMM_NULL, .win = MPI_WIN_NULL};
 
-ferry__coll_shm_t *ferry__coll_shm_attach(ferry_File fh, MPI_Comm comm)
+ferry__coll_shm_t *ferry__coll_shm_attach(ferry_File fh, MPI_Comm comm, MPI_Offset window)
 {
     ferry__coll_state_t *s = fh->coll;
     if (s->hints.shm == FERRY_HINT_DISABLE || comm != fh->comm) return NULL;
@@ -115,7 +117,7 @@ ferry__coll_shm_t *ferry__coll_shm_attach(ferry_File fh, MPI_Comm comm)
         int mine = m != NULL, everyone = 0;
         /* Before the node's collectives: a rank without the state could not free the window at close. */
         if (ferry__progress_allreduce(&mine, &everyone, 1, MPI_INT, MPI_MIN, fh->comm) != MPI_SUCCESS) everyone = 0;
-        if (everyone) make(fh, m);
+        if (everyone) make(fh, m, window);
         else ferry__free(m);
         s->shm = everyone ? m : &unavailable;
     }

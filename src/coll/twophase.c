@@ -773,7 +773,7 @@ int ferry__coll_two_phase(const ferry__coll_call_t *call)
     exchange_t x;
     int slab_fits = 1;
     x.failed = setup(&x, call);
-    x.shm = ferry__coll_shm_attach(x.fh, x.ctx->comm); /* every rank, whatever its set-up */
+    x.shm = ferry__coll_shm_attach(x.fh, x.ctx->comm, x.d->window); /* every rank, whatever its set-up */
     if (!x.failed) x.failed = size_buffers(&x, &slab_fits);
     /* Before the agreement below, so no aggregator has written yet. */
     if (!x.failed && x.write && x.me_agg >= 0) x.failed = ferry__fs_size(x.fh->fs, &x.eof);
