@@ -154,8 +154,8 @@ typedef struct ferry__coll_shm ferry__coll_shm_t;
 
 /* Collective over fh->comm (every rank of a two-phase call, whatever its
  * own state): the window this call may ship through, or NULL for messages
- * (ferry_cb_shm=disable, a background call on another communicator, or no
- * window). Makes the window at the first call that wants it, its slots as
+ * (ferry_cb_shm other than enable, a background call on another
+ * communicator, or no window). Makes the window at the first call that wants it, its slots as
  * large as that call's file windows (`window`, the same on every rank) and
  * at least a third of cb_buffer_size; where the host cannot make it on some
  * rank, no rank uses it (agreed there, once). */

@@ -13,11 +13,12 @@
  * with a go/done handshake of small messages per step.
  *
  * The window is made at the first two-phase call that wants it, on every
- * rank alike: the hint is rank 0's (state.c), a call wants it when it runs
- * on the file's own communicator (background calls run on their lane's and
- * keep messages), and one allreduce then agrees whether every rank got its
- * window. Where one did not, no call of the file uses it. It lives until
- * close.
+ * rank alike: the hint is rank 0's (state.c; only ferry_cb_shm=enable
+ * wants it, auto keeps messages for now), a call wants it when it runs on
+ * the file's own communicator (background calls run on their lane's
+ * communicator and keep messages), and one allreduce then agrees whether
+ * every rank got its window. Where one did not, no call of the file uses
+ * it. It lives until close.
  */
 #include "coll/coll_int.h"
 #include "error/error.h"
@@ -111,7 +112,8 @@ static ferry__coll_shm_t unavailable = {.node = MPI_COMM_NULL, .win = MPI_WIN_NU
 ferry__coll_shm_t *ferry__coll_shm_attach(ferry_File fh, MPI_Comm comm, MPI_Offset window)
 {
     ferry__coll_state_t *s = fh->coll;
-    if (s->hints.shm == FERRY_HINT_DISABLE || comm != fh->comm) return NULL;
+    /* auto keeps messages: measured no faster on MPICH (docs/benchmarks-coll.md). */
+    if (s->hints.shm != FERRY_HINT_ENABLE || comm != fh->comm) return NULL;
     if (!s->shm) {
         ferry__coll_shm_t *m = ferry__calloc(1, sizeof *m);
         int mine = m != NULL, everyone = 0;

@@ -91,9 +91,9 @@ static const hint_spec_t hint_table[] = {
      "call after set_view: the views' serialized trees, and about ten times the distinct ones rebuilt as host "
      "datatypes); views that would need more are not cached and collective calls go independent (docs/coll.md)"},
     {"ferry_cb_shm", HINT_SWITCH, FIELD(cb_shm), FERRY_HINT_AUTOMATIC, 0, 0, shm_words, "coll",
-     "two-phase data between ranks of one node through a node-shared window (MPI_Win_allocate_shared, two thirds "
-     "of cb_buffer_size per rank, made at the first two-phase call) instead of messages; auto and enable use it "
-     "where the host can make the window, disable keeps messages (docs/coll.md)"},
+     "enable: two-phase data between ranks of one node go through a node-shared window (MPI_Win_allocate_shared, "
+     "two step slots of a file window each per rank, made at the first two-phase call) instead of messages, where "
+     "the host can make it; auto (for now) and disable keep messages (docs/coll.md)"},
 };
 #undef FIELD
 enum { TABLE_LENGTH = sizeof hint_table / sizeof hint_table[0] };
