@@ -148,6 +148,9 @@ typedef struct bench_outcome {
     long long agg_calls;     /* ferry only: two-phase calls times their aggregators (coll_aggregator_calls), summed */
     long long agg_targets;   /* ferry only: storage targets the aggregators touched (coll_targets), summed */
     double targets_max;      /* ferry only: the most targets per call any one aggregator touched */
+    double
+        exchange_seconds; /* ferry only: time moving data between ranks (ferry_stats_exchange_seconds), slowest rank */
+    long long shm_bytes;  /* ferry only: bytes shipped through node-shared memory (coll_shm_bytes), summed */
     int failed;              /* on any rank (errors were printed) */
 } bench_outcome_t;
 

@@ -35,6 +35,12 @@
  * the file-system calls and the bytes data sieving moved beyond the data
  * (sums over ranks, from get_info, last repetition).
  *
+ * --versus 'key=value ...' replaces the host by a second ferry contender
+ * with those hints added to --hints (same run, alternating, fresh files),
+ * and adds both contenders' exchange time (ferry_stats_exchange_seconds,
+ * slowest rank, median) and the bytes shipped through node-shared memory
+ * (ferry_cb_shm=disable against the default measures issue 20 item 6).
+ *
  * The layer at the top (bench_access_run) is shared with bench_discontig.c.
  */
 #include <fcntl.h>
@@ -105,6 +111,11 @@ static int file_stats(bench_file_t *f, bench_outcome_t *out)
     out->agg_calls = info_number(info, "ferry_stats_coll_aggregator_calls");
     out->agg_targets = info_number(info, "ferry_stats_coll_targets");
     out->targets_max = out->agg_calls ? (double)out->agg_targets / (double)out->agg_calls : 0;
+    out->shm_bytes = info_number(info, "ferry_stats_coll_shm_bytes");
+    char value[MPI_MAX_INFO_VAL + 1] = "";
+    int flag = 0;
+    MPI_Info_get(info, "ferry_stats_exchange_seconds", MPI_MAX_INFO_VAL, value, &flag);
+    out->exchange_seconds = flag ? atof(value) : 0;
     MPI_Info_free(&info);
     return MPI_SUCCESS;
 }
@@ -150,16 +161,21 @@ void bench_access_run(const bench_access_t *a, int ferry, int write, bench_outco
     MPI_Allreduce(times, slowest, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     out->seconds = slowest[0];
     out->call_seconds = slowest[1];
-    long long mine_v[6] = {mine.fs_calls, mine.sieve_extra, mine.failed, mine.meta_bytes, mine.agg_calls,
-                           mine.agg_targets}, sum[6];
-    MPI_Allreduce(mine_v, sum, 6, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    long long mine_v[7] = {mine.fs_calls,  mine.sieve_extra, mine.failed,   mine.meta_bytes,
+                           mine.agg_calls, mine.agg_targets, mine.shm_bytes},
+              sum[7];
+    MPI_Allreduce(mine_v, sum, 7, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    out->shm_bytes = sum[6];
     out->fs_calls = sum[0];
     out->sieve_extra = sum[1];
     out->failed = sum[2] != 0;
     out->meta_bytes = sum[3];
     out->agg_calls = sum[4];
     out->agg_targets = sum[5];
-    MPI_Allreduce(&mine.targets_max, &out->targets_max, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    double most[2] = {mine.targets_max, mine.exchange_seconds}, most_all[2];
+    MPI_Allreduce(most, most_all, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    out->targets_max = most_all[0];
+    out->exchange_seconds = most_all[1];
 }
 
 MPI_Info bench_info_from(const char *hints)
@@ -208,6 +224,7 @@ typedef struct nc_config {
     int blocklen;       /* elements per block; 0: two sub-runs, 8 B and 1 KiB blocks */
     int collective, wronly;
     const char *hints;  /* ferry's hints ("key=value ..."); the host keeps its defaults */
+    const char *versus; /* hints of a second ferry contender in place of the host, added to hints; NULL: the host */
     double host_budget; /* seconds a host write may take at most, about */
     int holes;          /* blocks no rank writes after every nprocs blocks of the file (--holes) */
     int rank, nprocs;
@@ -227,6 +244,8 @@ static const cli_option_t nc_options[] = {
      "independent calls, or their _all forms"},
     {"amode", 0, CLI_CHOICE, offsetof(nc_config_t, wronly), 0, 0, "rdwr,wronly", "access mode of the written files"},
     {"hints", 0, CLI_TEXT, offsetof(nc_config_t, hints), 0, 0, NULL, "ferry's hints, 'key=value ...'"},
+    {"versus", 0, CLI_TEXT, offsetof(nc_config_t, versus), 0, 0, NULL,
+     "instead of the host, ferry again with these hints added to --hints ('key=value ...'); adds exchange times"},
     {"host-budget", 0, CLI_REAL, offsetof(nc_config_t, host_budget), 0.001, 3600, NULL,
      "seconds a host write may take, about; beyond, the host runs on a smaller volume"},
     {"holes", 0, CLI_INT, offsetof(nc_config_t, holes), 0, 1 << 20, NULL,
@@ -347,6 +366,8 @@ static int layout_check_file(const nc_layout_t *l)
 
 typedef struct nc_result {
     double seconds[2][2][MAX_REPS]; /* [call, whole][write, read][rep] */
+    double exchange[2][MAX_REPS];   /* [write, read][rep]: ferry's exchange seconds, slowest rank */
+    long long shm_bytes[2];         /* [write, read], last repetition, summed over ranks */
     long long fs_calls[2], sieve_extra[2], meta_bytes[2]; /* [write, read], last repetition */
     long long elements;                    /* per rank */
     int failed;
@@ -359,22 +380,28 @@ static void run_once(const nc_config_t *cfg, int c, int ferry, long long element
     nc_layout_t l = {.mem_nc = cases[c].mem_nc, .file_nc = cases[c].file_nc, .elements = elements,
                      .blocklen = cfg->blocklen, .rank = cfg->rank, .tile = cfg->nprocs + cfg->holes};
     int bad = layout_build(&l, path, cfg);
-    MPI_Info info = ferry && cfg->hints ? bench_info_from(cfg->hints) : MPI_INFO_NULL;
+    char hints[512];
+    snprintf(hints, sizeof hints, "%s %s", cfg->hints ? cfg->hints : "", !ferry && cfg->versus ? cfg->versus : "");
+    int through_ferry = ferry || cfg->versus != NULL;
+    MPI_Info info = through_ferry ? bench_info_from(hints) : MPI_INFO_NULL;
     l.access.info = info;
     bench_outcome_t w = {0}, r = {0};
     if (!bad) {
         layout_fill(&l, 1);
-        bench_access_run(&l.access, ferry, 1, &w);
+        bench_access_run(&l.access, through_ferry, 1, &w);
         bad = w.failed || !layout_check_file(&l);
         bench_drop_pages(path);
         layout_fill(&l, 0);
-        bench_access_run(&l.access, ferry, 0, &r);
+        bench_access_run(&l.access, through_ferry, 0, &r);
         bad = bad || r.failed || !layout_check_memory(&l);
         layout_free(&l);
     }
     if (info != MPI_INFO_NULL) MPI_Info_free(&info);
     if (bad)
-        fprintf(stderr, "ferry-bench noncontig: %s %s wrong or failed on rank %d\n", ferry ? "ferry" : "host",
+        fprintf(stderr, "ferry-bench noncontig: %s %s wrong or failed on rank %d\n",
+                ferry         ? "ferry"
+                : cfg->versus ? "versus"
+                              : "host",
                 cases[c].name, cfg->rank);
     int any = 0;
     MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -383,6 +410,10 @@ static void run_once(const nc_config_t *cfg, int c, int ferry, long long element
     res->seconds[0][1][rep] = r.call_seconds;
     res->seconds[1][0][rep] = w.seconds;
     res->seconds[1][1][rep] = r.seconds;
+    res->exchange[0][rep] = w.exchange_seconds;
+    res->exchange[1][rep] = r.exchange_seconds;
+    res->shm_bytes[0] = w.shm_bytes;
+    res->shm_bytes[1] = r.shm_bytes;
     res->fs_calls[0] = w.fs_calls;
     res->fs_calls[1] = r.fs_calls;
     res->sieve_extra[0] = w.sieve_extra;
@@ -397,7 +428,7 @@ static void run_once(const nc_config_t *cfg, int c, int ferry, long long element
 static long long host_elements(const nc_config_t *cfg, int c, const char *dir)
 {
     long long probe = cfg->elements / PROBE_SHARE / cfg->blocklen * cfg->blocklen;
-    if (probe < cfg->blocklen) return cfg->elements;
+    if (probe < cfg->blocklen || cfg->versus) return cfg->elements;
     char path[600];
     snprintf(path, sizeof path, "%s/probe", dir);
     nc_result_t res = {0};
@@ -436,6 +467,15 @@ static void record_case(nc_config_t *cfg, const char *table, int c, int dir, con
     bench_row_extra(all, "block_bytes", (double)cfg->blocklen * (double)sizeof(int));
 }
 
+/* --versus: both ferry contenders' exchange time (ms, median) and bytes through shared memory (MiB). */
+static void print_exchange(const nc_config_t *cfg, nc_result_t res[2], int dir)
+{
+    double f = bench_median(res[1].exchange[dir], cfg->common.reps) * 1e3;
+    double v = bench_median(res[0].exchange[dir], cfg->common.reps) * 1e3;
+    printf(" %8.2f %8.2f %7.1f %7.1f", f, v, (double)res[1].shm_bytes[dir] / (1 << 20),
+           (double)res[0].shm_bytes[dir] / (1 << 20));
+}
+
 static void print_case(nc_config_t *cfg, const char *table, int c, nc_result_t res[2])
 {
     for (int dir = 0; dir < 2; dir++) {
@@ -444,9 +484,11 @@ static void print_case(nc_config_t *cfg, const char *table, int c, nc_result_t r
         double fw = mib_per_s(cfg, res[1].elements, res[1].seconds[1][dir]);
         double hw = mib_per_s(cfg, res[0].elements, res[0].seconds[1][dir]);
         double host_mib = (double)res[0].elements * (double)sizeof(int) / (1 << 20);
-        printf("%-6s %-5s %11.1f %11.1f %7.2f %7.2f %9.3f%s %9lld %9.2f %7lld\n", cases[c].name, dir ? "read" : "write",
+        printf("%-6s %-5s %11.1f %11.1f %7.2f %7.2f %9.3f%s %9lld %9.2f %7lld", cases[c].name, dir ? "read" : "write",
                f, h, f / h, fw / hw, host_mib, res[0].elements < res[1].elements ? "*" : " ", res[1].fs_calls[dir],
                (double)res[1].sieve_extra[dir] / (1 << 20), res[1].meta_bytes[dir]);
+        if (cfg->versus) print_exchange(cfg, res, dir);
+        printf("\n");
         record_case(cfg, table, c, dir, (double[4]){f, h, fw, hw}, res);
     }
 }
@@ -466,8 +508,12 @@ static void print_header(const nc_config_t *cfg)
            cfg->nprocs, cfg->collective ? "collective" : "independent", bytes, cfg->blocklen,
            (double)cfg->elements * (double)sizeof(int) / (1 << 20), cfg->common.dir, cfg->common.reps,
            cfg->hints ? ", ferry hints " : "", cfg->hints ? cfg->hints : "", cfg->holes);
-    printf("%-6s %-5s %11s %11s %7s %7s %10s %9s %9s %7s\n", "case", "dir", "ferry MiB/s", "host MiB/s", "f/h",
-           "f/h all", "host MiB/rk", "fs ops", "sieve MiB", "meta B");
+    printf("%-6s %-5s %11s %11s %7s %7s %10s %9s %9s %7s", "case", "dir", "ferry MiB/s",
+           cfg->versus ? "vs MiB/s" : "host MiB/s", cfg->versus ? "f/v" : "f/h", cfg->versus ? "f/v all" : "f/h all",
+           cfg->versus ? "vs MiB/rk" : "host MiB/rk", "fs ops", "sieve MiB", "meta B");
+    if (cfg->versus) printf(" %8s %8s %7s %7s", "exch ms", "vs exch", "shm MiB", "vs shm");
+    printf("\n");
+    if (cfg->versus) printf("versus: ferry with --hints and '%s' in place of the host\n", cfg->versus);
 }
 
 /* One sub-run: every case, both contenders, reps repetitions. */

@@ -11,7 +11,9 @@
  *               every rank takes the same path;
  *   domains.c   aggregators and their file domains, cut into windows;
  *   twophase.c  the steps: ship data to (or from) aggregators, who access
- *               the file one window at a time.
+ *               the file one window at a time;
+ *   shipping.c  the node-shared window the steps use between ranks of one
+ *               node instead of messages (ferry_cb_shm).
  */
 #ifndef FERRY_COLL_INT_H
 #define FERRY_COLL_INT_H
@@ -40,7 +42,7 @@ enum { FERRY_COLL_RANK_WORDS = 6 };
  * 0's core count, so that every rank's cost model sees the same machine. */
 typedef struct ferry__coll_hints {
     MPI_Offset buffer_size, nodes, per_node, strategy, cb_write, cb_read, block_size, largeblock, striping_unit,
-        striping_factor, group_size, view_cache_limit, cores;
+        striping_factor, group_size, view_cache_limit, cores, shm;
 } ferry__coll_hints_t;
 
 /* state.c: what each rank tells the others at a state update. */
@@ -89,6 +91,7 @@ struct ferry__coll_state {
      * two steps' incoming bytes, a sender's second step of staged bytes
      * (the first is fh->staging). */
     ferry__scratch_slot_t window, mask, incoming[2], staging2;
+    struct ferry__coll_shm *shm; /* the node-shared window (shipping.c), made at the first call that uses it */
 };
 
 /* state.c: collective over comm (the file's, or a background request's);
@@ -188,5 +191,31 @@ int ferry__coll_plan_buffers(const ferry__coll_call_t *call, ferry__coll_buffers
 /* Stream bytes of rank r's data inside file bytes [wlo, whi): [*s0, *s1). */
 int ferry__coll_share(const ferry__view_t *view, const ferry__coll_rank_t *rank, MPI_Offset wlo, MPI_Offset whi,
                       MPI_Offset *s0, MPI_Offset *s1);
+
+/* shipping.c: two-phase shipping through node-shared memory. Every rank of
+ * the file's communicator holds a slab in one window per node
+ * (MPI_Win_allocate_shared): two step slots of a third of cb_buffer_size
+ * each, where the ranks of its node put (writes) or take (reads) the bytes
+ * of its window while it aggregates. */
+typedef struct ferry__coll_shm ferry__coll_shm_t;
+
+/* Collective over fh->comm (every rank of a two-phase call, whatever its
+ * own state): the window this call may ship through, or NULL for messages
+ * (ferry_cb_shm other than enable, a background call on another
+ * communicator, or no window). Makes the window at the first call that wants it, its slots as
+ * large as that call's file windows (`window`, the same on every rank) and
+ * at least a third of cb_buffer_size; where the host cannot make it on some
+ * rank, no rank uses it (agreed there, once). */
+ferry__coll_shm_t *ferry__coll_shm_attach(ferry_File fh, MPI_Comm comm, MPI_Offset window);
+/* Collective over the file's ranks (close): frees the window. */
+void ferry__coll_shm_release(ferry_File fh);
+/* Step slot `slot` (0 or 1) of file rank r's slab, NULL when r is not on my node. */
+char *ferry__coll_shm_slot(const ferry__coll_shm_t *m, int r, int slot);
+/* Bytes per step slot. */
+MPI_Offset ferry__coll_shm_slot_bytes(const ferry__coll_shm_t *m);
+/* Orders this rank's loads and stores to the window against the other
+ * ranks' (MPI_Win_sync): after bytes are put, before telling; after being
+ * told, before taking. */
+void ferry__coll_shm_fence(const ferry__coll_shm_t *m);
 
 #endif

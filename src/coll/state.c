@@ -47,6 +47,7 @@ void ferry__coll_release(ferry_File fh)
 {
     ferry__coll_state_t *s = fh->coll;
     if (!s) return;
+    ferry__coll_shm_release(fh);
     release_views(s);
     ferry__free(s->my_blob);
     ferry__free(s->node_of);
@@ -154,7 +155,8 @@ void ferry__coll_own_hints(ferry_File fh)
                                      h->striping_factor,
                                      h->cb_group_size,
                                      h->view_cache_limit,
-                                     sysconf(_SC_NPROCESSORS_ONLN)};
+                                     sysconf(_SC_NPROCESSORS_ONLN),
+                                     h->cb_shm};
 }
 
 static int agree_hints(ferry_File fh, MPI_Comm comm)

@@ -47,12 +47,17 @@
 #include "error/error.h"
 #include "progress/progress.h"
 
-enum { TAG = 0x7e1 };
+/* Data; through a node-shared slab (shipping.c): "go" (aggregator to rank:
+ * the slot is free, writes, or filled, reads; carries the ticket) and
+ * "done" (rank to aggregator: bytes put, or taken). */
+enum { TAG = 0x7e1, TAG_GO = 0x7e2, TAG_DONE = 0x7e3 };
 
 typedef struct share {
     MPI_Offset s0, s1; /* view stream bytes */
     MPI_Offset want;   /* s1 - s0 as planned (reads may shrink s1 at end of file) */
-    MPI_Offset at;     /* offset of its bytes in the step's staging */
+    MPI_Offset at;     /* offset of its bytes in the step's staging (in the aggregator's slot: shm) */
+    int shm;           /* travels through the aggregator's slab, not a message */
+    MPI_Offset ticket[2]; /* shm: where in the slot and (reads) how many bytes, sent with "go" */
 } share_t;
 
 /* One step's plan and messages. */
@@ -65,6 +70,10 @@ typedef struct step {
     MPI_Request *reqs;
     MPI_Status *statuses;
     int nreqs, first_mine;   /* requests posted; where my receives from aggregators start (reads) */
+    int slot;                /* 0 or 1: this step's slot of every slab */
+    MPI_Request *go, *later; /* shm: writes' "go" to wait for before packing; reads' "done", waited for
+                              * before the slot is used again (or at the end of the call) */
+    int ngo, nlater;
 } step_t;
 
 /* How an aggregator writes a window its shares leave holes in (a window
@@ -97,6 +106,7 @@ typedef struct exchange {
     MPI_Offset eof;          /* file size before anyone wrote in this call (writing aggregators) */
     MPI_Count done;
     int failed;              /* sticky error class of this rank */
+    ferry__coll_shm_t *shm;  /* node-shared slabs this call ships through, or NULL: messages only */
 } exchange_t;
 
 int ferry__coll_share(const ferry__view_t *view, const ferry__coll_rank_t *rank, MPI_Offset wlo, MPI_Offset whi,
@@ -122,10 +132,18 @@ static char *my_bytes(const exchange_t *x, const step_t *st, int a)
     return x->direct ? x->direct + (sh->s0 - x->call->ranks[x->fh->rank].skip) : st->staging + sh->at;
 }
 
+/* My bytes for aggregator a in its slab (shm shares, after its "go"). */
+static char *slab_bytes(const exchange_t *x, const step_t *st, int a)
+{
+    return ferry__coll_shm_slot(x->shm, x->d->aggs[a], st->slot) + st->out[a].ticket[0];
+}
+
 /* Where rank r's bytes of my window are: my own never travel. */
 static char *share_bytes(const exchange_t *x, const step_t *st, int r)
 {
-    return r == x->fh->rank ? my_bytes(x, st, x->me_agg) : st->incoming + st->in[r].at;
+    if (r == x->fh->rank) return my_bytes(x, st, x->me_agg);
+    const share_t *sh = &st->in[r];
+    return sh->shm ? ferry__coll_shm_slot(x->shm, x->fh->rank, st->slot) + sh->at : st->incoming + sh->at;
 }
 
 /* File bytes [*first, *last) spanned by the shares in my window. */
@@ -375,15 +393,22 @@ static int take(ferry__scratch_slot_t *slot, MPI_Offset size, char **buf, const 
     return 0;
 }
 
+/* Whether file rank r's bytes and mine meet in a slab: another rank of my node. */
+static int through_slab(const exchange_t *x, int r)
+{
+    return x->shm && r != x->fh->rank && ferry__coll_shm_slot(x->shm, r, 0) != NULL;
+}
+
 /* The next step's windows and shares (every rank computes every
  * aggregator's window; the cursors advance once per step): what I send
- * (*out bytes to stage) and, aggregating, what I receive (*in). */
-static int plan_step(exchange_t *x, step_t *st, MPI_Offset *out, MPI_Offset *in)
+ * (*out bytes to stage) and, aggregating, what I receive (*in by message,
+ * *local through my slab). */
+static int plan_step(exchange_t *x, step_t *st, MPI_Offset *out, MPI_Offset *in, MPI_Offset *local)
 {
     const ferry__domains_t *d = x->d;
     int me = x->fh->rank;
     ferry__view_t mine = ferry__coll_view(x->s, me);
-    *out = *in = 0;
+    *out = *in = *local = 0;
     st->wlo = st->whi = 0;
     for (int a = 0; a < d->naggs; a++) {
         MPI_Offset wlo = 0, whi = 0;
@@ -393,15 +418,18 @@ static int plan_step(exchange_t *x, step_t *st, MPI_Offset *out, MPI_Offset *in)
         FERRY_TRY(ferry__coll_share(&mine, &x->call->ranks[me], wlo, whi, &sh->s0, &sh->s1));
         sh->at = *out;
         sh->want = sh->s1 - sh->s0;
-        if (!x->direct) *out += sh->want;
+        sh->shm = through_slab(x, d->aggs[a]);
+        if (!x->direct) *out += sh->want; /* shm shares too: the call may keep messages */
     }
     for (int r = 0; x->me_agg >= 0 && r < x->fh->nprocs; r++) {
         share_t *sh = &st->in[r];
         ferry__view_t view = ferry__coll_view(x->s, r);
         FERRY_TRY(ferry__coll_share(&view, &x->call->ranks[r], st->wlo, st->whi, &sh->s0, &sh->s1));
-        sh->at = *in;
         sh->want = sh->s1 - sh->s0;
-        if (r != me) *in += sh->want;
+        sh->shm = through_slab(x, r);
+        MPI_Offset *room = sh->shm ? local : in;
+        sh->at = *room;
+        if (r != me) *room += sh->want;
     }
     return 0;
 }
@@ -409,23 +437,26 @@ static int plan_step(exchange_t *x, step_t *st, MPI_Offset *out, MPI_Offset *in)
 /* A dry run of every step sizes the message buffers once, before any
  * message: afterwards nothing can fail in a way that stops a rank from
  * posting its messages, so the steps need no agreement of their own. */
-static int plan_sizes(exchange_t *x, MPI_Offset *most_out, MPI_Offset *most_in)
+static int plan_sizes(exchange_t *x, MPI_Offset *most_out, MPI_Offset *most_in, MPI_Offset *most_local)
 {
-    *most_out = *most_in = 0;
+    *most_out = *most_in = *most_local = 0;
     for (MPI_Offset t = 0; t < x->d->steps; t++) {
-        MPI_Offset out, in;
-        FERRY_TRY(plan_step(x, &x->steps[0], &out, &in));
+        MPI_Offset out, in, local;
+        FERRY_TRY(plan_step(x, &x->steps[0], &out, &in, &local));
+        /* Buffers for messages alone, should the call keep them (some slab too small). */
         *most_out = out > *most_out ? out : *most_out;
-        *most_in = in > *most_in ? in : *most_in;
+        *most_in = in + local > *most_in ? in + local : *most_in;
+        *most_local = local > *most_local ? local : *most_local;
     }
     memset(x->cursors, 0, (size_t)x->d->naggs * sizeof *x->cursors);
     return 0;
 }
 
-static int size_buffers(exchange_t *x)
+static int size_buffers(exchange_t *x, int *slab_fits)
 {
-    MPI_Offset most_out, most_in;
-    FERRY_TRY(plan_sizes(x, &most_out, &most_in));
+    MPI_Offset most_out, most_in, most_local;
+    FERRY_TRY(plan_sizes(x, &most_out, &most_in, &most_local));
+    *slab_fits = !x->shm || most_local <= ferry__coll_shm_slot_bytes(x->shm);
     for (int i = 0; i < 2; i++) {
         step_t *st = &x->steps[i];
         if (x->me_agg >= 0) FERRY_TRY(take(st->incoming_slot, most_in, &st->incoming, x->fh->filename));
@@ -441,7 +472,29 @@ static int message_failed(const exchange_t *x, int peer)
     return ferry__error_set(MPI_ERR_OTHER, "ferry: collective '%s': message to rank %d failed", x->fh->filename, peer);
 }
 
-/* Writes: pack and send my shares; reads: receive them. */
+static int exchange_failed(const exchange_t *x)
+{
+    return ferry__error_set(MPI_ERR_OTHER, "ferry: collective '%s': data exchange failed", x->fh->filename);
+}
+
+/* One message of a step: data, or a handshake. */
+typedef struct message {
+    void *buf;
+    MPI_Offset bytes;
+    int peer, tag;
+} message_t;
+
+static int post(const exchange_t *x, MPI_Request *req, int send, message_t m)
+{
+    int rc = send ? MPI_Isend(m.buf, (int)m.bytes, MPI_BYTE, m.peer, m.tag, x->ctx->comm, req)
+                  : MPI_Irecv(m.buf, (int)m.bytes, MPI_BYTE, m.peer, m.tag, x->ctx->comm, req);
+    return rc == MPI_SUCCESS ? 0 : message_failed(x, m.peer);
+}
+
+static char nothing; /* the buffer of "done", which carries no bytes */
+
+/* Writes: pack and send my shares; reads: receive them. Shares through a
+ * slab wait for the aggregator's "go" instead (writes pack after it). */
 static int post_to_aggregators(exchange_t *x, step_t *st)
 {
     const ferry__request_t *c = x->call->req;
@@ -449,7 +502,7 @@ static int post_to_aggregators(exchange_t *x, step_t *st)
     int failed = 0;
     st->first_mine = st->nreqs;
     for (int a = 0; a < x->d->naggs; a++) {
-        const share_t *sh = &st->out[a];
+        share_t *sh = &st->out[a];
         if (sh->want == 0) continue;
         char *bytes = my_bytes(x, st, a);
         if (a == x->me_agg) { /* my own window: no message (writes still stage noncontiguous memory) */
@@ -457,29 +510,43 @@ static int post_to_aggregators(exchange_t *x, step_t *st)
                 failed = ferry__datatype_pack(c->buf, c->count, c->type, sh->s0 - skip, bytes, sh->want);
             continue;
         }
+        int peer = x->d->aggs[a];
+        if (sh->shm) {
+            MPI_Request *go = x->write ? &st->go[st->ngo++] : &st->reqs[st->nreqs++];
+            FERRY_TRY(post(x, go, 0, (message_t){sh->ticket, sizeof sh->ticket, peer, TAG_GO}));
+            continue;
+        }
         /* A failed pack still sends: the aggregator is waiting for the message. */
         if (x->write && !x->direct && !failed)
             failed = ferry__datatype_pack(c->buf, c->count, c->type, sh->s0 - skip, bytes, sh->want);
-        int peer = x->d->aggs[a],
-            rc = x->write ? MPI_Isend(bytes, (int)sh->want, MPI_BYTE, peer, TAG, x->ctx->comm, &st->reqs[st->nreqs++])
-                          : MPI_Irecv(bytes, (int)sh->want, MPI_BYTE, peer, TAG, x->ctx->comm, &st->reqs[st->nreqs++]);
-        if (rc != MPI_SUCCESS) return message_failed(x, peer);
+        FERRY_TRY(post(x, &st->reqs[st->nreqs++], x->write, (message_t){bytes, sh->want, peer, TAG}));
     }
     return failed;
+}
+
+/* Aggregators, a rank of my node: "go" with where its bytes go in my slot
+ * (writes) or are and how many (reads), and the receive of its "done". */
+static int signal_rank(exchange_t *x, step_t *st, int r)
+{
+    share_t *sh = &st->in[r];
+    sh->ticket[0] = sh->at;
+    sh->ticket[1] = sh->s1 - sh->s0;
+    FERRY_TRY(post(x, &st->reqs[st->nreqs++], 1, (message_t){sh->ticket, sizeof sh->ticket, r, TAG_GO}));
+    MPI_Request *done = x->write ? &st->reqs[st->nreqs++] : &st->later[st->nlater++];
+    return post(x, done, 0, (message_t){&nothing, 0, r, TAG_DONE});
 }
 
 /* Aggregators: receive the shares of my window (writes), or send them (reads). */
 static int post_to_ranks(exchange_t *x, step_t *st)
 {
     for (int r = 0; x->me_agg >= 0 && r < x->fh->nprocs; r++) {
-        const share_t *sh = &st->in[r];
+        share_t *sh = &st->in[r];
         /* Reads: a rank expecting bytes gets a message, empty when they all lie past end of file. */
         if (sh->want == 0 || r == x->fh->rank) continue;
-        int len = (int)(sh->s1 - sh->s0);
-        int rc = x->write
-                     ? MPI_Irecv(st->incoming + sh->at, len, MPI_BYTE, r, TAG, x->ctx->comm, &st->reqs[st->nreqs++])
-                     : MPI_Isend(st->incoming + sh->at, len, MPI_BYTE, r, TAG, x->ctx->comm, &st->reqs[st->nreqs++]);
-        if (rc != MPI_SUCCESS) return message_failed(x, r);
+        if (sh->shm) FERRY_TRY(signal_rank(x, st, r));
+        else
+            FERRY_TRY(post(x, &st->reqs[st->nreqs++], !x->write,
+                           (message_t){st->incoming + sh->at, sh->s1 - sh->s0, r, TAG}));
     }
     return 0;
 }
@@ -487,20 +554,73 @@ static int post_to_ranks(exchange_t *x, step_t *st)
 /* Posts a planned step: receives before sends, so a rank's own messages match. */
 static int post_step(exchange_t *x, step_t *st)
 {
-    st->nreqs = 0;
+    st->nreqs = st->ngo = 0;
+    if (x->shm && !x->write && x->me_agg >= 0) ferry__coll_shm_fence(x->shm); /* my slot is packed */
     int rc = post_to_ranks(x, st);
     int sent = post_to_aggregators(x, st);
     return rc ? rc : sent;
 }
 
-static int wait_step(exchange_t *x, step_t *st)
+/* Waits for n requests, counting the time as exchange. */
+static int wait_requests(exchange_t *x, int n, MPI_Request *reqs, MPI_Status *statuses)
 {
     double start = ferry__stats_clock();
-    int rc = ferry__progress_waitall(st->nreqs, st->reqs, st->statuses);
+    int rc = ferry__progress_waitall(n, reqs, statuses);
     x->ctx->stats->exchange_seconds += ferry__stats_clock() - start;
-    return rc == MPI_SUCCESS ? 0
-                             : ferry__error_set(MPI_ERR_OTHER, "ferry: collective '%s': data exchange failed",
-                                                x->fh->filename);
+    return rc == MPI_SUCCESS ? 0 : exchange_failed(x);
+}
+
+/* Writes, after the aggregators' "go": my shares into their slots, then
+ * "done" to each (also when packing failed, or nothing was put because a
+ * "go" never came: they are waiting for it). */
+static int put_shares(exchange_t *x, step_t *st, int put)
+{
+    const ferry__request_t *c = x->call->req;
+    int failed = 0;
+    ferry__coll_shm_fence(x->shm);
+    for (int a = 0; a < x->d->naggs; a++) {
+        const share_t *sh = &st->out[a];
+        if (!sh->shm || sh->want == 0 || !put) continue;
+        char *slab = slab_bytes(x, st, a);
+        if (x->direct) memcpy(slab, x->direct + (sh->s0 - c->skip), (size_t)sh->want);
+        else if (!failed) failed = ferry__datatype_pack(c->buf, c->count, c->type, sh->s0 - c->skip, slab, sh->want);
+        x->ctx->stats->coll_shm_bytes += sh->want;
+    }
+    ferry__coll_shm_fence(x->shm);
+    for (int a = 0; a < x->d->naggs; a++)
+        if (st->out[a].shm && st->out[a].want > 0)
+            FERRY_TRY(post(x, &st->reqs[st->nreqs++], 1, (message_t){&nothing, 0, x->d->aggs[a], TAG_DONE}));
+    return failed;
+}
+
+static int wait_step(exchange_t *x, step_t *st)
+{
+    int rc = wait_requests(x, st->ngo, st->go, st->statuses), put = 0;
+    if (st->ngo > 0) put = put_shares(x, st, rc == 0);
+    int waited = wait_requests(x, st->nreqs, st->reqs, st->statuses);
+    if (x->shm) ferry__coll_shm_fence(x->shm); /* what the others put in my slot, or in theirs for me */
+    return rc ? rc : waited ? waited : put;
+}
+
+/* Reads, after taking a step's bytes (or failing to): "done" to every
+ * aggregator whose slot held some of mine, so it may fill the slot again. */
+static int release_slots(exchange_t *x, step_t *st)
+{
+    if (!x->shm) return 0;
+    ferry__coll_shm_fence(x->shm);
+    for (int a = 0; a < x->d->naggs; a++)
+        if (st->out[a].shm && st->out[a].want > 0)
+            FERRY_TRY(post(x, &st->later[st->nlater++], 1, (message_t){&nothing, 0, x->d->aggs[a], TAG_DONE}));
+    return 0;
+}
+
+/* Before a step's slot is used again, and at the end of the call: the
+ * "done" messages of its previous use (reads). */
+static int settle(exchange_t *x, step_t *st)
+{
+    int rc = wait_requests(x, st->nlater, st->later, st->statuses);
+    st->nlater = 0;
+    return rc;
 }
 
 /* Reads: count what arrived (the prefix below end of file) and unpack staged bytes. */
@@ -513,10 +633,17 @@ static int take_delivery(exchange_t *x, const step_t *st)
         const share_t *sh = &st->out[a];
         if (sh->want == 0) continue;
         int got = 0;
+        const char *from = my_bytes(x, st, a);
         if (a == x->me_agg) got = (int)(st->in[x->fh->rank].s1 - st->in[x->fh->rank].s0); /* read in place */
-        else MPI_Get_count(&st->statuses[k++], MPI_BYTE, &got);
+        else if (sh->shm) {
+            k++;
+            got = (int)(sh->ticket[1] < sh->want ? sh->ticket[1] : sh->want);
+            from = slab_bytes(x, st, a);
+            if (x->direct) memcpy(x->direct + (sh->s0 - skip), from, (size_t)got);
+            x->ctx->stats->coll_shm_bytes += got;
+        } else MPI_Get_count(&st->statuses[k++], MPI_BYTE, &got);
         if (got > 0 && !x->direct)
-            FERRY_TRY(ferry__datatype_unpack(my_bytes(x, st, a), got, c->buf, c->count, c->type, sh->s0 - skip));
+            FERRY_TRY(ferry__datatype_unpack(from, got, c->buf, c->count, c->type, sh->s0 - skip));
         x->done += got;
     }
     return 0;
@@ -524,16 +651,27 @@ static int take_delivery(exchange_t *x, const step_t *st)
 
 /* --- the call ------------------------------------------------------------- */
 
+/* What setup_step allocates for n aggregators and p ranks (the scaling model's count). */
+static MPI_Offset step_bookkeeping_bytes(MPI_Offset n, MPI_Offset p)
+{
+    MPI_Offset request = sizeof(MPI_Request), status = sizeof(MPI_Status);
+    return (n + p) * (MPI_Offset)sizeof(share_t) + 2 * (n + p) * (request + status) + n * request + (n + p) * request;
+}
+
 static int setup_step(exchange_t *x, step_t *st, ferry__scratch_slot_t *staging, ferry__scratch_slot_t *incoming)
 {
     int p = x->fh->nprocs, n = x->d->naggs;
+    /* Messages: data per aggregator and rank; with slabs also "go" and "done" per pair. */
+    size_t most = 2 * (size_t)(n + p);
     st->out = ferry__calloc((size_t)n, sizeof *st->out);
     st->in = ferry__calloc((size_t)p, sizeof *st->in);
-    st->reqs = ferry__calloc((size_t)(n + p), sizeof *st->reqs);
-    st->statuses = ferry__calloc((size_t)(n + p), sizeof *st->statuses);
+    st->reqs = ferry__calloc(most, sizeof *st->reqs);
+    st->statuses = ferry__calloc(most, sizeof *st->statuses);
+    st->go = ferry__calloc((size_t)n, sizeof *st->go);
+    st->later = ferry__calloc((size_t)(n + p), sizeof *st->later);
     st->staging_slot = staging;
     st->incoming_slot = incoming;
-    if (!st->out || !st->in || !st->reqs || !st->statuses)
+    if (!st->out || !st->in || !st->reqs || !st->statuses || !st->go || !st->later)
         return ferry__error_set(MPI_ERR_NO_MEM, "ferry: collective '%s': out of memory", x->fh->filename);
     return 0;
 }
@@ -546,6 +684,8 @@ static void teardown_step(step_t *st)
     ferry__free(st->in);
     ferry__free(st->reqs);
     ferry__free(st->statuses);
+    ferry__free(st->go);
+    ferry__free(st->later);
 }
 
 static int setup(exchange_t *x, const ferry__coll_call_t *call)
@@ -559,6 +699,7 @@ static int setup(exchange_t *x, const ferry__coll_call_t *call)
     x->d = call->domains;
     x->eof = -1;
     x->me_agg = -1;
+    x->steps[1].slot = 1;
     for (int a = 0; a < x->d->naggs; a++)
         if (x->d->aggs[a] == x->fh->rank) x->me_agg = a;
     FERRY_TRY(setup_step(x, &x->steps[0], x->ctx->staging, &x->s->incoming[0]));
@@ -584,19 +725,20 @@ static void teardown(exchange_t *x)
     ferry__free(x->cursors);
 }
 
+static void keep_first(exchange_t *x, int rc)
+{
+    if (!x->failed) x->failed = rc;
+}
+
 /* Plans and posts step st. A rank that has failed still posts (stale
  * bytes) so that nobody waits; the call fails anyway at its agreement. */
 static void begin_step(exchange_t *x, step_t *st)
 {
-    MPI_Offset out, in;
-    int rc = plan_step(x, st, &out, &in); /* the dry run already succeeded */
-    if (!x->failed) x->failed = rc;
-    if (!x->write && x->me_agg >= 0) {
-        rc = x->failed ? 0 : read_window(x, st);
-        if (!x->failed) x->failed = rc;
-    }
-    rc = post_step(x, st);
-    if (!x->failed) x->failed = rc;
+    MPI_Offset out, in, local;
+    keep_first(x, settle(x, st));                       /* reads: every rank took its bytes of this slot's last step */
+    keep_first(x, plan_step(x, st, &out, &in, &local)); /* the dry run already succeeded */
+    if (!x->write && x->me_agg >= 0) keep_first(x, x->failed ? 0 : read_window(x, st));
+    keep_first(x, post_step(x, st));
 }
 
 static void write_steps(exchange_t *x)
@@ -604,15 +746,13 @@ static void write_steps(exchange_t *x)
     begin_step(x, &x->steps[0]);
     for (MPI_Offset t = 0; t < x->d->steps; t++) {
         step_t *cur = &x->steps[t % 2], *next = &x->steps[(t + 1) % 2];
-        int rc = wait_step(x, cur);
-        if (!x->failed) x->failed = rc;
+        keep_first(x, wait_step(x, cur));
         for (int a = 0; a < x->d->naggs; a++) x->done += cur->out[a].want;
         x->win = (window_t){0};
         if (!x->failed && x->me_agg >= 0) x->failed = prepare_window(x, cur);
         /* The next step's data travel while this window goes to the file. */
         if (t + 1 < x->d->steps) begin_step(x, next);
-        rc = finish_window(x, cur);
-        if (!x->failed) x->failed = rc;
+        keep_first(x, finish_window(x, cur));
         if (!x->failed)
             ferry__coll_write_behind(x->call->req, x->win.first, x->win.last - x->win.first,
                                      x->d->steps * x->d->window);
@@ -628,34 +768,39 @@ static void read_steps(exchange_t *x)
         if (t + 1 < x->d->steps) begin_step(x, next);
         int rc = wait_step(x, cur);
         if (!x->failed) x->failed = rc ? rc : take_delivery(x, cur);
+        keep_first(x, release_slots(x, cur));
     }
+    keep_first(x, settle(x, &x->steps[0]));
+    keep_first(x, settle(x, &x->steps[1]));
 }
 
 /* Collective: 1 on every rank when any rank could not set the call up (or
- * the host could not tell: then this rank failed, x->failed says why). */
-static int anyone_failed(exchange_t *x)
+ * the host could not tell: then this rank failed, x->failed says why).
+ * Also agrees whether the call ships through the slabs: not when any
+ * aggregator's step would overflow its slot (views that overlap). */
+static int anyone_failed(exchange_t *x, int slab_fits)
 {
-    int mine = x->failed != 0, any = 1;
-    int rc = ferry__progress_allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, x->ctx->comm);
+    int mine = (x->failed != 0) | (!slab_fits << 1), any = 1;
+    int rc = ferry__progress_allreduce(&mine, &any, 1, MPI_INT, MPI_BOR, x->ctx->comm);
     x->ctx->stats->coll_meta_bytes += (long long)sizeof mine;
     x->ctx->stats->coll_meta_recv_bytes += (long long)sizeof any;
     if (rc != MPI_SUCCESS && !x->failed)
         x->failed = ferry__error_host(rc, "collective", x->fh->filename, "MPI_Allreduce");
-    return any || rc != MPI_SUCCESS;
+    if (rc != MPI_SUCCESS || (any & 2)) x->shm = NULL;
+    return (any & 1) || rc != MPI_SUCCESS;
 }
 
 int ferry__coll_plan_buffers(const ferry__coll_call_t *call, ferry__coll_buffers_t *plan)
 {
     exchange_t x;
     int rc = setup(&x, call);
-    if (rc == 0) rc = plan_sizes(&x, &plan->staging, &plan->incoming);
+    MPI_Offset local = 0;
+    if (rc == 0) rc = plan_sizes(&x, &plan->staging, &plan->incoming, &local);
     plan->staging *= 2; /* two steps in flight */
     plan->incoming *= 2;
     plan->window = x.me_agg >= 0 ? x.d->window : 0;
-    int n = x.d->naggs, p = x.fh->nprocs;
-    plan->per_call = 2 * ((MPI_Offset)n * (MPI_Offset)sizeof(share_t) + (MPI_Offset)p * (MPI_Offset)sizeof(share_t) +
-                          (MPI_Offset)(n + p) * (MPI_Offset)(sizeof(MPI_Request) + sizeof(MPI_Status))) +
-                     (MPI_Offset)n * (MPI_Offset)sizeof(ferry__window_cursor_t);
+    plan->per_call =
+        2 * step_bookkeeping_bytes(x.d->naggs, x.fh->nprocs) + x.d->naggs * (MPI_Offset)sizeof(ferry__window_cursor_t);
     teardown(&x);
     return rc;
 }
@@ -663,11 +808,13 @@ int ferry__coll_plan_buffers(const ferry__coll_call_t *call, ferry__coll_buffers
 int ferry__coll_two_phase(const ferry__coll_call_t *call)
 {
     exchange_t x;
+    int slab_fits = 1;
     x.failed = setup(&x, call);
-    if (!x.failed) x.failed = size_buffers(&x);
+    x.shm = ferry__coll_shm_attach(x.fh, x.ctx->comm, x.d->window); /* every rank, whatever its set-up */
+    if (!x.failed) x.failed = size_buffers(&x, &slab_fits);
     /* Before the agreement below, so no aggregator has written yet. */
     if (!x.failed && x.write && x.me_agg >= 0) x.failed = ferry__fs_size(x.fh->fs, &x.eof);
-    if (!anyone_failed(&x) && x.d->steps > 0) {
+    if (!anyone_failed(&x, slab_fits) && x.d->steps > 0) {
         if (x.write) write_steps(&x);
         else read_steps(&x);
     }

@@ -63,6 +63,7 @@ typedef struct ferry__hints {
     MPI_Offset striping_factor;
     MPI_Offset cb_group_size;      /* storage targets per aggregator in stripe_group */
     MPI_Offset view_cache_limit;   /* bytes a rank may spend on coll/'s view cache */
+    int cb_shm; /* ferry_cb_shm: two-phase shipping through node-shared memory, ferry__hint_switch_t */
     char rejected[FERRY_HINTS_REJECTED_MAX];
 } ferry__hints_t;
 

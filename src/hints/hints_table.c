@@ -29,6 +29,7 @@ typedef struct hint_spec {
 
 static const char switch_words[] = "automatic,enable,disable";
 static const char bool_words[] = "false,true";
+static const char shm_words[] = "auto,enable,disable";
 static const char strategy_words[] = "auto,even,block_cyclic,stripe_group,independent";
 static const char access_words[] =
     "read_once,write_once,read_mostly,write_mostly,sequential,reverse_sequential,random";
@@ -89,6 +90,10 @@ static const hint_spec_t hint_table[] = {
      "bytes each rank may spend caching every rank's view for two-phase calls (estimated at the first collective "
      "call after set_view: the views' serialized trees, and about ten times the distinct ones rebuilt as host "
      "datatypes); views that would need more are not cached and collective calls go independent (docs/coll.md)"},
+    {"ferry_cb_shm", HINT_SWITCH, FIELD(cb_shm), FERRY_HINT_AUTOMATIC, 0, 0, shm_words, "coll",
+     "enable: two-phase data between ranks of one node go through a node-shared window (MPI_Win_allocate_shared, "
+     "two step slots of a file window each per rank, made at the first two-phase call) instead of messages, where "
+     "the host can make it; auto (for now) and disable keep messages (docs/coll.md)"},
 };
 #undef FIELD
 enum { TABLE_LENGTH = sizeof hint_table / sizeof hint_table[0] };
@@ -337,7 +342,8 @@ uint64_t ferry__hints_collective_fingerprint(const ferry__hints_t *hints)
     const MPI_Offset fields[] = {hints->cb_buffer_size,  hints->cb_nodes,      hints->cb_per_node,
                                  hints->cb_strategy,     hints->cb_write,      hints->cb_read,
                                  hints->cb_block_size,   hints->cb_largeblock, hints->striping_unit,
-                                 hints->striping_factor, hints->cb_group_size, hints->view_cache_limit};
+                                 hints->striping_factor, hints->cb_group_size, hints->view_cache_limit,
+                                 hints->cb_shm};
     uint64_t h = 1469598103934665603ull; /* FNV-1a over the values */
     const unsigned char *p = (const unsigned char *)fields;
     for (size_t i = 0; i < sizeof fields; i++) h = (h ^ p[i]) * 1099511628211ull;

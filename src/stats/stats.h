@@ -36,6 +36,8 @@ typedef struct ferry__stats {
                                       * (the O(P) term), the two-phase set-up and final agreements */
     long long coll_view_cache_bytes; /* estimated memory of the views this rank holds cached for them: a level
                                       * reported by get_info and FERRY_STATS, not a count */
+    long long coll_shm_bytes;        /* of this rank's stream bytes in them, those that went through an aggregator's
+                                      * node-shared window instead of messages (ferry_cb_shm) */
     long long coll_aggregator_calls; /* two-phase calls in which this rank was an aggregator */
     long long coll_targets;      /* distinct storage targets (stripe index mod stripe count) its windows
                                   * touched, summed over those calls: divided by coll_aggregator_calls,
