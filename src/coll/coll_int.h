@@ -2,11 +2,14 @@
  * Shared by the coll module's files only.
  *
  * A collective call goes through four stages, each in its own file:
- *   state.c     per-file state every rank agrees on: the view cache (each
- *               rank's view, rebuilt as host datatypes, exchanged once per
- *               view), the nodes, and rank 0's collective hints;
- *   coll.c      the call's inputs: one allgather of a few numbers per rank
- *               (error class, stream start and length, file range);
+ *   state.c     per-file state every rank agrees on: the view cache (every
+ *               rank's view as one of the distinct shapes, rebuilt as host
+ *               datatypes, at its displacement; exchanged once per view),
+ *               the nodes, and rank 0's collective hints;
+ *   coll.c      the call's inputs: one allreduce for regular calls (every
+ *               rank's file range then from the cache), else one allgather
+ *               of a few numbers per rank (error class, stream start and
+ *               length, file range);
  *   choose.c    the strategy, from those globally known inputs only, so
  *               every rank takes the same path;
  *   domains.c   aggregators and their file domains, cut into windows;
@@ -14,6 +17,9 @@
  *               the file one window at a time;
  *   shipping.c  the node-shared window the steps use between ranks of one
  *               node instead of messages (ferry_cb_shm).
+ * model.c runs the stages' local steps for P virtual ranks in one process
+ * (the scaling model, ferry-bench scale): no stage may need a message to
+ * plan, only to learn what other ranks said.
  */
 #ifndef FERRY_COLL_INT_H
 #define FERRY_COLL_INT_H
