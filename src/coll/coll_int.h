@@ -213,6 +213,8 @@ typedef struct ferry__coll_shm ferry__coll_shm_t;
  * at least a third of cb_buffer_size; where the host cannot make it on some
  * rank, no rank uses it (agreed there, once). */
 ferry__coll_shm_t *ferry__coll_shm_attach(ferry_File fh, MPI_Comm comm, MPI_Offset window);
+/* Not collective: whether a call on comm would ask for the window (the hint, the communicator). */
+int ferry__coll_shm_wanted(ferry_File fh, MPI_Comm comm);
 /* Collective over the file's ranks (close): frees the window. */
 void ferry__coll_shm_release(ferry_File fh);
 /* Step slot `slot` (0 or 1) of file rank r's slab, NULL when r is not on my node. */

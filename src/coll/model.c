@@ -138,7 +138,7 @@ static int plan_call(ferry__coll_model_t *m, ferry_File f)
     static char memory; /* contiguous memory: the plan never reads it */
     ferry__stats_t stats = {0};
     ferry__scratch_slot_t staging = {0}, sieve = {0};
-    ferry__context_t ctx = {MPI_COMM_NULL, &stats, &staging, &sieve};
+    ferry__context_t ctx = {f->comm, &stats, &staging, &sieve}; /* the file's own: no message is sent */
     ferry__access_t access = {m->write ? "write_all" : "read_all", m->write, 0, 1, 0};
     const ferry__coll_rank_t *mine = &f->coll->ranks[m->as_rank];
     ferry__request_t req = {.fh = f,

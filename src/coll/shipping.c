@@ -109,11 +109,16 @@ static void make(ferry_File fh, ferry__coll_shm_t *m, MPI_Offset window)
 /* What a file whose ranks could not all hold the window's state uses: no window. */
 static ferry__coll_shm_t unavailable = {.node = MPI_COMM_NULL, .win = MPI_WIN_NULL};
 
+int ferry__coll_shm_wanted(ferry_File fh, MPI_Comm comm)
+{
+    /* auto keeps messages: measured no faster on MPICH (docs/benchmarks-coll.md). */
+    return fh->coll->hints.shm == FERRY_HINT_ENABLE && comm == fh->comm;
+}
+
 ferry__coll_shm_t *ferry__coll_shm_attach(ferry_File fh, MPI_Comm comm, MPI_Offset window)
 {
     ferry__coll_state_t *s = fh->coll;
-    /* auto keeps messages: measured no faster on MPICH (docs/benchmarks-coll.md). */
-    if (s->hints.shm != FERRY_HINT_ENABLE || comm != fh->comm) return NULL;
+    if (!ferry__coll_shm_wanted(fh, comm)) return NULL;
     if (!s->shm) {
         ferry__coll_shm_t *m = ferry__calloc(1, sizeof *m);
         int mine = m != NULL, everyone = 0;

@@ -651,24 +651,27 @@ static int take_delivery(exchange_t *x, const step_t *st)
 
 /* --- the call ------------------------------------------------------------- */
 
-/* What setup_step allocates for n aggregators and p ranks (the scaling model's count). */
-static MPI_Offset step_bookkeeping_bytes(MPI_Offset n, MPI_Offset p)
+/* What setup_step allocates for n aggregators and p ranks (the scaling
+ * model's count): shares, and requests and statuses for the data messages
+ * and, where the call may use node-shared slabs, their "go" and "done". */
+static MPI_Offset step_bookkeeping_bytes(MPI_Offset n, MPI_Offset p, int slabs)
 {
     MPI_Offset request = sizeof(MPI_Request), status = sizeof(MPI_Status);
-    return (n + p) * (MPI_Offset)sizeof(share_t) + 2 * (n + p) * (request + status) + n * request + (n + p) * request;
+    MPI_Offset messages = (slabs ? 2 : 1) * (n + p) * (request + status);
+    return (n + p) * (MPI_Offset)sizeof(share_t) + messages + (slabs ? n + (n + p) : 2) * request;
 }
 
 static int setup_step(exchange_t *x, step_t *st, ferry__scratch_slot_t *staging, ferry__scratch_slot_t *incoming)
 {
-    int p = x->fh->nprocs, n = x->d->naggs;
+    int p = x->fh->nprocs, n = x->d->naggs, slabs = ferry__coll_shm_wanted(x->fh, x->ctx->comm);
     /* Messages: data per aggregator and rank; with slabs also "go" and "done" per pair. */
-    size_t most = 2 * (size_t)(n + p);
+    size_t most = (slabs ? 2 : 1) * (size_t)(n + p);
     st->out = ferry__calloc((size_t)n, sizeof *st->out);
     st->in = ferry__calloc((size_t)p, sizeof *st->in);
     st->reqs = ferry__calloc(most, sizeof *st->reqs);
     st->statuses = ferry__calloc(most, sizeof *st->statuses);
-    st->go = ferry__calloc((size_t)n, sizeof *st->go);
-    st->later = ferry__calloc((size_t)(n + p), sizeof *st->later);
+    st->go = ferry__calloc(slabs ? (size_t)n : 1, sizeof *st->go);
+    st->later = ferry__calloc(slabs ? (size_t)(n + p) : 1, sizeof *st->later);
     st->staging_slot = staging;
     st->incoming_slot = incoming;
     if (!st->out || !st->in || !st->reqs || !st->statuses || !st->go || !st->later)
@@ -799,8 +802,8 @@ int ferry__coll_plan_buffers(const ferry__coll_call_t *call, ferry__coll_buffers
     plan->staging *= 2; /* two steps in flight */
     plan->incoming *= 2;
     plan->window = x.me_agg >= 0 ? x.d->window : 0;
-    plan->per_call =
-        2 * step_bookkeeping_bytes(x.d->naggs, x.fh->nprocs) + x.d->naggs * (MPI_Offset)sizeof(ferry__window_cursor_t);
+    plan->per_call = 2 * step_bookkeeping_bytes(x.d->naggs, x.fh->nprocs, ferry__coll_shm_wanted(x.fh, x.ctx->comm)) +
+                     x.d->naggs * (MPI_Offset)sizeof(ferry__window_cursor_t);
     teardown(&x);
     return rc;
 }
