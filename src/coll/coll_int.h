@@ -55,7 +55,7 @@ typedef struct ferry__coll_hints {
 struct ferry__coll_said {
     MPI_Offset blob_len; /* its serialized view's bytes, -1 when it has none */
     MPI_Offset changed;  /* its view differs from the one cached */
-    MPI_Offset leader;   /* until the nodes are known: the lowest rank on its node (-1: unknown) */
+    MPI_Offset node;     /* until the nodes are known: a key of its node (its processor name's hash; 0 unknown) */
     MPI_Offset hints;    /* it was given hints, or the hints were never agreed */
     MPI_Offset tree;     /* a hash of its view's tree: equal trees rebuild once (the cache's size estimate) */
 };
@@ -116,7 +116,7 @@ int ferry__coll_index_take(ferry__coll_state_t *s, int nprocs);
 /* The steps of a state update that involve no other rank: a view as the
  * blob every rank caches and its tree's hash, which ranks say (0 or an
  * error class); this rank's collective hints into s->hints; the
- * node map from the leaders ranks said. */
+ * node map from the node keys ranks said. */
 int ferry__coll_serialize_view(const ferry__view_t *view, void **blob, size_t *len, MPI_Offset *tree_hash);
 void ferry__coll_own_hints(ferry_File fh);
 void ferry__coll_map_nodes(ferry__coll_state_t *s, int nprocs);

@@ -68,7 +68,7 @@ static int describe_rank(ferry__coll_model_t *m, ferry_File f, blobs_t *b, int r
     if (rc == 0 && mr.bytes > 0) rc = ferry__view_file_offset(&mr.view, mr.skip, &rank->lo);
     if (rc == 0 && mr.bytes > 0) rc = ferry__view_file_offset(&mr.view, mr.skip + mr.bytes - 1, &rank->hi);
     rank->hi += mr.bytes > 0;
-    f->coll->said[r] = (struct ferry__coll_said){(MPI_Offset)len, 1, r - r % m->per_node, 1, tree};
+    f->coll->said[r] = (struct ferry__coll_said){(MPI_Offset)len, 1, r / m->per_node + 1, 1, tree};
     ferry__free(blob);
     ferry__view_release(&mr.view);
     return rc;
@@ -81,7 +81,7 @@ static int describe_ranks(ferry__coll_model_t *m, ferry_File f)
     b.offs = ferry__malloc((size_t)m->nprocs * sizeof *b.offs);
     int rc = b.lens && b.offs ? 0 : ferry__error_set(MPI_ERR_NO_MEM, "ferry: model: out of memory");
     /* The node map first: making it borrows the call inputs' room (domains.c). */
-    for (int r = 0; r < m->nprocs; r++) f->coll->said[r].leader = r - r % m->per_node;
+    for (int r = 0; r < m->nprocs; r++) f->coll->said[r].node = r / m->per_node + 1;
     ferry__coll_map_nodes(f->coll, m->nprocs);
     for (int r = 0; rc == 0 && r < m->nprocs; r++) rc = describe_rank(m, f, &b, r);
     double start = cpu_clock();

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/keyed.h"
 #include "coll/coll_int.h"
 #include "datarep/datarep.h"
 #include "error/error.h"
@@ -104,36 +105,54 @@ static MPI_Offset hash_bytes(const void *bytes, size_t len)
     return (MPI_Offset)(h >> 1);
 }
 
-/* Collective over comm: the lowest rank of comm on this rank's node (the
- * ranks MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) puts with it), or -1 when
- * the host cannot tell (then every rank treats every rank as its own node:
- * ferry__coll_map_nodes). Asked once per file, at its first state update. */
-static MPI_Offset node_leader(ferry_File fh, MPI_Comm comm)
+/* This rank's node, as a key ranks say (a hash of MPI_Get_processor_name:
+ * the name ROMIO groups ranks by), or 0 when the host cannot tell. Local:
+ * MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) and an allreduce on its
+ * communicator, which this replaced, cost 72-84 ms at a file's first
+ * set_view on MPICH with 4 ranks on 2 cores (the host polls inside them),
+ * four times ROMIO's whole set_view; the key travels in the words every
+ * rank says anyway. (shipping.c's node-shared slabs still ask the host
+ * which ranks share memory.) */
+static MPI_Offset node_key(void)
 {
-    MPI_Comm node;
-    int rank = fh->rank, lowest = -1;
-    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node) != MPI_SUCCESS) return -1;
-    if (ferry__progress_allreduce(&rank, &lowest, 1, MPI_INT, MPI_MIN, node) != MPI_SUCCESS) lowest = -1;
-    MPI_Comm_free(&node);
-    return lowest;
+    char name[MPI_MAX_PROCESSOR_NAME];
+    int len = 0;
+    if (MPI_Get_processor_name(name, &len) != MPI_SUCCESS || len <= 0) return 0;
+    MPI_Offset key = hash_bytes(name, (size_t)len);
+    return key ? key : 1;
 }
 
-/* From every rank's node leader (what it said): node index (in the order of
+/* Every rank's node leader (the lowest rank saying its key; itself when it
+ * said 0) into leader[]: sorted in the call inputs' room, free during a
+ * state update (as ferry__coll_spread_ranks uses it), so nothing here can
+ * fail on one rank alone. */
+static void find_leaders(ferry__coll_state_t *s, int nprocs, int *leader)
+{
+    _Static_assert(sizeof(ferry__coll_rank_t) >= sizeof(ferry__keyed_rank_t),
+                   "a keyed rank fits in a call input's room");
+    ferry__keyed_rank_t *sorted = (ferry__keyed_rank_t *)s->ranks;
+    for (int r = 0; r < nprocs; r++) sorted[r] = (ferry__keyed_rank_t){s->said[r].node, r};
+    qsort(sorted, (size_t)nprocs, sizeof *sorted, ferry__keyed_rank_order);
+    for (int i = 0; i < nprocs; i++) {
+        int r = (int)sorted[i].rank, first = i > 0 && sorted[i].key == sorted[i - 1].key && sorted[i].key != 0;
+        leader[r] = first ? leader[sorted[i - 1].rank] : r;
+    }
+}
+
+/* From every rank's node key (what it said): node index (in the order of
  * each node's lowest rank) and rank within the node. The same on every
- * rank: a leader that is not a rank at or below its own (the host could not
- * tell, or a broken host) makes every rank a node of its own everywhere. */
+ * rank. */
 void ferry__coll_map_nodes(ferry__coll_state_t *s, int nprocs)
 {
-    int trusted = 1;
-    for (int r = 0; r < nprocs; r++) trusted &= s->said[r].leader >= 0 && s->said[r].leader <= r;
+    int *leader = s->aggs; /* free until a call picks its aggregators */
+    find_leaders(s, nprocs, leader);
     int *met = s->spread; /* per leader: its node's ranks met so far; spread is refilled below */
     for (int r = 0; r < nprocs; r++) met[r] = 0;
     s->nodes = 0;
     for (int r = 0; r < nprocs; r++) {
-        int leader = trusted ? (int)s->said[r].leader : r;
-        if (leader == r) s->node_of[r] = s->nodes++;
-        s->node_of[r] = s->node_of[leader];
-        s->local_of[r] = met[leader]++;
+        if (leader[r] == r) s->node_of[r] = s->nodes++;
+        s->node_of[r] = s->node_of[leader[r]];
+        s->local_of[r] = met[leader[r]]++;
     }
     ferry__coll_spread_ranks(s, nprocs);
     s->nodes_known = 1;
@@ -442,16 +461,15 @@ typedef struct update {
     struct ferry__coll_said mine, any;
 } update_t;
 
-static void describe_update(ferry_File fh, MPI_Comm comm, int hints_changed, update_t *u)
+static void describe_update(ferry_File fh, int hints_changed, update_t *u)
 {
     ferry__coll_state_t *s = fh->coll;
     MPI_Offset tree = 0;
     u->local = ferry__coll_serialize_view(&fh->view, &u->blob, &u->len, &tree) == 0 && u->len <= (1u << 30) &&
                ferry__coll_index_take(s, fh->nprocs) == 0;
     int changed = !s->cache_ok || !s->my_blob || u->len != s->my_blob_len || memcmp(u->blob, s->my_blob, u->len) != 0;
-    u->mine = (struct ferry__coll_said){u->local ? (MPI_Offset)u->len : -1, changed,
-                                        s->nodes_known ? 0 : node_leader(fh, comm), hints_changed || !s->hints_known,
-                                        u->local ? tree : 0};
+    u->mine = (struct ferry__coll_said){u->local ? (MPI_Offset)u->len : -1, changed, s->nodes_known ? 0 : node_key(),
+                                        hints_changed || !s->hints_known, u->local ? tree : 0};
 }
 
 /* Keeps this rank's blob to notice an unchanged view next time; frees the scratch. */
@@ -469,7 +487,7 @@ int ferry__coll_state_update(ferry_File fh, MPI_Comm comm, int hints_changed)
 {
     ferry__coll_state_t *s = fh->coll;
     update_t u = {0};
-    describe_update(fh, comm, hints_changed, &u);
+    describe_update(fh, hints_changed, &u);
     int cls = exchange_said(fh, comm, &u.mine, &u.any);
     if (cls) {
         u.local = 0;

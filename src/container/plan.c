@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/keyed.h"
 #include "container/container_int.h"
 #include "core/core.h"
 #include "error/error.h"
@@ -55,28 +56,16 @@ static int plan_alloc(plan_t *p)
     return ferry__error_set(MPI_ERR_NO_MEM, "out of memory to plan %d streams", p->nprocs);
 }
 
-typedef struct node_rank {
-    int64_t node;
-    int rank;
-} node_rank_t;
-
-static int by_node(const void *a, const void *b)
-{
-    const node_rank_t *x = a, *y = b;
-    if (x->node != y->node) return x->node < y->node ? -1 : 1;
-    return (x->rank > y->rank) - (x->rank < y->rank);
-}
-
 /* file_of[r] = the index of r's node, nodes numbered in the order of their
  * lowest rank; returns the node count. O(ranks log ranks). */
 static int group_by_node(plan_t *p, const ferry__container_ask_t *asks)
 {
-    node_rank_t *sorted = ferry__malloc((size_t)p->nprocs * sizeof *sorted);
+    ferry__keyed_rank_t *sorted = ferry__malloc((size_t)p->nprocs * sizeof *sorted);
     if (!sorted) return -1;
-    for (int r = 0; r < p->nprocs; r++) sorted[r] = (node_rank_t){asks[r].w[FERRY__ASK_NODE], r};
-    qsort(sorted, (size_t)p->nprocs, sizeof *sorted, by_node);
+    for (int r = 0; r < p->nprocs; r++) sorted[r] = (ferry__keyed_rank_t){asks[r].w[FERRY__ASK_NODE], r};
+    qsort(sorted, (size_t)p->nprocs, sizeof *sorted, ferry__keyed_rank_order);
     for (int i = 0, leader = 0; i < p->nprocs; i++) { /* file_of holds each rank's node leader for now */
-        if (i == 0 || sorted[i].node != sorted[i - 1].node) leader = sorted[i].rank;
+        if (i == 0 || sorted[i].key != sorted[i - 1].key) leader = (int)sorted[i].rank;
         p->file_of[sorted[i].rank] = (uint32_t)leader;
     }
     ferry__free(sorted);
