@@ -36,6 +36,16 @@
 
 enum { AGREEMENT_BYTES = 16 }; /* ferry__error_agree's two words */
 
+int ferry__coll_file_range(const ferry__view_t *view, ferry__coll_rank_t *rank)
+{
+    rank->lo = rank->hi = 0;
+    if (rank->bytes == 0) return 0;
+    FERRY_TRY(ferry__view_file_offset(view, rank->skip, &rank->lo));
+    FERRY_TRY(ferry__view_file_offset(view, rank->skip + rank->bytes - 1, &rank->hi));
+    rank->hi++;
+    return 0;
+}
+
 static int describe_me(const ferry__request_t *req, ferry__coll_rank_t *me)
 {
     ferry_File fh = req->fh;
@@ -47,11 +57,7 @@ static int describe_me(const ferry__request_t *req, ferry__coll_rank_t *me)
     FERRY_TRY(ferry__datarep_size(fh->view.rep, req->type, &size));
     me->skip = req->skip;
     me->bytes = req->count * size;
-    if (me->bytes == 0) return 0;
-    FERRY_TRY(ferry__view_file_offset(&fh->view, req->skip, &me->lo));
-    FERRY_TRY(ferry__view_file_offset(&fh->view, req->skip + me->bytes - 1, &me->hi));
-    me->hi++;
-    return 0;
+    return ferry__coll_file_range(&fh->view, me);
 }
 
 /* Collective: every rank's inputs into fh->coll->ranks; 0 or the first failing rank's class
@@ -94,24 +100,18 @@ static int summarize(const ferry__request_t *req, ferry__coll_rank_t *me, int *r
     return all[ANY_FAILED] ? MPI_ERR_OTHER : 0;
 }
 
-/* A regular call's inputs, from the cached views: every rank computes the
- * same. A rank whose range cannot be computed fails the call here, on
- * every rank alike (me->cls). */
-static void fill_regular(ferry_File fh, ferry__coll_rank_t *me)
+void ferry__coll_fill_regular(ferry_File fh, ferry__coll_rank_t *me)
 {
     const ferry__coll_state_t *s = fh->coll;
     for (int r = 0; r < fh->nprocs; r++) {
         ferry__coll_rank_t *rank = &s->ranks[r];
         *rank = (ferry__coll_rank_t){.skip = me->bytes > 0 ? me->skip : 0, .bytes = me->bytes, .cached = 1};
-        if (me->bytes == 0) continue;
         ferry__view_t view = ferry__coll_view(s, r);
-        int rc = ferry__view_file_offset(&view, me->skip, &rank->lo);
-        if (rc == 0) rc = ferry__view_file_offset(&view, me->skip + me->bytes - 1, &rank->hi);
+        int rc = ferry__coll_file_range(&view, rank);
         if (rc != 0) {
             me->cls = rc;
             return;
         }
-        rank->hi++;
     }
 }
 
@@ -173,7 +173,7 @@ static int inputs(ferry__request_t *req, ferry__coll_rank_t *me)
     if (summarize(req, me, &regular) != 0) return MPI_ERR_OTHER; /* the agreement names the failing rank */
     if (!regular) return gather_inputs(req, me);
     req->ctx->stats->coll_regular_calls++;
-    fill_regular(fh, me);
+    ferry__coll_fill_regular(fh, me);
     return me->cls;
 }
 

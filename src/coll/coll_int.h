@@ -51,6 +51,11 @@ typedef struct ferry__coll_hints {
         striping_factor, group_size, view_cache_limit, cores, shm;
 } ferry__coll_hints_t;
 
+/* coll.c: rank->lo and ->hi from rank->skip and ->bytes through view (both
+ * 0 when it moves no bytes); 0 or the class of an offset past the view's
+ * reach. */
+int ferry__coll_file_range(const ferry__view_t *view, ferry__coll_rank_t *rank);
+
 /* state.c: what each rank tells the others at a state update. */
 struct ferry__coll_said {
     MPI_Offset blob_len; /* its serialized view's bytes, -1 when it has none */
@@ -106,6 +111,12 @@ struct ferry__coll_state {
  * a host collective failed (the state then stays out of date, so the next
  * collective call updates it again). */
 int ferry__coll_state_update(ferry_File fh, MPI_Comm comm, int hints_changed);
+
+/* coll.c: a regular call's inputs (every rank moves me's stream window),
+ * every rank's file range from the cached views into fh->coll->ranks:
+ * every rank computes the same. A rank whose range cannot be computed
+ * fails the call here, on every rank alike (me->cls). */
+void ferry__coll_fill_regular(ferry_File fh, ferry__coll_rank_t *me);
 
 /* state.c, the view cache's local steps (the scaling model runs them for
  * virtual ranks too): take the shape index's scratch before what ranks say

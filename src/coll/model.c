@@ -65,9 +65,7 @@ static int describe_rank(ferry__coll_model_t *m, ferry_File f, blobs_t *b, int r
     if (rc == 0) rc = blobs_add(b, blob, len, r);
     ferry__coll_rank_t *rank = &f->coll->ranks[r];
     *rank = (ferry__coll_rank_t){.skip = mr.skip, .bytes = mr.bytes, .cached = 1};
-    if (rc == 0 && mr.bytes > 0) rc = ferry__view_file_offset(&mr.view, mr.skip, &rank->lo);
-    if (rc == 0 && mr.bytes > 0) rc = ferry__view_file_offset(&mr.view, mr.skip + mr.bytes - 1, &rank->hi);
-    rank->hi += mr.bytes > 0;
+    if (rc == 0) rc = ferry__coll_file_range(&mr.view, rank);
     f->coll->said[r] = (struct ferry__coll_said){(MPI_Offset)len, 1, r / m->per_node + 1, 1, tree};
     ferry__free(blob);
     ferry__view_release(&mr.view);
@@ -122,14 +120,10 @@ static int call_inputs(ferry__coll_model_t *m, ferry_File f)
     enum { SUMMARY = 6 * 8, AGREEMENT = 16, WORDS = (int)sizeof(ferry__coll_rank_t) };
     m->out.meta_sent = SUMMARY + AGREEMENT + (m->out.regular ? 0 : WORDS);
     m->out.meta_recv = SUMMARY + AGREEMENT + (m->out.regular ? 0 : (MPI_Offset)WORDS * m->nprocs);
-    for (int r = 0; regular && first && r < m->nprocs; r++) { /* fill_regular's arithmetic */
-        ferry__view_t view = ferry__coll_view(s, r);
-        ferry__coll_rank_t *rank = &s->ranks[r];
-        FERRY_TRY(ferry__view_file_offset(&view, first->skip, &rank->lo));
-        FERRY_TRY(ferry__view_file_offset(&view, first->skip + first->bytes - 1, &rank->hi));
-        rank->hi++;
-    }
-    return 0;
+    if (!regular || !first) return 0;
+    ferry__coll_rank_t me = *first; /* every rank's window, as the summary tells it */
+    ferry__coll_fill_regular(f, &me);
+    return (int)me.cls;
 }
 
 /* Strategy, domains and, for two-phase calls, rank as_rank's buffers. */

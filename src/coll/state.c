@@ -270,11 +270,12 @@ static int index_first(shape_index_t *ix, MPI_Offset key, int r)
     return ix->slots[i] - 1;
 }
 
-/* A shape's key: its tree's hash (what the rank said) and its header words but the displacement. */
+/* A shape's key: its tree's hash (what the rank said), its blob's length
+ * and, when known (header), its header words but the displacement. */
 static MPI_Offset shape_key(MPI_Offset tree, MPI_Offset len, const int64_t *header)
 {
     uint64_t h = (uint64_t)tree ^ (uint64_t)len * 0x9e3779b97f4a7c15ull;
-    for (int w = 1; w < VIEW_HEADER_WORDS; w++) h = (h ^ (uint64_t)header[w]) * 1099511628211ull;
+    for (int w = 1; header && w < VIEW_HEADER_WORDS; w++) h = (h ^ (uint64_t)header[w]) * 1099511628211ull;
     return (MPI_Offset)(h ^ h >> 31);
 }
 
@@ -354,8 +355,7 @@ int ferry__coll_cache_build(ferry__coll_state_t *s, int nprocs, const char *blob
     index_open(&ix, s, nprocs);
     s->placed = ferry__malloc((size_t)nprocs * sizeof *s->placed);
     s->shapes = ferry__malloc((size_t)room * sizeof *s->shapes);
-    if (rc == 0 && (!s->placed || !s->shapes))
-        rc = ferry__error_set(MPI_ERR_NO_MEM, "ferry: out of memory caching views");
+    if (!s->placed || !s->shapes) rc = ferry__error_set(MPI_ERR_NO_MEM, "ferry: out of memory caching views");
     for (int r = 0; rc == 0 && r < nprocs; r++) rc = place_rank(s, &ix, &set, r, &room);
     if (rc == 0) find_coverage(s, nprocs);
     return rc;
@@ -384,8 +384,7 @@ static void said_bytes(const ferry__coll_state_t *s, int nprocs, MPI_Offset *dis
     index_open(&ix, s, nprocs);
     for (int r = 0; r < nprocs; r++) {
         const struct ferry__coll_said *said = &s->said[r];
-        int first =
-            index_first(&ix, (MPI_Offset)((uint64_t)said->tree ^ (uint64_t)said->blob_len * 0x9e3779b97f4a7c15ull), r);
+        int first = index_first(&ix, shape_key(said->tree, said->blob_len, NULL), r);
         *distinct += first == r ? said->blob_len : 0;
         *shapes += first == r;
         *all += said->blob_len;
@@ -403,9 +402,10 @@ MPI_Offset ferry__coll_cache_held(const ferry__coll_state_t *s, int nprocs, MPI_
     return held;
 }
 
-/* Collective: every rank's blob into every rank's cache (cache_ok: here).
- * 0, or the class of a failed host collective. */
-static int share_blobs(ferry_File fh, MPI_Comm comm, const void *blob, size_t len)
+/* Collective: every rank's blob into every rank's cache (cache_ok: here),
+ * whose estimated bytes are `held` (ferry__coll_cache_held, computed for
+ * the bound already). 0, or the class of a failed host collective. */
+static int share_blobs(ferry_File fh, MPI_Comm comm, const void *blob, size_t len, MPI_Offset held)
 {
     ferry__coll_state_t *s = fh->coll;
     int *lens = ferry__malloc((size_t)fh->nprocs * sizeof *lens);
@@ -425,8 +425,7 @@ static int share_blobs(ferry_File fh, MPI_Comm comm, const void *blob, size_t le
                                 "collective", fh->filename, "MPI_Allgatherv");
     if (cls == 0 && all_ok) {
         s->cache_ok = ferry__coll_cache_build(s, fh->nprocs, blobs, lens, offs) == 0;
-        MPI_Offset peak;
-        if (s->cache_ok) s->cache_bytes = ferry__coll_cache_held(s, fh->nprocs, &peak);
+        if (s->cache_ok) s->cache_bytes = held;
     }
     if (!s->cache_ok) release_views(s);
     ferry__free(blobs);
@@ -497,13 +496,13 @@ int ferry__coll_state_update(ferry_File fh, MPI_Comm comm, int hints_changed)
     }
     if (u.any.hints) cls = agree_hints(fh, comm);
     s->hints_known = cls == 0;
-    MPI_Offset peak = 0;
-    if (!u.any.blob_len) ferry__coll_cache_held(s, fh->nprocs, &peak); /* every rank has its index */
+    MPI_Offset peak = 0, held = 0;
+    if (!u.any.blob_len) held = ferry__coll_cache_held(s, fh->nprocs, &peak); /* every rank has its index */
     int too_large = cls == 0 && !u.any.blob_len && peak > s->hints.view_cache_limit;
     if (u.any.blob_len || cls || too_large) release_views(s);
     else if (u.any.changed) {
         release_views(s);
-        cls = share_blobs(fh, comm, u.blob, u.len);
+        cls = share_blobs(fh, comm, u.blob, u.len, held);
     }
     s->cache_too_large = too_large;
     if (!s->nodes_known) ferry__coll_map_nodes(s, fh->nprocs);
