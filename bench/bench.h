@@ -108,6 +108,9 @@ extern const cli_spec_t bench_btio_spec, bench_ckpt_spec, bench_container_spec, 
 
 /* Helpers (bench_util.c). */
 double bench_now(void);
+
+/* A number an info holds under key (ferry's statistics: ferry_stats_*), or `missing`. */
+long long bench_info_number(MPI_Info info, const char *key, long long missing);
 /* MPI_Barrier on MPI_COMM_WORLD, polling and yielding when the node is
  * oversubscribed (src/progress): every contender's timed region starts and
  * ends with it, and a busy-polling barrier would steal the CPU from the

@@ -90,14 +90,6 @@ static int file_read(bench_file_t *f, const bench_access_t *a)
                          : MPI_File_read(f->host, a->buf, a->count, a->memtype, MPI_STATUS_IGNORE);
 }
 
-static long long info_number(MPI_Info info, const char *key)
-{
-    char value[MPI_MAX_INFO_VAL + 1] = "";
-    int flag = 0;
-    MPI_Info_get(info, (char *)key, MPI_MAX_INFO_VAL, value, &flag);
-    return flag ? atoll(value) : 0;
-}
-
 /* ferry's counters for this open file (both directions: a sieving write reads too). */
 static int file_stats(bench_file_t *f, bench_outcome_t *out)
 {
@@ -105,13 +97,14 @@ static int file_stats(bench_file_t *f, bench_outcome_t *out)
     if (!f->ferry) return MPI_SUCCESS;
     int rc = ferry_File_get_info(f->fh, &info);
     if (rc != MPI_SUCCESS) return rc;
-    out->fs_calls = info_number(info, "ferry_stats_fs_read_calls") + info_number(info, "ferry_stats_fs_write_calls");
-    out->sieve_extra = info_number(info, "ferry_stats_sieve_extra_bytes");
-    out->meta_bytes = info_number(info, "ferry_stats_coll_meta_bytes");
-    out->agg_calls = info_number(info, "ferry_stats_coll_aggregator_calls");
-    out->agg_targets = info_number(info, "ferry_stats_coll_targets");
+    out->fs_calls = bench_info_number(info, "ferry_stats_fs_read_calls", 0) +
+                    bench_info_number(info, "ferry_stats_fs_write_calls", 0);
+    out->sieve_extra = bench_info_number(info, "ferry_stats_sieve_extra_bytes", 0);
+    out->meta_bytes = bench_info_number(info, "ferry_stats_coll_meta_bytes", 0);
+    out->agg_calls = bench_info_number(info, "ferry_stats_coll_aggregator_calls", 0);
+    out->agg_targets = bench_info_number(info, "ferry_stats_coll_targets", 0);
     out->targets_max = out->agg_calls ? (double)out->agg_targets / (double)out->agg_calls : 0;
-    out->shm_bytes = info_number(info, "ferry_stats_coll_shm_bytes");
+    out->shm_bytes = bench_info_number(info, "ferry_stats_coll_shm_bytes", 0);
     char value[MPI_MAX_INFO_VAL + 1] = "";
     int flag = 0;
     MPI_Info_get(info, "ferry_stats_exchange_seconds", MPI_MAX_INFO_VAL, value, &flag);

@@ -246,14 +246,6 @@ typedef struct measured {
     char strategy[96];
 } measured_t;
 
-static long long info_number(MPI_Info info, const char *key)
-{
-    char value[128];
-    int flag = 0;
-    MPI_Info_get(info, key, sizeof value - 1, value, &flag);
-    return flag ? atoll(value) : -1;
-}
-
 /* Collective: one write_all of the pattern through ferry; rank 0's counters, the largest cache. */
 static int measure(const scale_config_t *cfg, int pattern, const char *path, measured_t *out)
 {
@@ -267,11 +259,11 @@ static int measure(const scale_config_t *cfg, int pattern, const char *path, mea
     MPI_Info info = MPI_INFO_NULL;
     if (rc == MPI_SUCCESS) rc = ferry_File_get_info(fh, &info);
     if (rc == MPI_SUCCESS) {
-        long long mine[2] = {info_number(info, "ferry_stats_coll_view_cache_bytes"),
-                             info_number(info, "ferry_stats_coll_aggregator_calls")},
+        long long mine[2] = {bench_info_number(info, "ferry_stats_coll_view_cache_bytes", -1),
+                             bench_info_number(info, "ferry_stats_coll_aggregator_calls", -1)},
                   most = 0, aggs = 0;
-        out->meta_sent = info_number(info, "ferry_stats_coll_meta_bytes");
-        out->meta_recv = info_number(info, "ferry_stats_coll_meta_recv_bytes");
+        out->meta_sent = bench_info_number(info, "ferry_stats_coll_meta_bytes", -1);
+        out->meta_recv = bench_info_number(info, "ferry_stats_coll_meta_recv_bytes", -1);
         int flag = 0;
         MPI_Info_get(info, "ferry_stats_strategy", sizeof out->strategy - 1, out->strategy, &flag);
         MPI_Allreduce(&mine[0], &most, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);

@@ -7,6 +7,14 @@
 #include "bench.h"
 #include "progress/progress.h"
 
+long long bench_info_number(MPI_Info info, const char *key, long long missing)
+{
+    char value[MPI_MAX_INFO_VAL + 1] = "";
+    int flag = 0;
+    MPI_Info_get(info, (char *)key, MPI_MAX_INFO_VAL, value, &flag);
+    return flag ? atoll(value) : missing;
+}
+
 double bench_now(void)
 {
     struct timespec ts;
