@@ -242,7 +242,7 @@ static int sweep(scale_config_t *cfg, int pattern)
 /* ---- the check against a real run -------------------------------------- */
 
 typedef struct measured {
-    long long meta_sent, meta_recv, cache_bytes, aggregators;
+    long long meta_sent, meta_recv, cache_bytes, aggregators, update_recv;
     char strategy[96];
 } measured_t;
 
@@ -264,6 +264,7 @@ static int measure(const scale_config_t *cfg, int pattern, const char *path, mea
                   most = 0, aggs = 0;
         out->meta_sent = bench_info_number(info, "ferry_stats_coll_meta_bytes", -1);
         out->meta_recv = bench_info_number(info, "ferry_stats_coll_meta_recv_bytes", -1);
+        out->update_recv = bench_info_number(info, "ferry_stats_coll_view_recv_bytes", -1);
         int flag = 0;
         MPI_Info_get(info, "ferry_stats_strategy", sizeof out->strategy - 1, out->strategy, &flag);
         MPI_Allreduce(&mine[0], &most, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
@@ -319,6 +320,7 @@ static int check(scale_config_t *cfg, int pattern, const char *dir)
         {"meta sent per call", "meta sent", "B", (double)m.out.meta_sent, (double)got.meta_sent},
         {"meta recv per call", "meta recv", "B", (double)m.out.meta_recv, (double)got.meta_recv},
         {"view cache per rank", "view cache", "B", (double)m.out.cache_bytes, (double)got.cache_bytes},
+        {"recv at set_view", "update recv", "B", (double)m.out.update_recv_bytes, (double)got.update_recv},
         {"aggregators", "aggregators", "ranks", m.out.naggs, (double)got.aggregators},
     };
     for (size_t i = 0; i < sizeof quantities / sizeof quantities[0]; i++)

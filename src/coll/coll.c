@@ -77,7 +77,25 @@ static int gather_inputs(const ferry__request_t *req, ferry__coll_rank_t *me)
 
 /* What one allreduce (MAX) tells every rank about a call: minima travel negated. */
 _Static_assert(sizeof(MPI_Offset) == sizeof(int64_t), "the summary reduces MPI_Offset words as MPI_INT64_T");
-enum { ANY_FAILED, SKIP_MAX, SKIP_MIN_NEG, BYTES_MAX, BYTES_MIN_NEG, ANY_UNCACHED, SUMMARY_WORDS };
+enum { ANY_FAILED, SKIP_MAX, SKIP_MIN_NEG, BYTES_MAX, BYTES_MIN_NEG, ANY_UNCACHED };
+_Static_assert(ANY_UNCACHED + 1 == FERRY_COLL_SUMMARY_WORDS, "coll_int.h counts the summary's words");
+
+void ferry__coll_summary_of(const ferry__coll_rank_t *me, MPI_Offset words[FERRY_COLL_SUMMARY_WORDS])
+{
+    /* Only ranks with bytes to move need the same start: the others' ranges are empty anyway. */
+    words[ANY_FAILED] = me->cls != 0;
+    words[SKIP_MAX] = me->bytes > 0 ? me->skip : INT64_MIN;
+    words[SKIP_MIN_NEG] = me->bytes > 0 ? -me->skip : INT64_MIN;
+    words[BYTES_MAX] = me->bytes;
+    words[BYTES_MIN_NEG] = -me->bytes;
+    words[ANY_UNCACHED] = !me->cached;
+}
+
+int ferry__coll_summary_regular(const MPI_Offset all[FERRY_COLL_SUMMARY_WORDS])
+{
+    int same_skip = all[SKIP_MAX] == INT64_MIN || all[SKIP_MAX] == -all[SKIP_MIN_NEG]; /* INT64_MIN: nobody moves */
+    return !all[ANY_FAILED] && same_skip && all[BYTES_MAX] == -all[BYTES_MIN_NEG] && !all[ANY_UNCACHED];
+}
 
 /* Collective: *regular when every rank moves the same stream window and
  * holds every view; 0, or nonzero when some rank failed (me->cls holds
@@ -85,18 +103,15 @@ enum { ANY_FAILED, SKIP_MAX, SKIP_MIN_NEG, BYTES_MAX, BYTES_MIN_NEG, ANY_UNCACHE
 static int summarize(const ferry__request_t *req, ferry__coll_rank_t *me, int *regular)
 {
     ferry_File fh = req->fh;
-    /* Only ranks with bytes to move need the same start: the others' ranges are empty anyway. */
-    MPI_Offset skip_max = me->bytes > 0 ? me->skip : INT64_MIN, skip_min_neg = me->bytes > 0 ? -me->skip : INT64_MIN;
-    MPI_Offset mine[SUMMARY_WORDS] = {me->cls != 0, skip_max, skip_min_neg, me->bytes, -me->bytes, !me->cached};
-    MPI_Offset all[SUMMARY_WORDS];
+    MPI_Offset mine[FERRY_COLL_SUMMARY_WORDS], all[FERRY_COLL_SUMMARY_WORDS];
+    ferry__coll_summary_of(me, mine);
     req->ctx->stats->coll_meta_bytes += (long long)sizeof mine;
     req->ctx->stats->coll_meta_recv_bytes += (long long)sizeof all;
     /* MPI_INT64_T, not MPI_OFFSET: Open MPI 4.1.4's MPI_MAX on MPI_OFFSET compares as unsigned
      * (max(0, -5) is -5 there; MPICH gives 0), and these words are negative by design. */
-    int rc = ferry__progress_allreduce(mine, all, SUMMARY_WORDS, MPI_INT64_T, MPI_MAX, req->ctx->comm);
+    int rc = ferry__progress_allreduce(mine, all, FERRY_COLL_SUMMARY_WORDS, MPI_INT64_T, MPI_MAX, req->ctx->comm);
     if (rc != MPI_SUCCESS) return me->cls = ferry__error_host(rc, "collective", fh->filename, "MPI_Allreduce");
-    int same_skip = all[SKIP_MAX] == INT64_MIN || all[SKIP_MAX] == -all[SKIP_MIN_NEG]; /* INT64_MIN: nobody moves */
-    *regular = !all[ANY_FAILED] && same_skip && all[BYTES_MAX] == -all[BYTES_MIN_NEG] && !all[ANY_UNCACHED];
+    *regular = ferry__coll_summary_regular(all);
     return all[ANY_FAILED] ? MPI_ERR_OTHER : 0;
 }
 

@@ -40,6 +40,9 @@ int ferry__coll_config_changed(ferry_File fh, int hints_changed);
 /* Not collective, any time: the estimated bytes of the views this rank
  * holds cached (statistics: ferry_stats_coll_view_cache_bytes). */
 long long ferry__coll_cache_bytes(ferry_File fh);
+/* What this rank received at the file's last update of the views and hints
+ * (statistics: ferry_stats_coll_view_recv_bytes). */
+long long ferry__coll_update_recv_bytes(ferry_File fh);
 
 /* The scaling model (model.c, issue 20 item 8): the planning of one
  * collective call run for nprocs virtual ranks in this process (no

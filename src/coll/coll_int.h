@@ -44,6 +44,15 @@ typedef struct ferry__coll_rank {
 } ferry__coll_rank_t;
 enum { FERRY_COLL_RANK_WORDS = 6 };
 
+/* coll.c: a call's summary, what one allreduce (MAX, as MPI_INT64_T) of
+ * every rank's words tells every rank: whether some rank failed, and
+ * whether the call is regular (every rank with bytes the same stream start,
+ * every rank the same length, every rank's view cache usable). The scaling
+ * model reduces its virtual ranks' words through the same two functions. */
+enum { FERRY_COLL_SUMMARY_WORDS = 6 };
+void ferry__coll_summary_of(const ferry__coll_rank_t *me, MPI_Offset words[FERRY_COLL_SUMMARY_WORDS]);
+int ferry__coll_summary_regular(const MPI_Offset all[FERRY_COLL_SUMMARY_WORDS]);
+
 /* The collective hints in force, rank 0's (agreed in state.c), and rank
  * 0's core count, so that every rank's cost model sees the same machine. */
 typedef struct ferry__coll_hints {
@@ -62,7 +71,8 @@ struct ferry__coll_said {
     MPI_Offset changed;  /* its view differs from the one cached */
     MPI_Offset node;     /* until the nodes are known: a key of its node (its processor name's hash; 0 unknown) */
     MPI_Offset hints;    /* it was given hints, or the hints were never agreed */
-    MPI_Offset tree;     /* a hash of its view's tree: equal trees rebuild once (the cache's size estimate) */
+    MPI_Offset tree;     /* a hash of its view's blob but the displacement: ranks that say equal hashes and
+                          * lengths have one shape, whose blob only the first of them (its leader) sends */
 };
 
 /* state.c: one distinct view shape (views equal up to displacement) and
@@ -70,6 +80,7 @@ struct ferry__coll_said {
  * at displacement placed[r].disp: per rank 16 bytes, per shape one view. */
 typedef struct ferry__coll_shape {
     ferry__view_t view; /* disp 0; its layout owned unless contiguous */
+    int leader;         /* the rank whose blob it was rebuilt from */
 } ferry__coll_shape_t;
 typedef struct ferry__coll_placed {
     MPI_Offset disp;
@@ -81,6 +92,7 @@ struct ferry__coll_state {
     unsigned epoch;             /* fh->config_epoch the cache below was agreed for */
     int cache_ok;               /* this rank holds every rank's view (shapes, placed) */
     atomic_llong cache_bytes;   /* estimated memory of the cached views (0: none); read by get_info at any time */
+    atomic_llong update_recv_bytes; /* what this rank received at the last state update; likewise */
     int cache_too_large;        /* views over hints.view_cache_limit: not cached, on every rank alike */
     int nodes_known, hints_known;
     ferry__coll_shape_t *shapes; /* nshapes distinct shapes */
@@ -135,6 +147,11 @@ void ferry__coll_map_nodes(ferry__coll_state_t *s, int nprocs);
 MPI_Offset ferry__coll_state_bytes(const ferry__coll_state_t *s, int nprocs);
 MPI_Offset ferry__coll_cache_held(const ferry__coll_state_t *s, int nprocs, MPI_Offset *peak);
 int ferry__coll_cache_build(ferry__coll_state_t *s, int nprocs, const char *blobs, const int *lens, const int *offs);
+/* The gather of a state update, from what ranks said (the index taken):
+ * rank r contributes lens[r] bytes at offs[r] (both may be NULL), its whole
+ * blob when it leads its shape, else its blob's first word (the
+ * displacement). Returns the bytes gathered. */
+MPI_Offset ferry__coll_gather_plan(const ferry__coll_state_t *s, int nprocs, int *lens, int *offs);
 
 /* Rank r's cached view (only while s->cache_ok): its shape at its displacement. */
 static inline ferry__view_t ferry__coll_view(const ferry__coll_state_t *s, int r)

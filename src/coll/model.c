@@ -72,6 +72,34 @@ static int describe_rank(ferry__coll_model_t *m, ferry_File f, blobs_t *b, int r
     return rc;
 }
 
+/* The state update's gather as the real ranks send it (state.c's plan):
+ * each shape's blob once, every other rank's displacement; built into the
+ * cache. Returns the bytes gathered in *gathered. */
+static int gather_and_build(ferry_File f, int nprocs, const blobs_t *all, MPI_Offset *gathered)
+{
+    blobs_t g = {0};
+    g.lens = ferry__malloc((size_t)nprocs * sizeof *g.lens);
+    g.offs = ferry__malloc((size_t)nprocs * sizeof *g.offs);
+    int rc = g.lens && g.offs ? 0 : ferry__error_set(MPI_ERR_NO_MEM, "ferry: model: out of memory");
+    if (rc == 0) *gathered = ferry__coll_gather_plan(f->coll, nprocs, g.lens, g.offs);
+    for (int r = 0; rc == 0 && r < nprocs; r++) rc = blobs_add(&g, all->bytes + all->offs[r], (size_t)g.lens[r], r);
+    if (rc == 0) rc = ferry__coll_cache_build(f->coll, nprocs, g.bytes, g.lens, g.offs);
+    ferry__free(g.bytes);
+    ferry__free(g.lens);
+    ferry__free(g.offs);
+    return rc;
+}
+
+/* The received bytes of the update (state.c): what ranks said, rank 0's
+ * hints (never agreed before), and unless the views pass the bound, the
+ * allocation agreement and the gather. */
+static MPI_Offset update_received(const ferry__coll_model_t *m, const ferry_File f, MPI_Offset gathered)
+{
+    MPI_Offset said = (MPI_Offset)m->nprocs * (MPI_Offset)sizeof(struct ferry__coll_said);
+    MPI_Offset hints = m->as_rank == 0 ? 0 : (MPI_Offset)sizeof f->coll->hints;
+    return said + hints + (m->out.too_large ? 0 : (MPI_Offset)sizeof(int) + gathered);
+}
+
 static int describe_ranks(ferry__coll_model_t *m, ferry_File f)
 {
     blobs_t b = {0};
@@ -84,17 +112,16 @@ static int describe_ranks(ferry__coll_model_t *m, ferry_File f)
     for (int r = 0; rc == 0 && r < m->nprocs; r++) rc = describe_rank(m, f, &b, r);
     double start = cpu_clock();
     if (rc == 0) rc = ferry__coll_index_take(f->coll, m->nprocs);
-    MPI_Offset peak = 0;
+    MPI_Offset peak = 0, gathered = 0;
     if (rc == 0) m->out.cache_bytes = ferry__coll_cache_held(f->coll, m->nprocs, &peak);
     m->out.cache_peak = peak;
     m->out.too_large = peak > f->coll->hints.view_cache_limit;
-    if (rc == 0 && !m->out.too_large) rc = ferry__coll_cache_build(f->coll, m->nprocs, b.bytes, b.lens, b.offs);
+    if (rc == 0 && !m->out.too_large) rc = gather_and_build(f, m->nprocs, &b, &gathered);
     f->coll->cache_ok = rc == 0 && !m->out.too_large;
     f->coll->cache_too_large = m->out.too_large;
     f->coll->cache_bytes = f->coll->cache_ok ? m->out.cache_bytes : 0;
     m->out.update_seconds = cpu_clock() - start;
-    m->out.update_recv_bytes = (MPI_Offset)m->nprocs * (MPI_Offset)sizeof(struct ferry__coll_said) +
-                               (m->out.too_large ? 0 : (MPI_Offset)b.used);
+    m->out.update_recv_bytes = update_received(m, f, gathered);
     m->out.shapes = f->coll->nshapes;
     ferry__free(b.bytes);
     ferry__free(b.lens);
@@ -102,25 +129,31 @@ static int describe_ranks(ferry__coll_model_t *m, ferry_File f)
     return rc;
 }
 
-/* The call's inputs as every rank learns them: a regular call (every rank
- * the same stream window, coll.c's summary) from the cached views. */
+/* The call's summary as the allreduce gives it (coll.c's words, reduced by MAX here). */
+static int summary_regular(const ferry__coll_state_t *s, int nprocs)
+{
+    MPI_Offset all[FERRY_COLL_SUMMARY_WORDS], words[FERRY_COLL_SUMMARY_WORDS];
+    for (int r = 0; r < nprocs; r++) {
+        ferry__coll_rank_t rank = s->ranks[r];
+        rank.cached = s->cache_ok;
+        ferry__coll_summary_of(&rank, words);
+        for (int w = 0; w < FERRY_COLL_SUMMARY_WORDS; w++) all[w] = r == 0 || words[w] > all[w] ? words[w] : all[w];
+    }
+    return ferry__coll_summary_regular(all);
+}
+
+/* The call's inputs as every rank learns them: a regular call's from the
+ * cached views, filled from the first rank with bytes (every rank's window). */
 static int call_inputs(ferry__coll_model_t *m, ferry_File f)
 {
     ferry__coll_state_t *s = f->coll;
-    const ferry__coll_rank_t *first = NULL;
-    int regular = s->cache_ok; /* coll.c's summary: equal lengths everywhere, equal starts where there are bytes */
-    for (int r = 0; r < m->nprocs; r++) {
-        const ferry__coll_rank_t *rank = &s->ranks[r];
-        regular &= rank->bytes == s->ranks[0].bytes;
-        if (rank->bytes == 0) continue;
-        regular &= !first || rank->skip == first->skip;
-        first = first ? first : rank;
-    }
-    m->out.regular = regular;
-    enum { SUMMARY = 6 * 8, AGREEMENT = 16, WORDS = (int)sizeof(ferry__coll_rank_t) };
+    m->out.regular = summary_regular(s, m->nprocs);
+    enum { SUMMARY = FERRY_COLL_SUMMARY_WORDS * 8, AGREEMENT = 16, WORDS = (int)sizeof(ferry__coll_rank_t) };
     m->out.meta_sent = SUMMARY + AGREEMENT + (m->out.regular ? 0 : WORDS);
     m->out.meta_recv = SUMMARY + AGREEMENT + (m->out.regular ? 0 : (MPI_Offset)WORDS * m->nprocs);
-    if (!regular || !first) return 0;
+    const ferry__coll_rank_t *first = NULL;
+    for (int r = 0; !first && r < m->nprocs; r++) first = s->ranks[r].bytes > 0 ? &s->ranks[r] : NULL;
+    if (!m->out.regular || !first) return 0;
     ferry__coll_rank_t me = *first; /* every rank's window, as the summary tells it */
     ferry__coll_fill_regular(f, &me);
     return (int)me.cls;

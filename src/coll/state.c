@@ -4,15 +4,18 @@
  *
  * View cache: each rank serializes its view (a few words plus the layout's
  * decoded tree, datatype/serialize.c, with single-chain displacements
- * hoisted into the view's) and the blobs are allgathered once per view.
- * Views equal up to displacement are one shape: every rank rebuilds each
- * distinct shape once as a host datatype (found by hashing, wherever the
- * ranks holding it sit) and keeps per rank only its shape and displacement
- * (16 bytes), so the cache holds O(shapes + 16 B x P). A call then
- * exchanges only a few numbers per rank. The exchange happens at the first collective
- * call after set_view or set_info (fh->config_epoch), so files that are
- * never accessed collectively pay nothing, and a view set again unchanged
- * costs one allgather of two words per rank.
+ * hoisted into the view's) and says the blob's length and a hash of its
+ * shape (all but the displacement). Views equal up to displacement are one
+ * shape: only its first rank (its leader) sends the blob, every other rank
+ * only its displacement, so a view change receives 48 B per rank plus each
+ * shape once. Every rank rebuilds each distinct shape once as a host
+ * datatype and keeps per rank only its shape and displacement (16 bytes),
+ * so the cache holds O(shapes + 16 B x P). A rank whose blob differs from
+ * its leader's (a hash collision) keeps no cache and says so at its calls.
+ * A call then exchanges only a few numbers per rank. The update happens at
+ * set_view and set_info (fh->config_epoch; again at the next collective
+ * call when a host collective failed), and a view set again unchanged
+ * costs one allgather of the five words ranks say.
  *
  * Hints: rank 0's collective hints are broadcast with the same epoch, so
  * ranks given different hints still take the same collective path.
@@ -183,6 +186,7 @@ static int agree_hints(ferry_File fh, MPI_Comm comm)
     ferry__coll_state_t *s = fh->coll;
     ferry__coll_own_hints(fh);
     int rc = ferry__progress_bcast(&s->hints, (int)(sizeof s->hints / sizeof(MPI_Offset)), MPI_OFFSET, 0, comm);
+    s->update_recv_bytes += fh->rank == 0 ? 0 : (MPI_Offset)sizeof s->hints;
     return ferry__error_host(rc, "collective", fh->filename, "MPI_Bcast");
 }
 
@@ -206,7 +210,7 @@ int ferry__coll_serialize_view(const ferry__view_t *view, void **blob, size_t *l
     words[2] = view->tile_extent;
     words[3] = view->contiguous;
     if (tree_len) memcpy(words + VIEW_HEADER_WORDS, tree, tree_len);
-    *tree_hash = tree_len ? hash_bytes(tree, tree_len) : 0;
+    *tree_hash = hash_bytes(words + 1, *len - sizeof *words); /* the shape: all but the displacement */
     ferry__free(tree);
     *blob = words;
     return 0;
@@ -270,39 +274,65 @@ static int index_first(shape_index_t *ix, MPI_Offset key, int r)
     return ix->slots[i] - 1;
 }
 
-/* A shape's key: its tree's hash (what the rank said), its blob's length
- * and, when known (header), its header words but the displacement. */
-static MPI_Offset shape_key(MPI_Offset tree, MPI_Offset len, const int64_t *header)
+/* A shape's key: its hash and its blob's length, as the rank said them. */
+static MPI_Offset shape_key(const struct ferry__coll_said *said)
 {
-    uint64_t h = (uint64_t)tree ^ (uint64_t)len * 0x9e3779b97f4a7c15ull;
-    for (int w = 1; header && w < VIEW_HEADER_WORDS; w++) h = (h ^ (uint64_t)header[w]) * 1099511628211ull;
+    uint64_t h = (uint64_t)said->tree ^ (uint64_t)said->blob_len * 0x9e3779b97f4a7c15ull;
     return (MPI_Offset)(h ^ h >> 31);
 }
 
-/* The blobs of one state update, as allgathered. */
+/* Ranks that said equal shapes: the same hash of their blob past the
+ * displacement, and the same length. Every rank decides alike from what
+ * ranks said; a rank whose shape only collided with its leader's finds out
+ * when it compares the leader's blob with its own (share_blobs). */
+static int same_said_shape(const void *arg, int a, int b)
+{
+    const struct ferry__coll_said *said = arg;
+    return said[a].tree == said[b].tree && said[a].blob_len == said[b].blob_len;
+}
+
+/* Rank r's shape's leader: the first rank that said it. */
+static int shape_leader(shape_index_t *ix, const ferry__coll_state_t *s, int r)
+{
+    return index_first(ix, shape_key(&s->said[r]), r);
+}
+
+/* What a rank contributes to the gather: its whole blob when it leads its
+ * shape, else only its displacement (the blob's first word). */
+static int gathered_len(const ferry__coll_state_t *s, shape_index_t *ix, int r)
+{
+    return shape_leader(ix, s, r) == r ? (int)s->said[r].blob_len : (int)sizeof(int64_t);
+}
+
+MPI_Offset ferry__coll_gather_plan(const ferry__coll_state_t *s, int nprocs, int *lens, int *offs)
+{
+    shape_index_t ix = {.same = same_said_shape, .arg = s->said};
+    index_open(&ix, s, nprocs);
+    MPI_Offset total = 0;
+    for (int r = 0; r < nprocs; r++) {
+        int len = gathered_len(s, &ix, r);
+        if (lens) lens[r] = len, offs[r] = (int)total;
+        total += len;
+    }
+    return total;
+}
+
+/* The gathered pieces of one state update. */
 typedef struct blob_set {
     const char *bytes;
     const int *lens, *offs;
 } blob_set_t;
 
-static int same_blob_shape(const void *arg, int a, int b)
-{
-    const blob_set_t *set = arg;
-    size_t skip = sizeof(int64_t); /* the displacement */
-    return set->lens[a] == set->lens[b] &&
-           memcmp(set->bytes + set->offs[a] + skip, set->bytes + set->offs[b] + skip, (size_t)set->lens[a] - skip) == 0;
-}
-
-/* Rank r's shape: the first rank's of its kind, or a new one rebuilt from r's blob. */
+/* Rank r's place: its displacement, and its leader's shape, rebuilt from
+ * the leader's blob when r leads. */
 static int place_rank(ferry__coll_state_t *s, shape_index_t *ix, const blob_set_t *set, int r, int *room)
 {
-    int64_t header[VIEW_HEADER_WORDS];
-    if (set->lens[r] < (int)sizeof header) return ferry__error_set(MPI_ERR_INTERN, "ferry: a cached view is truncated");
-    memcpy(header, set->bytes + set->offs[r], sizeof header);
-    s->placed[r].disp = header[0];
-    int first = index_first(ix, shape_key(s->said[r].tree, set->lens[r], header), r);
-    if (first != r) {
-        s->placed[r].shape = s->placed[first].shape;
+    if (set->lens[r] < (int)sizeof(int64_t))
+        return ferry__error_set(MPI_ERR_INTERN, "ferry: a cached view is truncated");
+    memcpy(&s->placed[r].disp, set->bytes + set->offs[r], sizeof(int64_t));
+    int leader = shape_leader(ix, s, r);
+    if (leader != r) {
+        s->placed[r].shape = s->placed[leader].shape;
         return 0;
     }
     if (s->nshapes == *room) {
@@ -311,7 +341,9 @@ static int place_rank(ferry__coll_state_t *s, shape_index_t *ix, const blob_set_
         s->shapes = more;
         *room *= 2;
     }
-    FERRY_TRY(rebuild_shape(set->bytes + set->offs[r], (size_t)set->lens[r], &s->shapes[s->nshapes].view));
+    ferry__coll_shape_t *shape = &s->shapes[s->nshapes];
+    FERRY_TRY(rebuild_shape(set->bytes + set->offs[r], (size_t)set->lens[r], &shape->view));
+    shape->leader = r;
     s->placed[r].shape = s->nshapes++;
     return 0;
 }
@@ -350,7 +382,7 @@ static void find_coverage(ferry__coll_state_t *s, int nprocs)
 int ferry__coll_cache_build(ferry__coll_state_t *s, int nprocs, const char *blobs, const int *lens, const int *offs)
 {
     blob_set_t set = {blobs, lens, offs};
-    shape_index_t ix = {.same = same_blob_shape, .arg = &set};
+    shape_index_t ix = {.same = same_said_shape, .arg = s->said};
     int room = 4, rc = 0;
     index_open(&ix, s, nprocs);
     s->placed = ferry__malloc((size_t)nprocs * sizeof *s->placed);
@@ -368,63 +400,70 @@ enum { SAY_WORDS = sizeof(struct ferry__coll_said) / sizeof(MPI_Offset) };
  * block held by Open MPI's type and the engine's decoded tree). */
 enum { REBUILD_FACTOR = 10 };
 
-static int same_said_shape(const void *arg, int a, int b)
-{
-    const struct ferry__coll_said *said = arg;
-    return said[a].tree == said[b].tree && said[a].blob_len == said[b].blob_len;
-}
-
-/* The serialized bytes of the distinct trees and of all blobs, and the
- * distinct shapes, from what every rank said (equal trees by their hash):
- * the same on every rank. */
-static void said_bytes(const ferry__coll_state_t *s, int nprocs, MPI_Offset *distinct, MPI_Offset *all, int *shapes)
+/* The serialized bytes of the distinct shapes and of the gather, and the
+ * distinct shapes, from what every rank said: the same on every rank. */
+static void said_bytes(const ferry__coll_state_t *s, int nprocs, MPI_Offset *distinct, MPI_Offset *gathered,
+                       int *shapes)
 {
     shape_index_t ix = {.same = same_said_shape, .arg = s->said};
-    *distinct = *all = *shapes = 0;
+    *distinct = *gathered = *shapes = 0;
     index_open(&ix, s, nprocs);
     for (int r = 0; r < nprocs; r++) {
-        const struct ferry__coll_said *said = &s->said[r];
-        int first = index_first(&ix, shape_key(said->tree, said->blob_len, NULL), r);
-        *distinct += first == r ? said->blob_len : 0;
-        *shapes += first == r;
-        *all += said->blob_len;
+        int leads = shape_leader(&ix, s, r) == r;
+        *distinct += leads ? s->said[r].blob_len : 0;
+        *shapes += leads;
+        *gathered += leads ? s->said[r].blob_len : (MPI_Offset)sizeof(int64_t);
     }
 }
 
 MPI_Offset ferry__coll_cache_held(const ferry__coll_state_t *s, int nprocs, MPI_Offset *peak)
 {
-    MPI_Offset distinct, all;
+    MPI_Offset distinct, gathered;
     int shapes;
-    said_bytes(s, nprocs, &distinct, &all, &shapes);
+    said_bytes(s, nprocs, &distinct, &gathered, &shapes);
     MPI_Offset held = (MPI_Offset)nprocs * (MPI_Offset)sizeof(ferry__coll_placed_t) +
                       shapes * (MPI_Offset)sizeof(ferry__coll_shape_t) + REBUILD_FACTOR * distinct;
-    *peak = held + all + (MPI_Offset)(2 * sizeof(int)) * nprocs; /* the blobs and their lengths */
+    *peak = held + gathered + (MPI_Offset)(2 * sizeof(int)) * nprocs; /* the gather and its lengths */
     return held;
 }
 
-/* Collective: every rank's blob into every rank's cache (cache_ok: here),
- * whose estimated bytes are `held` (ferry__coll_cache_held, computed for
- * the bound already). 0, or the class of a failed host collective. */
+/* Whether my shape's leader sent what I would have: equal said words can
+ * come from different blobs (a hash collision), caught here. */
+static int leader_matches(const ferry__coll_state_t *s, const blob_set_t *set, int me, const void *blob, size_t len)
+{
+    int leader = s->shapes[s->placed[me].shape].leader;
+    size_t skip = sizeof(int64_t); /* the displacement */
+    return leader == me || ((size_t)set->lens[leader] == len &&
+                            memcmp(set->bytes + set->offs[leader] + skip, (const char *)blob + skip, len - skip) == 0);
+}
+
+/* Collective: every shape's blob once, from its leader, and every other
+ * rank's displacement, into every rank's cache (cache_ok: here), whose
+ * estimated bytes are `held` (ferry__coll_cache_held, computed for the
+ * bound already). A rank whose shape only collided with its leader's
+ * keeps no cache and says so at its calls (coll.c: cached), so nobody
+ * uses the wrong view. 0, or the class of a failed host collective. */
 static int share_blobs(ferry_File fh, MPI_Comm comm, const void *blob, size_t len, MPI_Offset held)
 {
     ferry__coll_state_t *s = fh->coll;
     int *lens = ferry__malloc((size_t)fh->nprocs * sizeof *lens);
     int *offs = ferry__malloc((size_t)fh->nprocs * sizeof *offs);
-    long long total = 0;
-    for (int r = 0; lens && offs && r < fh->nprocs; r++) {
-        offs[r] = (int)total;
-        lens[r] = (int)s->said[r].blob_len;
-        total += lens[r];
-    }
+    MPI_Offset total = lens && offs ? ferry__coll_gather_plan(s, fh->nprocs, lens, offs) : 0;
     char *blobs = lens && offs && total <= (1LL << 30) ? ferry__malloc((size_t)total) : NULL;
     int ok = blobs != NULL, all_ok = 0;
     int cls = ferry__error_host(ferry__progress_allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm), "collective",
                                 fh->filename, "MPI_Allreduce");
-    if (cls == 0 && all_ok)
-        cls = ferry__error_host(ferry__progress_allgatherv(blob, (int)len, MPI_BYTE, blobs, lens, offs, MPI_BYTE, comm),
-                                "collective", fh->filename, "MPI_Allgatherv");
+    s->update_recv_bytes += (MPI_Offset)sizeof all_ok;
     if (cls == 0 && all_ok) {
-        s->cache_ok = ferry__coll_cache_build(s, fh->nprocs, blobs, lens, offs) == 0;
+        int mine = lens[fh->rank];
+        cls = ferry__error_host(ferry__progress_allgatherv(blob, mine, MPI_BYTE, blobs, lens, offs, MPI_BYTE, comm),
+                                "collective", fh->filename, "MPI_Allgatherv");
+        s->update_recv_bytes += total;
+    }
+    if (cls == 0 && all_ok) {
+        blob_set_t set = {blobs, lens, offs};
+        s->cache_ok = ferry__coll_cache_build(s, fh->nprocs, blobs, lens, offs) == 0 &&
+                      leader_matches(s, &set, fh->rank, blob, len);
         if (s->cache_ok) s->cache_bytes = held;
     }
     if (!s->cache_ok) release_views(s);
@@ -443,6 +482,7 @@ static int exchange_said(ferry_File fh, MPI_Comm comm, const struct ferry__coll_
     FERRY_TRY(
         ferry__error_host(ferry__progress_allgather(mine, SAY_WORDS, MPI_OFFSET, s->said, SAY_WORDS, MPI_OFFSET, comm),
                           "collective", fh->filename, "MPI_Allgather"));
+    s->update_recv_bytes = (MPI_Offset)sizeof *s->said * fh->nprocs;
     *any = (struct ferry__coll_said){0};
     for (int r = 0; r < fh->nprocs; r++) {
         any->blob_len |= s->said[r].blob_len < 0;
@@ -520,6 +560,11 @@ MPI_Offset ferry__coll_state_bytes(const ferry__coll_state_t *s, int nprocs)
 long long ferry__coll_cache_bytes(ferry_File fh)
 {
     return fh->coll ? (long long)fh->coll->cache_bytes : 0;
+}
+
+long long ferry__coll_update_recv_bytes(ferry_File fh)
+{
+    return fh->coll ? (long long)fh->coll->update_recv_bytes : 0;
 }
 
 int ferry__coll_config_changed(ferry_File fh, int hints_changed)

@@ -90,6 +90,7 @@ int ferry_File_get_info(ferry_File fh, MPI_Info *info_used)
         return ferry__error_return(fh, ferry__error_set(MPI_ERR_INFO, "ferry: get_info: cannot create an info"));
     ferry__async_fold_stats(fh);
     fh->stats.coll_view_cache_bytes = ferry__coll_cache_bytes(fh);
+    fh->stats.coll_view_recv_bytes = ferry__coll_update_recv_bytes(fh);
     cls = ferry__hints_report(&fh->hints, *info_used);
     if (cls == 0) cls = ferry__stats_report_info(&fh->stats, *info_used);
     if (cls) MPI_Info_free(info_used);

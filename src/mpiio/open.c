@@ -203,6 +203,7 @@ static int close_everywhere(ferry_File file)
 {
     ferry__async_release(file); /* pending nonblocking requests finish first */
     file->stats.coll_view_cache_bytes = ferry__coll_cache_bytes(file);
+    file->stats.coll_view_recv_bytes = ferry__coll_update_recv_bytes(file);
     ferry__stats_summarize(&file->stats, file->comm, file->filename);
     ferry__sharedfp_free(file->comm, &file->sharedfp);
     int cls = ferry__error_agree(file->comm, ferry__split_misuse(file, ferry__fs_close(file->fs), "close"), "close");

@@ -36,6 +36,7 @@ static const struct {
     COUNTER(coll_meta_recv_bytes), COUNTER(coll_aggregator_calls),
     COUNTER(coll_targets),         COUNTER(coll_view_cache_bytes),
     COUNTER(coll_regular_calls),   COUNTER(coll_shm_bytes),
+    COUNTER(coll_view_recv_bytes),
 #undef COUNTER
 };
 enum { SUM_COUNTERS = sizeof counter_table / sizeof counter_table[0] };

@@ -36,6 +36,10 @@ typedef struct ferry__stats {
                                       * (the O(P) term), the two-phase set-up and final agreements */
     long long coll_view_cache_bytes; /* estimated memory of the views this rank holds cached for them: a level
                                       * reported by get_info and FERRY_STATS, not a count */
+    long long coll_view_recv_bytes;  /* bytes this rank received at the last update of the views and hints
+                                      * (set_view, set_info or the collective call after them): what every rank
+                                      * said, rank 0's hints, each distinct view shape once and every other
+                                      * rank's displacement (coll/state.c): a level, like the cache's */
     long long coll_shm_bytes;        /* of this rank's stream bytes in them, those that went through an aggregator's
                                       * node-shared window instead of messages (ferry_cb_shm) */
     long long coll_aggregator_calls; /* two-phase calls in which this rank was an aggregator */

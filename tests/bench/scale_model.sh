@@ -2,11 +2,14 @@
 # Issue 20 item 8: the scaling model (ferry-bench scale) against real runs,
 # and what it must show at 131072 ranks.
 #   - at 3 and 4 ranks, every quantity the model predicts (metadata bytes
-#     per call sent and received, view-cache bytes, aggregators, strategy)
+#     per call sent and received, view-cache bytes, bytes received at
+#     set_view, aggregators, strategy)
 #     equals what the real run's statistics say, for every pattern;
 #   - in the sweep, a regular call's metadata per rank is the same at 16
 #     and at 131072 ranks, and BT-IO views cost under 4 MiB of view cache
-#     per rank at 131072.
+#     per rank at 131072;
+#   - a view change receives what ranks said and each rank's displacement
+#     (48 B per rank) plus each distinct shape once, not every rank's view.
 # usage: scale_model.sh <run_mpi.sh> <ferry-bench>
 set -u
 run=$1; bench=$2
@@ -17,7 +20,7 @@ fail() { echo "scale_model: FAILED: $*" >&2; failures=$((failures + 1)); }
 
 for n in 3 4; do
   "$run" 300 "$n" "$bench" scale >"$out" 2>&1 || fail "the check at $n ranks exited $?: $(tail -5 "$out")"
-  [ "$(grep -c ' same$' "$out")" -eq 12 ] || fail "at $n ranks, not 12 quantities the same: $(cat "$out")"
+  [ "$(grep -c ' same$' "$out")" -eq 15 ] || fail "at $n ranks, not 15 quantities the same: $(cat "$out")"
   grep -q DIFFER "$out" && fail "at $n ranks the model differs: $(grep DIFFER "$out")"
   grep -A1 'model:' "$out" | awk '/model:/ { sub(/.*model: */, ""); m = $0 } /measured:/ { sub(/.*measured: */, ""); if ($0 != m) bad = 1 } END { exit bad }' \
     || fail "at $n ranks the strategies differ: $(grep -A1 'model:' "$out")"
@@ -28,15 +31,22 @@ sweep() { # <pattern> <ranks>
   "$run" 900 1 "$bench" scale --pattern "$1" --ranks "$2" >"$out" 2>&1 || fail "the $1 sweep exited $?: $(tail -5 "$out")"
 }
 # Columns: P shapes cache state update meta-out meta-in regular ...
+update_bound=$((48 * 131072 + 65536))
+check_update() { # <pattern>: the update's received bytes at 131072 ranks
+  update=$(sed -n "/model, $1,/,/^\$/p" "$out" | awk '$1 == 131072 { print $5 }')
+  [ -n "$update" ] && [ "$update" -le "$update_bound" ] || fail "$1's view change receives '$update' bytes at 131072 ranks, over $update_bound"
+}
 for pattern in noncontig checkpoint; do
   sweep "$pattern" 16,131072
   rows=$(sed -n "/model, $pattern,/,/^\$/p" "$out" | awk '$1 ~ /^[0-9]+$/ { print $1, $7, $8 }')
   [ "$(echo "$rows" | awk '$3 == "yes"' | wc -l)" -eq 2 ] || fail "$pattern is not regular at 16 and 131072: $rows"
   [ "$(echo "$rows" | awk '{ print $2 }' | sort -u | wc -l)" -eq 1 ] || fail "$pattern's metadata grows with P: $rows"
+  check_update "$pattern"
 done
 sweep btio 131072
 cache=$(sed -n '/model, btio,/,/^$/p' "$out" | awk '$1 == 131072 { print $3 }')
 [ -n "$cache" ] && [ "$cache" -lt 4194304 ] || fail "BT-IO's view cache at 131072 ranks is '$cache' bytes, not under 4 MiB"
+check_update btio
 
 [ "$failures" -eq 0 ] || exit 1
 echo "scale_model: the model agrees with real runs at 3 and 4 ranks; at 131072 regular calls exchange what they do at 16, and BT-IO's view cache is $cache bytes"

@@ -6,7 +6,9 @@
  * collective write and read through the views put every byte where the
  * host MPI-IO puts it. Two shapes dealt to ranks alternately (not in runs
  * of neighbours) are cached twice, not once per rank: as many bytes as
- * when the ranks hold them in two runs.
+ * when the ranks hold them in two runs. What a rank receives at set_view
+ * depends on the shapes, not on where each rank's block lies, and a view
+ * set again unchanged receives only what ranks say (five words each).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +43,12 @@ static long long cache_bytes_with(ferry_File fh, MPI_Datatype view)
     return ft_info_number(fh, "ferry_stats_coll_view_cache_bytes");
 }
 
+/* What this rank received at the set_view before: ferry_stats_coll_view_recv_bytes. */
+static long long received(ferry_File fh)
+{
+    return ft_info_number(fh, "ferry_stats_coll_view_recv_bytes");
+}
+
 static void write_through(ferry_File fh, MPI_File hf, MPI_Datatype view, const double *data)
 {
     if (fh) {
@@ -62,14 +70,22 @@ int main(int argc, char **argv)
     ferry_File fh;
     FT_OK(ferry_File_open(MPI_COMM_WORLD, ft_path("shapes"), MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
     long long shared = cache_bytes_with(fh, same), placed = cache_bytes_with(fh, mine);
+    long long recv_placed = received(fh);
     FT_CHECK(shared > 0);
     FT_EQ(placed, shared); /* one shape, counted once, wherever each rank's block lies */
+    FT_EQ(cache_bytes_with(fh, same), shared);
+    FT_EQ(received(fh), recv_placed); /* one blob and every rank's displacement, either way */
+    FT_CHECK(recv_placed > 5 * 8 * ft_size);
+    FT_EQ(cache_bytes_with(fh, same), shared);
+    FT_EQ(received(fh), 5 * 8 * ft_size); /* unchanged: only what ranks say */
     if (ft_size > 2) {     /* two shapes: alternating ranks, then runs of ranks */
         MPI_Datatype alternate = ft_rank % 2 ? slab_of(1, ft_rank % N) : block_of(ft_rank % 8);
         MPI_Datatype runs = ft_rank < ft_size / 2 ? block_of(ft_rank % 8) : slab_of(1, ft_rank % N);
-        long long alternating = cache_bytes_with(fh, alternate), in_runs = cache_bytes_with(fh, runs);
+        long long alternating = cache_bytes_with(fh, alternate), recv_alternating = received(fh);
+        long long in_runs = cache_bytes_with(fh, runs);
         FT_CHECK(alternating > shared);
         FT_EQ(alternating, in_runs);
+        FT_EQ(received(fh), recv_alternating);
         MPI_Type_free(&alternate);
         MPI_Type_free(&runs);
     }
