@@ -176,8 +176,8 @@ static void say(const ferry__request_t *req, const char *strategy)
 static int inputs(ferry__request_t *req, ferry__coll_rank_t *me)
 {
     ferry_File fh = req->fh;
-    if (fh->coll->epoch != fh->config_epoch) { /* the default view's first call, or a failed update */
-        int rc = ferry__coll_state_update(fh, req->ctx->comm, 0);
+    if (fh->coll->epoch != fh->config_epoch) { /* a new view or hints, or a failed update: here, not at set_view */
+        int rc = ferry__coll_state_update(fh, req->ctx->comm, fh->coll->hints_pending);
         if (req->local_cls == 0) req->local_cls = rc;
     }
     req->ctx->stats->coll_calls++;

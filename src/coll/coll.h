@@ -29,13 +29,12 @@ int ferry__coll_transfer(ferry__request_t *req);
 int ferry__coll_open(ferry_File fh);
 void ferry__coll_release(ferry_File fh);
 
-/* Collective, after set_view or set_info succeeded on every rank: caches
- * every rank's new view and agrees on the collective hints (rank 0's win).
- * hints_changed: this rank was given hints. A view that cannot be cached
- * makes collective calls independent; the only failure is a failed host
- * collective (MPI_ERR_INTERN, not agreed: the host's state is undefined
- * after it, MPI-3.1 8.3). */
-int ferry__coll_config_changed(ferry_File fh, int hints_changed);
+/* Not collective, after set_view or set_info succeeded on every rank (and
+ * moved fh->config_epoch): the next collective transfer caches every rank's
+ * new view and agrees on the collective hints (rank 0's win) before its
+ * inputs, so a view only ever accessed independently costs no exchange.
+ * hints_changed: this rank was given hints (remembered until then). */
+void ferry__coll_config_changed(ferry_File fh, int hints_changed);
 
 /* Not collective, any time: the estimated bytes of the views this rank
  * holds cached (statistics: ferry_stats_coll_view_cache_bytes). */

@@ -95,6 +95,7 @@ struct ferry__coll_state {
     atomic_llong update_recv_bytes; /* what this rank received at the last state update; likewise */
     int cache_too_large;        /* views over hints.view_cache_limit: not cached, on every rank alike */
     int nodes_known, hints_known;
+    int hints_pending;           /* this rank was given hints since the last state update */
     ferry__coll_shape_t *shapes; /* nshapes distinct shapes */
     int nshapes;
     ferry__coll_placed_t *placed; /* nprocs entries */

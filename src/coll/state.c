@@ -13,9 +13,11 @@
  * so the cache holds O(shapes + 16 B x P). A rank whose blob differs from
  * its leader's (a hash collision) keeps no cache and says so at its calls.
  * A call then exchanges only a few numbers per rank. The update happens at
- * set_view and set_info (fh->config_epoch; again at the next collective
- * call when a host collective failed), and a view set again unchanged
- * costs one allgather of the five words ranks say.
+ * the first collective call after set_view or set_info (fh->config_epoch
+ * moved; again at the next one when a host collective failed), never at
+ * set_view itself, so views only accessed independently (HDF5 sets one per
+ * dataset access) cost no exchange; a view set again unchanged costs one
+ * allgather of the five words ranks say.
  *
  * Hints: rank 0's collective hints are broadcast with the same epoch, so
  * ranks given different hints still take the same collective path.
@@ -547,7 +549,7 @@ int ferry__coll_state_update(ferry_File fh, MPI_Comm comm, int hints_changed)
     s->cache_too_large = too_large;
     if (!s->nodes_known) ferry__coll_map_nodes(s, fh->nprocs);
     finish_update(s, &u);
-    if (cls == 0) s->epoch = fh->config_epoch; /* else the next collective call tries again */
+    if (cls == 0) s->epoch = fh->config_epoch, s->hints_pending = 0; /* else the next collective call tries again */
     return cls;
 }
 
@@ -567,7 +569,7 @@ long long ferry__coll_update_recv_bytes(ferry_File fh)
     return fh->coll ? (long long)fh->coll->update_recv_bytes : 0;
 }
 
-int ferry__coll_config_changed(ferry_File fh, int hints_changed)
+void ferry__coll_config_changed(ferry_File fh, int hints_changed)
 {
-    return fh->nprocs > 1 ? ferry__coll_state_update(fh, fh->comm, hints_changed) : 0;
+    if (fh->coll) fh->coll->hints_pending |= hints_changed; /* fh->config_epoch moved: the next call updates */
 }

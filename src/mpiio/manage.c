@@ -77,8 +77,8 @@ int ferry_File_set_info(ferry_File fh, MPI_Info info)
         ferry__develop_arg_t same = {"collective hints", ferry__hints_collective_fingerprint(&fh->hints)};
         cls = ferry__develop_check(fh->comm, 0, "set_info", &same, 1);
     }
-    int changed = ferry__coll_config_changed(fh, 1);
-    return ferry__error_return(fh, cls ? cls : changed);
+    ferry__coll_config_changed(fh, 1);
+    return ferry__error_return(fh, cls);
 }
 
 int ferry_File_get_info(ferry_File fh, MPI_Info *info_used)

@@ -37,9 +37,11 @@ static MPI_Datatype slab_of(int thick, int at)
     return t;
 }
 
+/* The cache after set_view and a collective call (which brings it up to date: set_view exchanges nothing). */
 static long long cache_bytes_with(ferry_File fh, MPI_Datatype view)
 {
     FT_OK(ferry_File_set_view(fh, 0, MPI_DOUBLE, view, "native", MPI_INFO_NULL));
+    FT_OK(ferry_File_write_all(fh, NULL, 0, MPI_DOUBLE, MPI_STATUS_IGNORE));
     return ft_info_number(fh, "ferry_stats_coll_view_cache_bytes");
 }
 
@@ -78,6 +80,9 @@ int main(int argc, char **argv)
     FT_CHECK(recv_placed > 5 * 8 * ft_size);
     FT_EQ(cache_bytes_with(fh, same), shared);
     FT_EQ(received(fh), 5 * 8 * ft_size); /* unchanged: only what ranks say */
+    FT_OK(ferry_File_set_view(fh, 0, MPI_DOUBLE, mine, "native", MPI_INFO_NULL));
+    FT_EQ(received(fh), 5 * 8 * ft_size); /* set_view alone exchanges nothing */
+    FT_EQ(ft_info_number(fh, "ferry_stats_coll_view_cache_bytes"), shared);
     if (ft_size > 2) {     /* two shapes: alternating ranks, then runs of ranks */
         MPI_Datatype alternate = ft_rank % 2 ? slab_of(1, ft_rank % N) : block_of(ft_rank % 8);
         MPI_Datatype runs = ft_rank < ft_size / 2 ? block_of(ft_rank % 8) : slab_of(1, ft_rank % N);
