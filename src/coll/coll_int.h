@@ -115,7 +115,7 @@ struct ferry__coll_state {
      * two steps' incoming bytes, a sender's second step of staged bytes
      * (the first is fh->staging). */
     ferry__scratch_slot_t window, mask, incoming[2], staging2;
-    struct ferry__coll_shm *shm; /* the node-shared window (shipping.c), made at the first call that uses it */
+    struct ferry__coll_shm *shm; /* the node-shared window (shipping.c), joined at the first call that uses it */
 };
 
 /* state.c: collective over comm (the file's, or a background request's);
@@ -229,23 +229,40 @@ int ferry__coll_share(const ferry__view_t *view, const ferry__coll_rank_t *rank,
 
 /* shipping.c: two-phase shipping through node-shared memory. Every rank of
  * the file's communicator holds a slab in one window per node
- * (MPI_Win_allocate_shared): two step slots of a third of cb_buffer_size
- * each, where the ranks of its node put (writes) or take (reads) the bytes
- * of its window while it aggregates. */
+ * (MPI_Win_allocate_shared): two step slots of at least a third of
+ * cb_buffer_size each, where the ranks of its node put (writes) or take
+ * (reads) the bytes of its window while it aggregates. Files on
+ * MPI_COMM_WORLD's ranks share one window, kept until MPI_Finalize; a file
+ * on other ranks has its own, freed at close. */
 typedef struct ferry__coll_shm ferry__coll_shm_t;
 
 /* Collective over fh->comm (every rank of a two-phase call, whatever its
- * own state): the window this call may ship through, or NULL for messages
- * (ferry_cb_shm other than enable, a background call on another
- * communicator, or no window). Makes the window at the first call that wants it, its slots as
- * large as that call's file windows (`window`, the same on every rank) and
- * at least a third of cb_buffer_size; where the host cannot make it on some
- * rank, no rank uses it (agreed there, once). */
+ * own state) at the file's first call that wants a window, local after
+ * that: the window this call may ship through, held by this rank's call
+ * until ferry__coll_shm_detach, or NULL for messages (ferry_cb_shm other
+ * than enable, a background call on another communicator, no window, or a
+ * window another thread's call holds: the call's agreement then keeps
+ * messages on every rank). The first call makes the window, or joins the
+ * shared one, on every rank alike (agreed there, once): its slots as large
+ * as ferry__coll_shm_slot_want. */
 ferry__coll_shm_t *ferry__coll_shm_attach(ferry_File fh, MPI_Comm comm, MPI_Offset window);
+/* Not collective: gives the window back at the end of the call (NULL: no-op). */
+void ferry__coll_shm_detach(ferry__coll_shm_t *m);
 /* Not collective: whether a call on comm would ask for the window (the hint, the communicator). */
 int ferry__coll_shm_wanted(ferry_File fh, MPI_Comm comm);
-/* Collective over the file's ranks (close): frees the window. */
+/* Bytes per slot a call of fh whose file windows hold `window` bytes wants
+ * (the same on every rank): `window`, at least a third of cb_buffer_size. */
+MPI_Offset ferry__coll_shm_slot_want(ferry_File fh, MPI_Offset window);
+/* Collective over comm (the file's), every rank's call holding m and
+ * having agreed to: makes m's window again with `slot`-byte slots. 1 when
+ * every rank has it (agreed); else m is unusable from then on, for every
+ * file that shares it. */
+int ferry__coll_shm_grow(ferry__coll_shm_t *m, MPI_Comm comm, MPI_Offset slot);
+/* Collective over the file's ranks (close): frees the file's own window
+ * (a shared one stays for the next file). */
 void ferry__coll_shm_release(ferry_File fh);
+/* Windows this process has made (tests: a shared window is made once). */
+long long ferry__coll_shm_windows_made(void);
 /* Step slot `slot` (0 or 1) of file rank r's slab, NULL when r is not on my node. */
 char *ferry__coll_shm_slot(const ferry__coll_shm_t *m, int r, int slot);
 /* Bytes per step slot. */

@@ -452,11 +452,24 @@ static int plan_sizes(exchange_t *x, MPI_Offset *most_out, MPI_Offset *most_in, 
     return 0;
 }
 
-static int size_buffers(exchange_t *x, int *slab_fits)
+/* Whether this call's slabs would hold every step's bytes, and whether the
+ * window must grow for that (a file whose windows or cb_buffer_size are
+ * larger than those of the file that made it). */
+typedef struct slab_need {
+    int fits, grow;
+    MPI_Offset slot; /* what the call wants (the same on every rank) */
+} slab_need_t;
+
+static int size_buffers(exchange_t *x, slab_need_t *need)
 {
     MPI_Offset most_out, most_in, most_local;
     FERRY_TRY(plan_sizes(x, &most_out, &most_in, &most_local));
-    *slab_fits = !x->shm || most_local <= ferry__coll_shm_slot_bytes(x->shm);
+    if (x->shm) {
+        MPI_Offset have = ferry__coll_shm_slot_bytes(x->shm);
+        need->slot = ferry__coll_shm_slot_want(x->fh, x->d->window);
+        need->grow = need->slot > have;
+        need->fits = most_local <= (need->grow ? need->slot : have);
+    }
     for (int i = 0; i < 2; i++) {
         step_t *st = &x->steps[i];
         if (x->me_agg >= 0) FERRY_TRY(take(st->incoming_slot, most_in, &st->incoming, x->fh->filename));
@@ -749,12 +762,16 @@ static void write_steps(exchange_t *x)
     begin_step(x, &x->steps[0]);
     for (MPI_Offset t = 0; t < x->d->steps; t++) {
         step_t *cur = &x->steps[t % 2], *next = &x->steps[(t + 1) % 2];
+        /* Through slabs, the next step's "go" leaves as soon as its slot is free (window t-1 is
+         * written), so ranks pack step t+1 while I wait for step t, not after I unpacked it. */
+        int early = x->shm && t + 1 < x->d->steps;
+        if (early) begin_step(x, next);
         keep_first(x, wait_step(x, cur));
         for (int a = 0; a < x->d->naggs; a++) x->done += cur->out[a].want;
         x->win = (window_t){0};
         if (!x->failed && x->me_agg >= 0) x->failed = prepare_window(x, cur);
         /* The next step's data travel while this window goes to the file. */
-        if (t + 1 < x->d->steps) begin_step(x, next);
+        if (!early && t + 1 < x->d->steps) begin_step(x, next);
         keep_first(x, finish_window(x, cur));
         if (!x->failed)
             ferry__coll_write_behind(x->call->req, x->win.first, x->win.last - x->win.first,
@@ -779,17 +796,20 @@ static void read_steps(exchange_t *x)
 
 /* Collective: 1 on every rank when any rank could not set the call up (or
  * the host could not tell: then this rank failed, x->failed says why).
- * Also agrees whether the call ships through the slabs: not when any
- * aggregator's step would overflow its slot (views that overlap). */
-static int anyone_failed(exchange_t *x, int slab_fits)
+ * Also agrees whether the call ships through the slabs: not when any rank
+ * does not hold the window (none, or another thread's call has it) or any
+ * aggregator's step would overflow its slot (views that overlap); and
+ * whether the window grows first (then it does, on every rank). */
+static int anyone_failed(exchange_t *x, const slab_need_t *need)
 {
-    int mine = (x->failed != 0) | (!slab_fits << 1), any = 1;
+    int mine = (x->failed != 0) | (!need->fits << 1) | (need->grow << 2), any = 1;
     int rc = ferry__progress_allreduce(&mine, &any, 1, MPI_INT, MPI_BOR, x->ctx->comm);
     x->ctx->stats->coll_meta_bytes += (long long)sizeof mine;
     x->ctx->stats->coll_meta_recv_bytes += (long long)sizeof any;
     if (rc != MPI_SUCCESS && !x->failed)
         x->failed = ferry__error_host(rc, "collective", x->fh->filename, "MPI_Allreduce");
-    if (rc != MPI_SUCCESS || (any & 2)) x->shm = NULL;
+    if (rc != MPI_SUCCESS || (any & 3)) x->shm = NULL;
+    if (x->shm && (any & 5) == 4 && !ferry__coll_shm_grow(x->shm, x->ctx->comm, need->slot)) x->shm = NULL;
     return (any & 1) || rc != MPI_SUCCESS;
 }
 
@@ -811,18 +831,22 @@ int ferry__coll_plan_buffers(const ferry__coll_call_t *call, ferry__coll_buffers
 int ferry__coll_two_phase(const ferry__coll_call_t *call)
 {
     exchange_t x;
-    int slab_fits = 1;
     x.failed = setup(&x, call);
-    x.shm = ferry__coll_shm_attach(x.fh, x.ctx->comm, x.d->window); /* every rank, whatever its set-up */
-    if (!x.failed) x.failed = size_buffers(&x, &slab_fits);
+    /* Every rank, whatever its set-up; held until the call ends, whether it ships through it or not. */
+    ferry__coll_shm_t *held = ferry__coll_shm_attach(x.fh, x.ctx->comm, x.d->window);
+    x.shm = held;
+    /* Wanted but not held: no slabs on any rank. */
+    slab_need_t need = {.fits = held || !ferry__coll_shm_wanted(x.fh, x.ctx->comm)};
+    if (!x.failed) x.failed = size_buffers(&x, &need);
     /* Before the agreement below, so no aggregator has written yet. */
     if (!x.failed && x.write && x.me_agg >= 0) x.failed = ferry__fs_size(x.fh->fs, &x.eof);
-    if (!anyone_failed(&x, slab_fits) && x.d->steps > 0) {
+    if (!anyone_failed(&x, &need) && x.d->steps > 0) {
         if (x.write) write_steps(&x);
         else read_steps(&x);
     }
     call->req->done += x.done;
     teardown(&x);
+    ferry__coll_shm_detach(held);
     return x.failed;
 }
 

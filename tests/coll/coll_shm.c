@@ -16,12 +16,22 @@
  *   - Faults with the slabs in use: an aggregator's failing write (first
  *     and later windows) and read end the call on every rank with the
  *     error, nobody hangs, and the handle works afterwards.
+ *   - One window for every file on MPI_COMM_WORLD's ranks: made once over
+ *     open/close cycles (on MPI_COMM_WORLD and a duplicate), every byte
+ *     against the model; two files open at once with interleaved calls,
+ *     the second's larger cb_buffer_size growing the window once; the
+ *     user's communicator freed while a file on it is open, and after;
+ *     files on halves of MPI_COMM_WORLD (windows of their own); two
+ *     threads per rank in calls at once (MPI_THREAD_MULTIPLE).
  */
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "coll/coll_int.h"
 #include "ferry_test.h"
 #include "fs/fs.h"
 
@@ -37,15 +47,16 @@ static int block_len(pattern_t p, int r, int k)
     return p == VECTOR8 ? 8 : p == VECTOR24_HOLE ? 24 : 1 + (k * 7 + r * 3) % 13;
 }
 
-static long long round_bytes(pattern_t p, int k)
+/* A round of blocks of `size` ranks. */
+static long long round_bytes(pattern_t p, int size, int k)
 {
-    if (p == VECTOR24_HOLE) return 24LL * (ft_size + 1); /* one hole block per round */
+    if (p == VECTOR24_HOLE) return 24LL * (size + 1); /* one hole block per round */
     long long sum = p == IRREGULAR ? GAP : 0;
-    for (int q = 0; q < ft_size; q++) sum += block_len(p, q, k);
+    for (int q = 0; q < size; q++) sum += block_len(p, q, k);
     return sum;
 }
 
-static void blocks_of(pattern_t p, int r, MPI_Aint *offs, int *lens)
+static void blocks_of(pattern_t p, int size, int r, MPI_Aint *offs, int *lens)
 {
     long long base = 0;
     for (int k = 0; k < pattern_blocks[p]; k++) {
@@ -53,7 +64,7 @@ static void blocks_of(pattern_t p, int r, MPI_Aint *offs, int *lens)
         for (int q = 0; q < r; q++) at += block_len(p, q, k);
         offs[k] = (MPI_Aint)at;
         lens[k] = block_len(p, r, k);
-        base += round_bytes(p, k);
+        base += round_bytes(p, size, k);
     }
 }
 
@@ -64,6 +75,8 @@ static unsigned char stream_byte(int r, long long k)
 
 typedef struct layout {
     pattern_t p;
+    MPI_Comm comm; /* the file's ranks (borrowed) */
+    int rank, size;
     MPI_Datatype filetype, memtype;
     long long stream;     /* my stream bytes */
     int strided;          /* memory: my stream bytes at every other byte */
@@ -77,28 +90,32 @@ static void build_model(layout_t *l, MPI_Aint *offs, int *lens)
 {
     int n = pattern_blocks[l->p];
     l->file_size = 0;
-    for (int r = 0; r < ft_size; r++) {
-        blocks_of(l->p, r, offs, lens);
+    for (int r = 0; r < l->size; r++) {
+        blocks_of(l->p, l->size, r, offs, lens);
         if (offs[n - 1] + lens[n - 1] > l->file_size) l->file_size = offs[n - 1] + lens[n - 1];
     }
     l->model = calloc((size_t)l->file_size, 1);
-    for (int r = 0; r < ft_size; r++) {
-        blocks_of(l->p, r, offs, lens);
+    for (int r = 0; r < l->size; r++) {
+        blocks_of(l->p, l->size, r, offs, lens);
         long long k = 0;
         for (int b = 0; b < n; b++)
             for (int i = 0; i < lens[b]; i++) l->model[offs[b] + i] = stream_byte(r, k++);
     }
 }
 
-static void layout_make(layout_t *l, pattern_t p)
+/* Pattern p over the ranks of comm. */
+static void layout_on(layout_t *l, pattern_t p, MPI_Comm comm)
 {
     int n = pattern_blocks[p];
     MPI_Aint *offs = malloc((size_t)n * sizeof *offs);
     int *lens = malloc((size_t)n * sizeof *lens);
     memset(l, 0, sizeof *l);
     l->p = p;
+    l->comm = comm;
+    MPI_Comm_rank(comm, &l->rank);
+    MPI_Comm_size(comm, &l->size);
     build_model(l, offs, lens);
-    blocks_of(p, ft_rank, offs, lens);
+    blocks_of(p, l->size, l->rank, offs, lens);
     for (int b = 0; b < n; b++) l->stream += lens[b];
     MPI_Type_create_hindexed(n, lens, offs, MPI_BYTE, &l->filetype);
     MPI_Type_commit(&l->filetype);
@@ -113,6 +130,11 @@ static void layout_make(layout_t *l, pattern_t p)
     free(lens);
 }
 
+static void layout_make(layout_t *l, pattern_t p)
+{
+    layout_on(l, p, MPI_COMM_WORLD);
+}
+
 static void layout_free(layout_t *l)
 {
     MPI_Type_free(&l->filetype);
@@ -125,23 +147,23 @@ static void layout_free(layout_t *l)
 static void fill_memory(layout_t *l, int data)
 {
     memset(l->mem, 0, (size_t)(2 * l->stream));
-    for (long long k = 0; data && k < l->stream; k++) l->mem[l->strided ? 2 * k : k] = stream_byte(ft_rank, k);
+    for (long long k = 0; data && k < l->stream; k++) l->mem[l->strided ? 2 * k : k] = stream_byte(l->rank, k);
 }
 
 static void check_memory(const layout_t *l)
 {
     for (long long i = 0; i < (l->strided ? 2 : 1) * l->stream; i++) {
         int in_stream = !l->strided || i % 2 == 0;
-        unsigned char want = in_stream ? stream_byte(ft_rank, l->strided ? i / 2 : i) : 0;
+        unsigned char want = in_stream ? stream_byte(l->rank, l->strided ? i / 2 : i) : 0;
         if (l->mem[i] != want)
             ft_fail(__FILE__, __LINE__, "%s: memory byte %lld is %d, want %d", pattern_names[l->p], i, l->mem[i], want);
     }
 }
 
-/* Rank 0 reads the file with plain POSIX and compares it with the model. */
+/* The file's rank 0 reads it with plain POSIX and compares it with the model. */
 static void check_file(const layout_t *l, const char *path)
 {
-    if (ft_rank == 0) {
+    if (l->rank == 0) {
         unsigned char *got = calloc((size_t)l->file_size + 1, 1);
         int fd = open(path, O_RDONLY);
         FT_CHECK(fd >= 0);
@@ -150,22 +172,33 @@ static void check_file(const layout_t *l, const char *path)
         FT_EQ_MEM(got, l->model, (size_t)l->file_size);
         free(got);
     }
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Barrier(l->comm);
 }
 
-static MPI_Info hints(const char *shm)
+static MPI_Info hints_sized(const char *shm, const char *buffer)
 {
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "ferry_cb_strategy", "even");
-    MPI_Info_set(info, "cb_buffer_size", "8192");
+    MPI_Info_set(info, "cb_buffer_size", buffer);
     MPI_Info_set(info, "ferry_cb_shm", shm);
     return info;
 }
 
+/* On l's communicator, with cb_buffer_size `buffer`. */
+static ferry_File open_sized(const layout_t *l, const char *path, const char *buffer, int amode)
+{
+    MPI_Info info = hints_sized("enable", buffer);
+    ferry_File fh;
+    FT_OK(ferry_File_open(l->comm, path, amode, info, &fh));
+    MPI_Info_free(&info);
+    FT_OK(ferry_File_set_view(fh, 0, MPI_BYTE, l->filetype, "native", MPI_INFO_NULL));
+    return fh;
+}
+
 static ferry_File open_view(const layout_t *l, const char *path, const char *shm, int amode)
 {
-    MPI_Info info = hints(shm);
+    MPI_Info info = hints_sized(shm, "8192");
     ferry_File fh;
     FT_OK(ferry_File_open(MPI_COMM_WORLD, path, amode, info, &fh));
     MPI_Info_free(&info);
@@ -177,6 +210,13 @@ static void fresh(const char *path)
 {
     if (ft_rank == 0) unlink(path);
     MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* Collective over l's ranks: unlinks on its rank 0. */
+static void fresh_on(const layout_t *l, const char *path)
+{
+    if (l->rank == 0) unlink(path);
+    MPI_Barrier(l->comm);
 }
 
 /* The fewest and most bytes a rank shipped through the slabs. */
@@ -281,13 +321,220 @@ static void fault_in(const char *spec, int write, int cls)
     layout_free(&l);
 }
 
+/* --- the shared window: one for every file on MPI_COMM_WORLD's ranks ------ */
+
+static long long made(void)
+{
+    return ferry__coll_shm_windows_made();
+}
+
+/* Collective over l's ranks: whether some rank shipped through the slabs. */
+static int shipped(ferry_File fh, const layout_t *l)
+{
+    long long mine = ft_info_number(fh, "ferry_stats_coll_shm_bytes"), most = 0;
+    MPI_Allreduce(&mine, &most, 1, MPI_LONG_LONG, MPI_MAX, l->comm);
+    return most > 0;
+}
+
+static int count_of(const layout_t *l)
+{
+    return l->strided ? 1 : (int)l->stream;
+}
+
+/* One open/close cycle on l's ranks: a fresh file written through the
+ * slabs (when `slabs`: other threads may hold the window), checked against
+ * the model, read back through them and checked. */
+static void cycle(layout_t *l, const char *path, const char *buffer, int slabs)
+{
+    fresh_on(l, path);
+    ferry_File fh = open_sized(l, path, buffer, MPI_MODE_CREATE | MPI_MODE_RDWR);
+    fill_memory(l, 1);
+    FT_OK(ferry_File_write_all(fh, l->mem, count_of(l), l->memtype, MPI_STATUS_IGNORE));
+    if (slabs) FT_CHECK(shipped(fh, l));
+    FT_OK(ferry_File_close(&fh));
+    check_file(l, path);
+    fh = open_sized(l, path, buffer, MPI_MODE_RDONLY);
+    fill_memory(l, 0);
+    FT_OK(ferry_File_read_all(fh, l->mem, count_of(l), l->memtype, MPI_STATUS_IGNORE));
+    check_memory(l);
+    if (slabs) FT_CHECK(shipped(fh, l));
+    FT_OK(ferry_File_close(&fh));
+}
+
+/* Several open/close cycles on MPI_COMM_WORLD and on a duplicate of it
+ * (the same ranks): the window is made once, at the first call, and kept. */
+static void reuse_cycles(void)
+{
+    long long before = made();
+    for (int p = 0; p < PATTERNS; p++) {
+        layout_t l;
+        layout_make(&l, (pattern_t)p);
+        for (int i = 0; i < 3; i++) cycle(&l, ft_path("shm_reuse"), "8192", 1);
+        layout_free(&l);
+        FT_EQ(made() - before, 1);
+    }
+    MPI_Comm dup;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    layout_t l;
+    layout_on(&l, VECTOR8, dup);
+    cycle(&l, ft_path("shm_reuse_dup"), "8192", 1);
+    FT_EQ(made() - before, 1);
+    layout_free(&l);
+    MPI_Comm_free(&dup);
+}
+
+/* Half of my stream (first or second) through fh, from or into l's memory. */
+static void half(ferry_File fh, layout_t *l, int second, int write)
+{
+    int n = (int)l->stream / 2, at = second ? n : 0, count = second ? (int)l->stream - n : n;
+    if (write) FT_OK(ferry_File_write_all(fh, l->mem + at, count, MPI_BYTE, MPI_STATUS_IGNORE));
+    else FT_OK(ferry_File_read_all(fh, l->mem + at, count, MPI_BYTE, MPI_STATUS_IGNORE));
+}
+
+/* Two files open at once on the same ranks (MPI_COMM_WORLD and a
+ * duplicate), their calls interleaved, both through the one window; the
+ * second's larger cb_buffer_size grows the window once (collectively),
+ * and the first's later calls use the grown slots. */
+static void two_files_at_once(void)
+{
+    MPI_Comm dup;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    layout_t a, b;
+    layout_make(&a, VECTOR8);
+    layout_on(&b, VECTOR8, dup);
+    char pa[600], pb[600];
+    snprintf(pa, sizeof pa, "%s", ft_path("shm_two_a"));
+    snprintf(pb, sizeof pb, "%s", ft_path("shm_two_b"));
+    fresh_on(&a, pa);
+    fresh_on(&b, pb);
+    long long before = made();
+    ferry_File fa = open_sized(&a, pa, "8192", MPI_MODE_CREATE | MPI_MODE_RDWR),
+               fb = open_sized(&b, pb, "3145728", MPI_MODE_CREATE | MPI_MODE_RDWR);
+    for (int write = 1; write >= 0; write--) {
+        fill_memory(&a, write);
+        fill_memory(&b, write);
+        if (!write) FT_OK(ferry_File_seek(fa, 0, MPI_SEEK_SET));
+        if (!write) FT_OK(ferry_File_seek(fb, 0, MPI_SEEK_SET));
+        for (int second = 0; second < 2; second++) {
+            half(fa, &a, second, write);
+            half(fb, &b, second, write);
+        }
+        check_memory(&a);
+        check_memory(&b);
+    }
+    FT_EQ(made() - before, 1); /* b's first call grew it, nothing else made one */
+    FT_CHECK(shipped(fa, &a));
+    FT_CHECK(shipped(fb, &b));
+    FT_OK(ferry_File_close(&fa));
+    FT_OK(ferry_File_close(&fb));
+    check_file(&a, pa);
+    check_file(&b, pb);
+    layout_free(&a);
+    layout_free(&b);
+    MPI_Comm_free(&dup);
+}
+
+/* The user frees the communicator a file is open on, then after: on a
+ * duplicate of MPI_COMM_WORLD (the shared window stays, the next file uses
+ * it), and on halves of MPI_COMM_WORLD (their files' own windows, freed at
+ * close). */
+static void communicator_freed(void)
+{
+    MPI_Comm dup, keep;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    layout_t l;
+    layout_on(&l, VECTOR8, dup);
+    const char *path = ft_path("shm_freed");
+    fresh_on(&l, path);
+    long long before = made();
+    ferry_File fh = open_sized(&l, path, "8192", MPI_MODE_CREATE | MPI_MODE_RDWR);
+    fill_memory(&l, 1);
+    half(fh, &l, 0, 1);
+    MPI_Comm_free(&dup); /* the file keeps its own duplicate */
+    l.comm = MPI_COMM_WORLD;
+    half(fh, &l, 1, 1);
+    FT_CHECK(shipped(fh, &l));
+    FT_OK(ferry_File_close(&fh));
+    check_file(&l, path);
+    FT_EQ(made() - before, 0);
+    layout_free(&l);
+    for (int while_open = 0; while_open < 2; while_open++) {
+        MPI_Comm part;
+        MPI_Comm_split(MPI_COMM_WORLD, ft_rank < ft_size / 2, ft_rank, &part);
+        MPI_Comm_dup(part, &keep); /* for the checks once part is gone */
+        layout_on(&l, IRREGULAR, part);
+        char name[64];
+        snprintf(name, sizeof name, "shm_part_%d", ft_rank < ft_size / 2);
+        path = ft_path(name);
+        fresh_on(&l, path);
+        fh = open_sized(&l, path, "8192", MPI_MODE_CREATE | MPI_MODE_RDWR);
+        fill_memory(&l, 1);
+        if (while_open) MPI_Comm_free(&part);
+        l.comm = keep;
+        FT_OK(ferry_File_write_all(fh, l.mem, count_of(&l), l.memtype, MPI_STATUS_IGNORE));
+        if (l.size > 1) FT_CHECK(shipped(fh, &l));
+        FT_OK(ferry_File_close(&fh));
+        if (!while_open) MPI_Comm_free(&part);
+        check_file(&l, path);
+        layout_free(&l);
+        MPI_Comm_free(&keep);
+    }
+    /* The halves' windows were their files' own: MPI_COMM_WORLD's files still share the old one. */
+    before = made();
+    layout_make(&l, VECTOR24_HOLE);
+    cycle(&l, ft_path("shm_after_parts"), "8192", 1);
+    FT_EQ(made() - before, 0);
+    layout_free(&l);
+}
+
+/* Two threads per rank, each with its own files on its own duplicate of
+ * MPI_COMM_WORLD, in calls at the same time: a call ships through the
+ * window only while it holds it (else by messages, on every rank alike),
+ * so neither thread's bytes are the other's. */
+typedef struct worker {
+    layout_t l;
+    char path[600];
+} worker_t;
+
+static void *work(void *arg)
+{
+    worker_t *w = arg;
+    for (int i = 0; i < 6; i++) cycle(&w->l, w->path, "8192", 0);
+    return NULL;
+}
+
+static void threads_at_once(int provided)
+{
+    if (provided != MPI_THREAD_MULTIPLE) {
+        ft_skip("two threads at once: MPI_THREAD_MULTIPLE not provided (got level %d)", provided);
+        return;
+    }
+    worker_t w[2];
+    pthread_t t[2];
+    MPI_Comm comms[2];
+    for (int i = 0; i < 2; i++) {
+        MPI_Comm_dup(MPI_COMM_WORLD, &comms[i]);
+        layout_on(&w[i].l, i ? IRREGULAR : VECTOR24_HOLE, comms[i]);
+        char name[64];
+        snprintf(name, sizeof name, "shm_thread_%d", i);
+        snprintf(w[i].path, sizeof w[i].path, "%s", ft_path(name));
+    }
+    for (int i = 0; i < 2; i++) FT_EQ(pthread_create(&t[i], NULL, work, &w[i]), 0);
+    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    for (int i = 0; i < 2; i++) {
+        layout_free(&w[i].l);
+        MPI_Comm_free(&comms[i]);
+    }
+}
+
 int main(int argc, char **argv)
 {
-    ft_init(&argc, &argv);
+    int provided = ft_init_thread(&argc, &argv, MPI_THREAD_MULTIPLE);
+    reuse_cycles(); /* first: it counts the shared window's making */
     static const char *const settings[] = {"enable", "disable", "auto"};
     for (int p = 0; p < PATTERNS; p++)
         for (int s = 0; s < 3; s++) write_then_read((pattern_t)p, settings[s]);
-    overlapping_reads();
+    overlapping_reads(); /* before two_files_at_once grows the slots past what it overflows */
     char spec[64];
     int last = ft_size - 1;
     snprintf(spec, sizeof spec, "write:1:EIO@%d", last);
@@ -296,5 +543,8 @@ int main(int argc, char **argv)
     fault_in(spec, 1, MPI_ERR_NO_SPACE);
     snprintf(spec, sizeof spec, "read:2:EIO@%d", last);
     fault_in(spec, 0, MPI_ERR_IO);
+    two_files_at_once();
+    communicator_freed();
+    threads_at_once(provided);
     return ft_finish();
 }
