@@ -542,7 +542,7 @@ static int run_blocklen(nc_config_t *cfg)
         printf("MiB/s: the write or read call alone (slowest rank), all ranks' data; f/h all: ferry/host from open "
                "to close (set_view, sync); fs ops, sieve MiB: ferry's file-system calls and bytes sieved beyond the "
                "data, summed over ranks; meta B: bytes of metadata the ranks contributed to the collective call "
-               "besides the data (inputs, two-phase set-up and final agreements; the view cache moves at set_view)\n");
+               "besides the data (inputs, two-phase set-up and final agreements; the view cache moves before the first call after set_view, counted apart)\n");
     if (cfg->rank == 0 && shrunk)
         printf("* the host ran on a smaller volume: at the full volume a write was estimated to take more than %.1f s\n",
                cfg->host_budget);

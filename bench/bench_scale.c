@@ -320,7 +320,7 @@ static int check(scale_config_t *cfg, int pattern, const char *dir)
         {"meta sent per call", "meta sent", "B", (double)m.out.meta_sent, (double)got.meta_sent},
         {"meta recv per call", "meta recv", "B", (double)m.out.meta_recv, (double)got.meta_recv},
         {"view cache per rank", "view cache", "B", (double)m.out.cache_bytes, (double)got.cache_bytes},
-        {"recv at set_view", "update recv", "B", (double)m.out.update_recv_bytes, (double)got.update_recv},
+        {"recv at view update", "update recv", "B", (double)m.out.update_recv_bytes, (double)got.update_recv},
         {"aggregators", "aggregators", "ranks", m.out.naggs, (double)got.aggregators},
     };
     for (size_t i = 0; i < sizeof quantities / sizeof quantities[0]; i++)

@@ -762,16 +762,14 @@ static void write_steps(exchange_t *x)
     begin_step(x, &x->steps[0]);
     for (MPI_Offset t = 0; t < x->d->steps; t++) {
         step_t *cur = &x->steps[t % 2], *next = &x->steps[(t + 1) % 2];
-        /* Through slabs, the next step's "go" leaves as soon as its slot is free (window t-1 is
-         * written), so ranks pack step t+1 while I wait for step t, not after I unpacked it. */
-        int early = x->shm && t + 1 < x->d->steps;
-        if (early) begin_step(x, next);
+        /* The next step's buffers are free once window t-1 is written (its messages were
+         * unpacked, its slab slot emptied): its data travel, and through slabs its "go" leaves,
+         * while I wait for step t and write its window, not after. */
+        if (t + 1 < x->d->steps) begin_step(x, next);
         keep_first(x, wait_step(x, cur));
         for (int a = 0; a < x->d->naggs; a++) x->done += cur->out[a].want;
         x->win = (window_t){0};
         if (!x->failed && x->me_agg >= 0) x->failed = prepare_window(x, cur);
-        /* The next step's data travel while this window goes to the file. */
-        if (!early && t + 1 < x->d->steps) begin_step(x, next);
         keep_first(x, finish_window(x, cur));
         if (!x->failed)
             ferry__coll_write_behind(x->call->req, x->win.first, x->win.last - x->win.first,

@@ -30,14 +30,14 @@ typedef struct ferry__stats {
                                    * allreduce instead of an allgather (coll/coll.c) */
     long long coll_early_bytes;  /* of them, moved by this rank before the call's inputs (coll.c: early ranks) */
     long long coll_meta_bytes;   /* bytes this rank sent in them besides data: call inputs, the two-phase
-                                  * set-up agreement, the final agreement (the view cache is exchanged
-                                  * at set_view) */
+                                  * set-up agreement, the final agreement (the view cache's exchange,
+                                  * before the first call after set_view, counts apart) */
     long long coll_meta_recv_bytes;  /* bytes this rank received in them besides data: every rank's call inputs
                                       * (the O(P) term), the two-phase set-up and final agreements */
     long long coll_view_cache_bytes; /* estimated memory of the views this rank holds cached for them: a level
                                       * reported by get_info and FERRY_STATS, not a count */
     long long coll_view_recv_bytes;  /* bytes this rank received at the last update of the views and hints
-                                      * (set_view, set_info or the collective call after them): what every rank
+                                      * (the first collective call after set_view or set_info): what every rank
                                       * said, rank 0's hints, each distinct view shape once and every other
                                       * rank's displacement (coll/state.c): a level, like the cache's */
     long long coll_shm_bytes;        /* of this rank's stream bytes in them, those that went through an aggregator's
