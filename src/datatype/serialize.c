@@ -66,14 +66,13 @@ static void put_compact(blob_writer_t *w, MPI_Count value)
     w->expanded--;
 }
 
+/* value as a varint at out (NULL: counted only); returns its bytes. */
 static size_t put_varint(unsigned char *out, uint64_t value)
 {
+    if (!out) return 1 + (size_t)(63 - __builtin_clzll(value | 1)) / 7;
     size_t n = 0;
-    for (; value >= 0x80; value >>= 7) {
-        if (out) out[n] = (unsigned char)(value | 0x80);
-        n++;
-    }
-    if (out) out[n] = (unsigned char)value;
+    for (; value >= 0x80; value >>= 7) out[n++] = (unsigned char)(value | 0x80);
+    out[n] = (unsigned char)value;
     return n + 1;
 }
 
@@ -83,40 +82,20 @@ static uint64_t zigzag(uint64_t gap)
     return (gap << 1) ^ (0 - (gap >> 63));
 }
 
-static MPI_Count signed_of(uint64_t value)
-{
-    return value <= INT64_MAX ? (MPI_Count)value : -(MPI_Count)(~value) - 1;
-}
-
-/* One past LIST entry i's last byte (modulo 2^64, as gaps are taken). */
-static uint64_t entry_end(const ferry__dt_node_t *nd, MPI_Count i)
-{
-    uint64_t unit = nd->child ? (uint64_t)nd->child->extent : 1;
-    return (uint64_t)nd->disps[i] + (uint64_t)ferry__dt_len(nd, i) * unit;
-}
-
-/* 1 when some entry starts below the previous one's end (the first: below 0). */
-static int gaps_signed(const ferry__dt_node_t *nd)
-{
-    uint64_t end = 0;
-    for (MPI_Count i = 0; i < nd->count; i++) {
-        if (signed_of((uint64_t)nd->disps[i] - end) < 0) return 1;
-        end = entry_end(nd, i);
-    }
-    return 0;
-}
-
-/* A LIST's entries as varints into out (NULL: counted only); returns their bytes. */
+/* A LIST's entries as varints into out (NULL: counted only); returns their
+ * bytes, or SIZE_MAX when unsigned gaps were asked for and some entry starts
+ * below the previous one's end (the first: below 0). */
 static size_t put_entries(const ferry__dt_node_t *nd, int sign, unsigned char *out)
 {
-    uint64_t end = 0;
+    uint64_t end = 0, unit = nd->child ? (uint64_t)nd->child->extent : 1;
     size_t n = 0;
     for (MPI_Count i = 0; i < nd->count; i++) {
         /* Modulo 2^64: every pair of 64-bit displacements has a gap. */
-        uint64_t gap = (uint64_t)nd->disps[i] - end;
+        uint64_t disp = (uint64_t)nd->disps[i], gap = disp - end, len = (uint64_t)ferry__dt_len(nd, i);
+        if (!sign && gap > INT64_MAX) return SIZE_MAX;
         n += put_varint(out ? out + n : NULL, sign ? zigzag(gap) : gap);
-        if (nd->prefix) n += put_varint(out ? out + n : NULL, (uint64_t)ferry__dt_len(nd, i));
-        end = entry_end(nd, i);
+        if (nd->prefix) n += put_varint(out ? out + n : NULL, len);
+        end = disp + len * unit;
     }
     return n;
 }
@@ -134,15 +113,22 @@ static void put_list(blob_writer_t *w, const ferry__dt_node_t *nd)
     put(w, nd->child != NULL);
     put(w, nd->child ? nd->child->extent : 0);
     put_compact(w, nd->prefix ? 0 : nd->uniform);
-    int sign = gaps_signed(nd);
-    put_compact(w, sign);
-    size_t bytes_word = w->n;
+    size_t sign_word = w->n, bytes_word = w->n + 1;
+    put_compact(w, 0);
     put_compact(w, 0);
     unsigned char *section = w->words ? (unsigned char *)(w->words + w->n) : NULL;
-    size_t bytes = put_entries(nd, sign, section), words = words_holding(bytes);
+    /* Unsigned gaps where the list allows (one pass for sorted lists), else signed from the start. */
+    int sign = 0;
+    size_t bytes = put_entries(nd, 0, section);
+    if (bytes == SIZE_MAX) {
+        sign = 1;
+        bytes = put_entries(nd, 1, section);
+    }
+    size_t words = words_holding(bytes);
     if (section) {
         /* Zeroed padding: equal lists give equal blobs (hashed and compared). */
         memset(section + bytes, 0, words * sizeof(int64_t) - bytes);
+        w->words[sign_word] = sign;
         w->words[bytes_word] = (int64_t)bytes;
     }
     w->n += words;
@@ -322,6 +308,11 @@ static uint64_t get_varint(section_reader_t *s)
     }
     s->bad = 1;
     return 0;
+}
+
+static MPI_Count signed_of(uint64_t value)
+{
+    return value <= INT64_MAX ? (MPI_Count)value : -(MPI_Count)(~value) - 1;
 }
 
 typedef struct list_entries {
