@@ -108,6 +108,15 @@ int ferry__datatype_deserialize(const void *blob, size_t len, MPI_Datatype *type
  * displacement: tiles are placed by the extent alone). No root: 0. */
 MPI_Count ferry__datatype_blob_hoist(void *blob, size_t len);
 
+/* The bytes the blob would take in the format that preceded its compact
+ * block lists (issue 20), every value a 64-bit word: 16 bytes a block-list
+ * entry instead of the 1-4 it mostly takes now. What a rebuilt host datatype's memory
+ * grows with (per block, not per serialized byte), for estimates made
+ * before rebuilding. Read from the blob's header in O(1), not checked
+ * against its body; a blob too short for a header, or whose word is below
+ * 32 or above 16 * len (no valid blob's is), gives len. */
+size_t ferry__datatype_blob_expanded(const void *blob, size_t len);
+
 /* Copies stream bytes [src_skip, src_skip + len) of (src, any count,
  * src_type) to stream bytes [dst_skip, ...) of (dst, any count, dst_type),
  * piece by piece without staging (copy.c): one cursor step per piece. */
