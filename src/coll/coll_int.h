@@ -66,14 +66,27 @@ typedef struct ferry__coll_hints {
 int ferry__coll_file_range(const ferry__view_t *view, ferry__coll_rank_t *rank);
 
 /* state.c: what each rank tells the others at a state update. */
+enum {
+    FERRY_COLL_SAID_CHANGED = 1, /* its view differs from the one cached */
+    FERRY_COLL_SAID_HINTS = 2    /* it was given hints, or the hints were never agreed */
+};
 struct ferry__coll_said {
     MPI_Offset blob_len; /* its serialized view's bytes, -1 when it has none */
-    MPI_Offset changed;  /* its view differs from the one cached */
+    MPI_Offset flags;    /* FERRY_COLL_SAID_* */
     MPI_Offset node;     /* until the nodes are known: a key of its node (its processor name's hash; 0 unknown) */
-    MPI_Offset hints;    /* it was given hints, or the hints were never agreed */
     MPI_Offset tree;     /* a hash of its view's blob but the displacement: ranks that say equal hashes and
                           * lengths have one shape, whose blob only the first of them (its leader) sends */
+    MPI_Offset expanded; /* its blob's bytes in the word format (block lists at 16 B per block, not
+                          * compact): what rebuilding it costs scales with these (the cache's estimate) */
 };
+
+/* state.c: one rank's view serialized (ferry__coll_serialize_view). */
+typedef struct ferry__coll_blob {
+    void *bytes; /* header words (displacement first), then the layout's tree (datatype/serialize.c) */
+    size_t len;
+    MPI_Offset hash;     /* of the bytes past the displacement: the shape */
+    MPI_Offset expanded; /* as ferry__coll_said.expanded */
+} ferry__coll_blob_t;
 
 /* state.c: one distinct view shape (views equal up to displacement) and
  * where each rank's view places it. Rank r's view is shapes[placed[r].shape]
@@ -141,7 +154,7 @@ int ferry__coll_index_take(ferry__coll_state_t *s, int nprocs);
  * blob every rank caches and its tree's hash, which ranks say (0 or an
  * error class); this rank's collective hints into s->hints; the
  * node map from the node keys ranks said. */
-int ferry__coll_serialize_view(const ferry__view_t *view, void **blob, size_t *len, MPI_Offset *tree_hash);
+int ferry__coll_serialize_view(const ferry__view_t *view, ferry__coll_blob_t *blob);
 void ferry__coll_own_hints(ferry_File fh);
 void ferry__coll_map_nodes(ferry__coll_state_t *s, int nprocs);
 /* What the state holds per file on this rank: its per-rank arrays and the view cache. */

@@ -58,16 +58,15 @@ static int describe_rank(ferry__coll_model_t *m, ferry_File f, blobs_t *b, int r
     ferry__coll_model_rank_t mr = {.skip = 0};
     ferry__view_init(&mr.view);
     FERRY_TRY(m->rank_of(m->arg, r, &mr));
-    void *blob = NULL;
-    size_t len = 0;
-    MPI_Offset tree = 0;
-    int rc = ferry__coll_serialize_view(&mr.view, &blob, &len, &tree);
-    if (rc == 0) rc = blobs_add(b, blob, len, r);
+    ferry__coll_blob_t blob = {0};
+    int rc = ferry__coll_serialize_view(&mr.view, &blob);
+    if (rc == 0) rc = blobs_add(b, blob.bytes, blob.len, r);
     ferry__coll_rank_t *rank = &f->coll->ranks[r];
     *rank = (ferry__coll_rank_t){.skip = mr.skip, .bytes = mr.bytes, .cached = 1};
     if (rc == 0) rc = ferry__coll_file_range(&mr.view, rank);
-    f->coll->said[r] = (struct ferry__coll_said){(MPI_Offset)len, 1, r / m->per_node + 1, 1, tree};
-    ferry__free(blob);
+    f->coll->said[r] = (struct ferry__coll_said){(MPI_Offset)blob.len, FERRY_COLL_SAID_CHANGED | FERRY_COLL_SAID_HINTS,
+                                                 r / m->per_node + 1, blob.hash, blob.expanded};
+    ferry__free(blob.bytes);
     ferry__view_release(&mr.view);
     return rc;
 }

@@ -193,7 +193,7 @@ static int agree_hints(ferry_File fh, MPI_Comm comm)
 }
 
 /* This rank's view as a blob: header words, then the layout's tree. */
-int ferry__coll_serialize_view(const ferry__view_t *view, void **blob, size_t *len, MPI_Offset *tree_hash)
+int ferry__coll_serialize_view(const ferry__view_t *view, ferry__coll_blob_t *blob)
 {
     void *tree = NULL;
     size_t tree_len = 0;
@@ -201,8 +201,9 @@ int ferry__coll_serialize_view(const ferry__view_t *view, void **blob, size_t *l
     /* Views of one shape at different places (a subarray per rank) send equal trees and different
      * displacements, so the cache rebuilds and counts their shape once. */
     MPI_Offset shift = tree_len ? ferry__datatype_blob_hoist(tree, tree_len) : 0;
-    *len = VIEW_HEADER_WORDS * sizeof(int64_t) + tree_len;
-    int64_t *words = ferry__malloc(*len);
+    size_t header = VIEW_HEADER_WORDS * sizeof(int64_t);
+    blob->len = header + tree_len;
+    int64_t *words = ferry__malloc(blob->len);
     if (!words) {
         ferry__free(tree);
         return ferry__error_set(MPI_ERR_NO_MEM, "ferry: out of memory serializing a view");
@@ -212,9 +213,10 @@ int ferry__coll_serialize_view(const ferry__view_t *view, void **blob, size_t *l
     words[2] = view->tile_extent;
     words[3] = view->contiguous;
     if (tree_len) memcpy(words + VIEW_HEADER_WORDS, tree, tree_len);
-    *tree_hash = hash_bytes(words + 1, *len - sizeof *words); /* the shape: all but the displacement */
+    blob->hash = hash_bytes(words + 1, blob->len - sizeof *words); /* the shape: all but the displacement */
+    blob->expanded = (MPI_Offset)(header + (tree_len ? ferry__datatype_blob_expanded(tree, tree_len) : 0));
     ferry__free(tree);
-    *blob = words;
+    blob->bytes = words;
     return 0;
 }
 
@@ -398,11 +400,13 @@ int ferry__coll_cache_build(ferry__coll_state_t *s, int nprocs, const char *blob
 enum { SAY_WORDS = sizeof(struct ferry__coll_said) / sizeof(MPI_Offset) };
 
 /* Host datatypes rebuilt from serialized trees take about this many bytes
- * per serialized byte (measured: ~16 B per block serialized, ~150 B per
- * block held by Open MPI's type and the engine's decoded tree). */
+ * per byte of the tree in the word format (measured: 16 B per block there,
+ * ~150 B per block held by Open MPI's type and the engine's decoded tree).
+ * Blobs carry block lists compactly (about 2 B per block); what ranks say
+ * as `expanded` is the word format's size, so the estimate is unchanged. */
 enum { REBUILD_FACTOR = 10 };
 
-/* The serialized bytes of the distinct shapes and of the gather, and the
+/* The distinct shapes' bytes in the word format, the gather's bytes, and the
  * distinct shapes, from what every rank said: the same on every rank. */
 static void said_bytes(const ferry__coll_state_t *s, int nprocs, MPI_Offset *distinct, MPI_Offset *gathered,
                        int *shapes)
@@ -412,7 +416,7 @@ static void said_bytes(const ferry__coll_state_t *s, int nprocs, MPI_Offset *dis
     index_open(&ix, s, nprocs);
     for (int r = 0; r < nprocs; r++) {
         int leads = shape_leader(&ix, s, r) == r;
-        *distinct += leads ? s->said[r].blob_len : 0;
+        *distinct += leads ? s->said[r].expanded : 0;
         *shapes += leads;
         *gathered += leads ? s->said[r].blob_len : (MPI_Offset)sizeof(int64_t);
     }
@@ -475,51 +479,57 @@ static int share_blobs(ferry_File fh, MPI_Comm comm, const void *blob, size_t le
     return cls;
 }
 
+/* Whether some rank has no view blob, changed its view, or was given hints. */
+typedef struct said_any {
+    int no_blob, changed, hints;
+} said_any_t;
+
 /* Collective: what every rank says into s->said; then, in any[], whether
  * some rank has no view blob, changed its view, or was given hints. */
-static int exchange_said(ferry_File fh, MPI_Comm comm, const struct ferry__coll_said *mine,
-                         struct ferry__coll_said *any)
+static int exchange_said(ferry_File fh, MPI_Comm comm, const struct ferry__coll_said *mine, said_any_t *any)
 {
     ferry__coll_state_t *s = fh->coll;
     FERRY_TRY(
         ferry__error_host(ferry__progress_allgather(mine, SAY_WORDS, MPI_OFFSET, s->said, SAY_WORDS, MPI_OFFSET, comm),
                           "collective", fh->filename, "MPI_Allgather"));
     s->update_recv_bytes = (MPI_Offset)sizeof *s->said * fh->nprocs;
-    *any = (struct ferry__coll_said){0};
+    *any = (said_any_t){0};
     for (int r = 0; r < fh->nprocs; r++) {
-        any->blob_len |= s->said[r].blob_len < 0;
-        any->changed |= s->said[r].changed;
-        any->hints |= s->said[r].hints;
+        any->no_blob |= s->said[r].blob_len < 0;
+        any->changed |= (s->said[r].flags & FERRY_COLL_SAID_CHANGED) != 0;
+        any->hints |= (s->said[r].flags & FERRY_COLL_SAID_HINTS) != 0;
     }
     return 0;
 }
 
 /* This rank's part of a state update. */
 typedef struct update {
-    void *blob; /* its serialized view */
-    size_t len;
-    int local; /* it has a blob and an index to estimate the cache with */
-    struct ferry__coll_said mine, any;
+    ferry__coll_blob_t blob; /* its serialized view */
+    int local;               /* it has a blob and an index to estimate the cache with */
+    struct ferry__coll_said mine;
+    said_any_t any;
 } update_t;
 
 static void describe_update(ferry_File fh, int hints_changed, update_t *u)
 {
     ferry__coll_state_t *s = fh->coll;
-    MPI_Offset tree = 0;
-    u->local = ferry__coll_serialize_view(&fh->view, &u->blob, &u->len, &tree) == 0 && u->len <= (1u << 30) &&
+    const ferry__coll_blob_t *b = &u->blob;
+    u->local = ferry__coll_serialize_view(&fh->view, &u->blob) == 0 && b->len <= (1u << 30) &&
                ferry__coll_index_take(s, fh->nprocs) == 0;
-    int changed = !s->cache_ok || !s->my_blob || u->len != s->my_blob_len || memcmp(u->blob, s->my_blob, u->len) != 0;
-    u->mine = (struct ferry__coll_said){u->local ? (MPI_Offset)u->len : -1, changed, s->nodes_known ? 0 : node_key(),
-                                        hints_changed || !s->hints_known, u->local ? tree : 0};
+    int changed = !s->cache_ok || !s->my_blob || b->len != s->my_blob_len || memcmp(b->bytes, s->my_blob, b->len) != 0;
+    int hints = hints_changed || !s->hints_known;
+    MPI_Offset flags = (changed ? FERRY_COLL_SAID_CHANGED : 0) | (hints ? FERRY_COLL_SAID_HINTS : 0);
+    u->mine = (struct ferry__coll_said){u->local ? (MPI_Offset)b->len : -1, flags, s->nodes_known ? 0 : node_key(),
+                                        u->local ? b->hash : 0, u->local ? b->expanded : 0};
 }
 
 /* Keeps this rank's blob to notice an unchanged view next time; frees the scratch. */
 static void finish_update(ferry__coll_state_t *s, update_t *u)
 {
     ferry__free(s->my_blob);
-    s->my_blob = u->local ? u->blob : NULL;
-    s->my_blob_len = u->local ? u->len : 0;
-    if (!u->local) ferry__free(u->blob);
+    s->my_blob = u->local ? u->blob.bytes : NULL;
+    s->my_blob_len = u->local ? u->blob.len : 0;
+    if (!u->local) ferry__free(u->blob.bytes);
     ferry__free(s->shape_slots);
     s->shape_slots = NULL;
 }
@@ -539,12 +549,12 @@ int ferry__coll_state_update(ferry_File fh, MPI_Comm comm, int hints_changed)
     if (u.any.hints) cls = agree_hints(fh, comm);
     s->hints_known = cls == 0;
     MPI_Offset peak = 0, held = 0;
-    if (!u.any.blob_len) held = ferry__coll_cache_held(s, fh->nprocs, &peak); /* every rank has its index */
-    int too_large = cls == 0 && !u.any.blob_len && peak > s->hints.view_cache_limit;
-    if (u.any.blob_len || cls || too_large) release_views(s);
+    if (!u.any.no_blob) held = ferry__coll_cache_held(s, fh->nprocs, &peak); /* every rank has its index */
+    int too_large = cls == 0 && !u.any.no_blob && peak > s->hints.view_cache_limit;
+    if (u.any.no_blob || cls || too_large) release_views(s);
     else if (u.any.changed) {
         release_views(s);
-        cls = share_blobs(fh, comm, u.blob, u.len, held);
+        cls = share_blobs(fh, comm, u.blob.bytes, u.blob.len, held);
     }
     s->cache_too_large = too_large;
     if (!s->nodes_known) ferry__coll_map_nodes(s, fh->nprocs);

@@ -88,12 +88,15 @@ static const hint_spec_t hint_table[] = {
      "stripe_group: storage targets per aggregator (1: one-to-one, 2: one-to-two)"},
     {"ferry_view_cache_limit", HINT_SIZE, FIELD(view_cache_limit), 64 << 20, 0, (MPI_Offset)1 << 40, NULL, "coll",
      "bytes each rank may spend caching every rank's view for two-phase calls (estimated at the first collective "
-     "call after set_view: the views' serialized trees, and about ten times the distinct ones rebuilt as host "
-     "datatypes); views that would need more are not cached and collective calls go independent (docs/coll.md)"},
+     "call after set_view: the gathered views, and about ten times the distinct ones' trees in the word format, "
+     "16 B per block, rebuilt as host datatypes); views that would need more are not cached and collective calls go "
+     "independent (docs/coll.md)"},
     {"ferry_cb_shm", HINT_SWITCH, FIELD(cb_shm), FERRY_HINT_AUTOMATIC, 0, 0, shm_words, "coll",
      "enable: two-phase data between ranks of one node go through a node-shared window (MPI_Win_allocate_shared, "
-     "two step slots of a file window each per rank, made at the first two-phase call) instead of messages, where "
-     "the host can make it; auto (for now) and disable keep messages (docs/coll.md)"},
+     "two step slots of a file window each per rank; one window for every file on MPI_COMM_WORLD's ranks, made at the "
+     "first two-phase call that wants it and kept until MPI_Finalize, grown when a call needs larger slots; files on "
+     "other communicators make their own at first use and free it at close) instead of messages, where the host can "
+     "make it; auto (for now) and disable keep messages (docs/coll.md)"},
 };
 #undef FIELD
 enum { TABLE_LENGTH = sizeof hint_table / sizeof hint_table[0] };
