@@ -76,6 +76,13 @@ int ferry__process_at_finalize(void (*fn)(void))
     return full ? MPI_ERR_INTERN : 0;
 }
 
+int ferry__process_world_ranks(MPI_Comm comm)
+{
+    int same = MPI_UNEQUAL;
+    if (MPI_Comm_compare(comm, MPI_COMM_WORLD, &same) != MPI_SUCCESS) same = MPI_UNEQUAL;
+    return same == MPI_IDENT || same == MPI_CONGRUENT;
+}
+
 void ferry__process_at_finalize_first(void (*fn)(void))
 {
     pthread_mutex_lock(&finalizers_lock);

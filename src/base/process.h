@@ -1,6 +1,7 @@
 /*
  * The process around ferry (a leaf header: includes only ferry.h): the
- * MPI_Finalize hook every module registers its tear-down with, and the host
+ * MPI_Finalize hook every module registers its tear-down with, whether a
+ * communicator has MPI_COMM_WORLD's ranks, and the host
  * MPI library's own definitions of the names the drop-in interposes.
  *
  * ferry has one finalize hook, an attribute on MPI_COMM_SELF that
@@ -27,6 +28,10 @@ int ferry__process_at_finalize(void (*fn)(void));
 
 /* The one function that runs before all others at MPI_Finalize. */
 void ferry__process_at_finalize_first(void (*fn)(void));
+/* Local: whether comm has MPI_COMM_WORLD's ranks in its order (a duplicate of
+ * it, as libraries such as HDF5 open each file on): MPI_Comm_compare
+ * compares groups, so every rank of comm answers alike. */
+int ferry__process_world_ranks(MPI_Comm comm);
 
 /* The host MPI library's definition of function `name` (host.c), for the
  * PMPI_ names the drop-in interposes; NULL when the host has none. Cast it

@@ -37,6 +37,7 @@
  */
 #include <pthread.h>
 
+#include "base/process.h"
 #include "coll/coll_int.h"
 #include "error/error.h"
 #include "progress/progress.h"
@@ -195,21 +196,13 @@ static void make(ferry_File fh, ferry__coll_shm_t *m, MPI_Offset window, int for
 /* What a file whose ranks could not agree on a window uses: none. */
 static ferry__coll_shm_t unavailable = {.node = MPI_COMM_NULL, .win = MPI_WIN_NULL};
 
-/* Local: whether comm has MPI_COMM_WORLD's ranks in its order (the same answer on every rank). */
-static int world_ranks(MPI_Comm comm)
-{
-    int same = MPI_UNEQUAL;
-    if (MPI_Comm_compare(comm, MPI_COMM_WORLD, &same) != MPI_SUCCESS) same = MPI_UNEQUAL;
-    return same == MPI_IDENT || same == MPI_CONGRUENT;
-}
-
 /* Collective over fh->comm, at the file's first call that wants a window:
  * the shared one when every rank has it, a new one when no rank has (shared
  * if every rank can keep it), else none. */
 static ferry__coll_shm_t *join(ferry_File fh, MPI_Offset window)
 {
     enum { NO_MEMORY = -1, MAKE = 0, HAVE_WORLD = 1 };
-    int for_world = world_ranks(fh->comm);
+    int for_world = ferry__process_world_ranks(fh->comm);
     pthread_mutex_lock(&lock);
     int have = for_world && world != NULL;
     pthread_mutex_unlock(&lock);

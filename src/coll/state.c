@@ -303,9 +303,9 @@ static int shape_leader(shape_index_t *ix, const ferry__coll_state_t *s, int r)
 
 /* What a rank contributes to the gather: its whole blob when it leads its
  * shape, else only its displacement (the blob's first word). */
-static int gathered_len(const ferry__coll_state_t *s, shape_index_t *ix, int r)
+static int gathered_len(const struct ferry__coll_said *said, int leads)
 {
-    return shape_leader(ix, s, r) == r ? (int)s->said[r].blob_len : (int)sizeof(int64_t);
+    return leads ? (int)said->blob_len : (int)sizeof(int64_t);
 }
 
 MPI_Offset ferry__coll_gather_plan(const ferry__coll_state_t *s, int nprocs, int *lens, int *offs)
@@ -314,7 +314,7 @@ MPI_Offset ferry__coll_gather_plan(const ferry__coll_state_t *s, int nprocs, int
     index_open(&ix, s, nprocs);
     MPI_Offset total = 0;
     for (int r = 0; r < nprocs; r++) {
-        int len = gathered_len(s, &ix, r);
+        int len = gathered_len(&s->said[r], shape_leader(&ix, s, r) == r);
         if (lens) lens[r] = len, offs[r] = (int)total;
         total += len;
     }
@@ -418,7 +418,7 @@ static void said_bytes(const ferry__coll_state_t *s, int nprocs, MPI_Offset *dis
         int leads = shape_leader(&ix, s, r) == r;
         *distinct += leads ? s->said[r].expanded : 0;
         *shapes += leads;
-        *gathered += leads ? s->said[r].blob_len : (MPI_Offset)sizeof(int64_t);
+        *gathered += gathered_len(&s->said[r], leads);
     }
 }
 

@@ -152,13 +152,10 @@ static int64_t reserve_locked(pool_t *p)
 /* The communicator a pool for files of user_comm hangs on: MPI_COMM_WORLD
  * for every communicator with its ranks in its order (a library such as
  * HDF5 opens each file on a fresh duplicate, which would otherwise make a
- * pool per file), else user_comm itself. Local: MPI_Comm_compare compares
- * groups, so every rank decides alike. */
+ * pool per file), else user_comm itself. Local: every rank decides alike. */
 static MPI_Comm pool_home(MPI_Comm user_comm)
 {
-    int same = MPI_UNEQUAL;
-    if (MPI_Comm_compare(user_comm, MPI_COMM_WORLD, &same) != MPI_SUCCESS) same = MPI_UNEQUAL;
-    return same == MPI_IDENT || same == MPI_CONGRUENT ? MPI_COMM_WORLD : user_comm;
+    return ferry__process_world_ranks(user_comm) ? MPI_COMM_WORLD : user_comm;
 }
 
 /* Under lock: the proposal for plan->home; plan->pool set when it holds a
