@@ -192,6 +192,7 @@ typedef struct blob_reader {
     size_t expanded;      /* words read so far in the 2-words-per-entry count */
     MPI_Count size_bound; /* the type's size: no node has more stream bytes */
     int bad;
+    int too_long; /* a valid block past int: refused only once the whole blob checks out */
 } blob_reader_t;
 
 /* A word only the compact format has. */
@@ -249,8 +250,8 @@ static int repeat(MPI_Datatype *type, MPI_Count n, MPI_Count stride)
     MPI_Datatype out = MPI_DATATYPE_NULL;
     MPI_Count span;
     int rc;
-    if (__builtin_mul_overflow(n, stride, &span)) {
-        rc = corrupt(); /* no type spans more than 64 bits of addresses */
+    if (__builtin_mul_overflow(n, stride, &span) || n / chunk > INT_MAX) {
+        rc = corrupt(); /* no type spans more than 64 bits of addresses or holds 2^61 copies */
     } else if (n <= INT_MAX) {
         rc = host(MPI_Type_create_hvector((int)n, 1, (MPI_Aint)stride, *type, &out), &out);
     } else {
@@ -394,9 +395,9 @@ static int get_list(blob_reader_t *r, int depth, MPI_Datatype *out, MPI_Count *s
     MPI_Count child_size = 1;
     if (rc == 0 && has_child) rc = get_child(r, depth, child_extent, &child, &child_size);
     if (rc == 0 && !node_size(r, e.copies, child_size, size)) rc = corrupt();
-    if (rc == 0 && e.too_long)
-        rc = ferry__error_set(MPI_ERR_UNSUPPORTED_OPERATION, "ferry: a datatype block too long to rebuild");
-    if (rc == 0) rc = host(MPI_Type_create_hindexed((int)count, e.lens, e.disps, child, out), out);
+    r->too_long |= e.too_long;
+    if (rc == 0 && r->too_long) *out = MPI_BYTE; /* a stand-in: the blob is refused at its end */
+    else if (rc == 0) rc = host(MPI_Type_create_hindexed((int)count, e.lens, e.disps, child, out), out);
     release(&child);
     ferry__free(e.lens);
     ferry__free(e.disps);
@@ -465,7 +466,7 @@ static int get_node(blob_reader_t *r, int depth, MPI_Datatype *out, MPI_Count *s
 int ferry__datatype_deserialize(const void *blob, size_t len, MPI_Datatype *type)
 {
     *type = MPI_DATATYPE_NULL;
-    blob_reader_t r = {blob, len / sizeof(int64_t), 0, 0, 0, 0};
+    blob_reader_t r = {.words = blob, .n = len / sizeof(int64_t)};
     MPI_Count lb = get(&r), extent = get(&r), size = get(&r), has_root = get(&r), expanded = get_compact(&r);
     /* An empty type has no tree, every other one a root. */
     if (r.bad || len % sizeof(int64_t) || size < 0 || has_root != (size > 0)) return corrupt();
@@ -475,6 +476,8 @@ int ferry__datatype_deserialize(const void *blob, size_t len, MPI_Datatype *type
     int rc = has_root ? get_node(&r, 0, &body, &body_size) : host(MPI_Type_contiguous(0, MPI_BYTE, &body), &body);
     if (rc == 0 && (r.pos != r.n || body_size != size || (uint64_t)expanded != r.expanded * sizeof(int64_t)))
         rc = corrupt();
+    if (rc == 0 && r.too_long)
+        rc = ferry__error_set(MPI_ERR_UNSUPPORTED_OPERATION, "ferry: a datatype block too long to rebuild");
     if (rc == 0) rc = host(MPI_Type_create_resized(body, (MPI_Aint)lb, (MPI_Aint)extent, type), type);
     release(&body);
     if (rc == 0) rc = host(MPI_Type_commit(type), type);
