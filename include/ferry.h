@@ -61,6 +61,15 @@ FERRY_API const char *ferry_version(void);
  * Returns MPI_SUCCESS or an error class. */
 FERRY_API int ferry_core_init(void);
 
+/* Waits until no ferry thread works in the background: every nonblocking
+ * request started, also those the program freed, has completed. MPI
+ * forbids other threads' MPI calls while MPI_Finalize runs, so ferry's
+ * MPI_Finalize (libferry's, and the drop-in's MPI_Finalize and
+ * PMPI_Finalize) calls it before the host's; a program whose MPI_Finalize
+ * reaches the host directly (linked with the MPI library before libferry)
+ * should call it first. Not collective. */
+FERRY_API void ferry_core_quiesce(void);
+
 /* File manipulation (MPI-3.1 13.2) */
 FERRY_API int ferry_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, ferry_File *fh);
 FERRY_API int ferry_File_close(ferry_File *fh);

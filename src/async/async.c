@@ -18,6 +18,39 @@ struct ferry__async_file {
     ferry__async_queue_t *coll;  /* the collective lane; NULL until the first */
 };
 
+/* Jobs queued or running in the process, counted down only after a job's
+ * last MPI call. The program's MPI_Finalize waits for none
+ * (quiesce): MPI forbids other threads' MPI calls while it
+ * runs, and MPICH 4.0.2 stops locking there, then aborts destroying the
+ * mutex a worker was holding ("pthread_mutex_destroy: Device or resource
+ * busy"; a request the program freed and left pending at finalize). */
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t none;
+    long jobs;
+    pthread_once_t registered;
+} in_flight = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, PTHREAD_ONCE_INIT};
+
+static void in_flight_add(long delta)
+{
+    pthread_mutex_lock(&in_flight.lock);
+    in_flight.jobs += delta;
+    if (in_flight.jobs == 0) pthread_cond_broadcast(&in_flight.none);
+    pthread_mutex_unlock(&in_flight.lock);
+}
+
+static void quiesce(void)
+{
+    pthread_mutex_lock(&in_flight.lock);
+    while (in_flight.jobs > 0) pthread_cond_wait(&in_flight.none, &in_flight.lock);
+    pthread_mutex_unlock(&in_flight.lock);
+}
+
+static void register_quiesce(void)
+{
+    (void)ferry__process_at_quiesce(quiesce); /* full: only ferry's finalize hook is left */
+}
+
 /* Guards the lazy creation of the pool and of files' background state. */
 static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
 static ferry__async_queue_t *pool;
@@ -122,6 +155,7 @@ void ferry__async_job_run(ferry__async_job_t *job)
     pthread_mutex_unlock(&owner->lock);
     if (request != MPI_REQUEST_NULL) MPI_Grequest_complete(request);
     job_drop(job);
+    in_flight_add(-1);
 }
 
 /* Below MPI_THREAD_MULTIPLE: the operation now, an already complete request. */
@@ -211,6 +245,8 @@ static int queue_job(ferry_File fh, ferry__async_lane_t lane, const ferry__async
     }
     job->owner = f;
     job->file = fh;
+    pthread_once(&in_flight.registered, register_quiesce);
+    in_flight_add(1);
     pthread_mutex_lock(&f->lock);
     f->pending++;
     pthread_mutex_unlock(&f->lock);

@@ -15,7 +15,8 @@
  *
  * Threads. Independent operations never wait for other ranks, so they share
  * one small process-wide pool (FERRY_ASYNC_POOL threads, started at the first
- * background request, joined in MPI_Finalize): a few threads keep the disk
+ * background request, joined in MPI_Finalize; ferry's MPI_Finalize first
+ * waits until no job is queued or running, core/init.c): a few threads keep the disk
  * busy without one thread per request or per file. Collective operations may
  * wait for other ranks, so each file gets its own collective lane: one thread
  * that runs the file's collectives one at a time in initiation order (every

@@ -13,7 +13,7 @@
 
 #include "base/process.h"
 
-enum { MAX_FINALIZERS = 16 };
+enum { MAX_FINALIZERS = 16, MAX_QUIESCERS = 4 };
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int init_result;
@@ -21,6 +21,8 @@ static pthread_mutex_t finalizers_lock = PTHREAD_MUTEX_INITIALIZER;
 static void (*finalizers[MAX_FINALIZERS])(void);
 static int nfinalizers;
 static void (*first_finalizer)(void);
+static void (*quiescers[MAX_QUIESCERS])(void);
+static int nquiescers;
 
 static void run_finalizers(void)
 {
@@ -74,6 +76,23 @@ int ferry__process_at_finalize(void (*fn)(void))
     if (!full) finalizers[nfinalizers++] = fn;
     pthread_mutex_unlock(&finalizers_lock);
     return full ? MPI_ERR_INTERN : 0;
+}
+
+int ferry__process_at_quiesce(void (*fn)(void))
+{
+    pthread_mutex_lock(&finalizers_lock);
+    int full = nquiescers == MAX_QUIESCERS;
+    if (!full) quiescers[nquiescers++] = fn;
+    pthread_mutex_unlock(&finalizers_lock);
+    return full ? MPI_ERR_INTERN : 0;
+}
+
+void ferry__process_quiesce(void)
+{
+    pthread_mutex_lock(&finalizers_lock);
+    int n = nquiescers;
+    pthread_mutex_unlock(&finalizers_lock);
+    for (int i = 0; i < n; i++) quiescers[i](); /* set once, never removed */
 }
 
 int ferry__process_world_ranks(MPI_Comm comm)

@@ -26,6 +26,18 @@ int ferry__process_init(void);
  * Returns 0 or MPI_ERR_INTERN (too many, or no hook). */
 int ferry__process_at_finalize(void (*fn)(void));
 
+/* Registers fn to run when the program calls MPI_Finalize, before the host's
+ * (ferry__process_quiesce): fn must leave no ferry thread inside MPI, as
+ * MPI forbids other threads' MPI calls while MPI_Finalize runs. Returns 0
+ * or MPI_ERR_INTERN (too many). */
+int ferry__process_at_quiesce(void (*fn)(void));
+
+/* Runs the functions registered with ferry__process_at_quiesce. Called by
+ * ferry's MPI_Finalize definitions (core/init.c, the drop-in's) on the
+ * program's thread, while MPI still works, so no MPI call of a ferry thread
+ * overlaps the host's MPI_Finalize. */
+void ferry__process_quiesce(void);
+
 /* The one function that runs before all others at MPI_Finalize. */
 void ferry__process_at_finalize_first(void (*fn)(void));
 /* Local: whether comm has MPI_COMM_WORLD's ranks in its order (a duplicate of

@@ -8,8 +8,14 @@
  * closed first (core/live.c), while MPI still works: their windows and
  * communicators must go before the host finalizes (MPICH 4.0 aborts on a
  * window left behind). Every other module registers its own tear-down.
+ *
+ * ferry also defines MPI_Finalize: it lets ferry's threads finish their
+ * MPI calls (ferry_core_quiesce) before the host's MPI_Finalize begins,
+ * which the hook, running inside it, is too late for.
  */
+#include <dlfcn.h>
 #include <pthread.h>
+#include <string.h>
 
 #include "base/process.h"
 #include "core/core.h"
@@ -44,4 +50,22 @@ int ferry_core_init(void)
 const char *ferry_version(void)
 {
     return FERRY_VERSION;
+}
+
+void ferry_core_quiesce(void)
+{
+    ferry__process_quiesce();
+}
+
+/* The program's MPI_Finalize, when libferry comes before the MPI library in
+ * its search order (linked with -lferry before -lmpi, or statically): ferry's
+ * threads stop calling MPI first, then the next definition runs (a
+ * profiling tool's or the host's). */
+__attribute__((visibility("default"))) int MPI_Finalize(void)
+{
+    ferry__process_quiesce();
+    int (*next)(void) = NULL;
+    void *symbol = dlsym(RTLD_NEXT, "MPI_Finalize");
+    memcpy(&next, &symbol, sizeof next); /* ISO C has no cast from object to function pointers */
+    return next ? next() : PMPI_Finalize();
 }

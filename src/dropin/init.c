@@ -11,7 +11,9 @@
  * Both names are defined, as for MPI_File_*: Open MPI's Fortran MPI_INIT
  * calls PMPI_Init. The host's PMPI_ function is the next definition after
  * this library's (RTLD_NEXT): the drop-in is preloaded or linked before
- * the host MPI.
+ * the host MPI. MPI_Finalize and PMPI_Finalize first let ferry's background
+ * threads finish (ferry_core_quiesce); MPI_Finalize then goes on to the next
+ * MPI_Finalize, so a profiling tool's wrapper still runs.
  */
 #include <dlfcn.h>
 #include <string.h>
@@ -54,3 +56,27 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     return after_init(host(argc, argv, required, provided));
 }
 FERRY_DROPIN_ALIAS(MPI_Init_thread, PMPI_Init_thread)
+
+typedef int finalize_fn(void);
+
+/* ferry's threads stop calling MPI, then the next definition of `name`
+ * runs: MPI_Finalize goes on to a profiling tool's or the host's. */
+static int finalize_through(const char *name)
+{
+    ferry_core_quiesce();
+    finalize_fn *next;
+    void *symbol = host_definition(name);
+    if (!symbol) return MPI_ERR_INTERN;
+    memcpy(&next, &symbol, sizeof next);
+    return next();
+}
+
+int PMPI_Finalize(void)
+{
+    return finalize_through("PMPI_Finalize");
+}
+
+int MPI_Finalize(void)
+{
+    return finalize_through("MPI_Finalize");
+}
