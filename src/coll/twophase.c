@@ -56,14 +56,20 @@ typedef struct share {
     MPI_Offset s0, s1; /* view stream bytes */
     MPI_Offset want;   /* s1 - s0 as planned (reads may shrink s1 at end of file) */
     MPI_Offset at;     /* offset of its bytes in the step's staging (in the aggregator's slot: shm) */
-    int shm;           /* travels through the aggregator's slab, not a message */
     MPI_Offset ticket[2]; /* shm: where in the slot and (reads) how many bytes, sent with "go" */
+    int shm;              /* travels through the aggregator's slab, not a message */
+    int peer;             /* the aggregator's index (out), or the rank (in) */
 } share_t;
 
-/* One step's plan and messages. */
+/* One step's plan and messages. Shares are kept only where bytes move, in
+ * peer order, so a step's bookkeeping grows with the pairs that exchange
+ * data (a tile's few neighbours), not with the ranks. */
 typedef struct step {
-    share_t *out;            /* per aggregator: my bytes in its window */
-    share_t *in;             /* per rank: its bytes in my window (aggregators) */
+    share_t *out;            /* my bytes in an aggregator's window, per such aggregator */
+    share_t *in;             /* a rank's bytes in my window (aggregators), per such rank */
+    int nout, nin;           /* planned; a dry run (no lists) only counts */
+    int cap_out, cap_in;     /* the lists' room: the most any step plans */
+    int mine_out, mine_in;   /* my share of my own window in each list, or -1 */
     MPI_Offset wlo, whi;     /* my window, when I aggregate */
     char *staging, *incoming; /* my outgoing bytes (noncontiguous memory), my window's incoming ones */
     ferry__scratch_slot_t *staging_slot, *incoming_slot;
@@ -125,24 +131,22 @@ int ferry__coll_share(const ferry__view_t *view, const ferry__coll_rank_t *rank,
 
 /* --- bytes between a window buffer and a view's stream ------------------ */
 
-/* My bytes for aggregator a: in place in contiguous memory, or staged. */
-static char *my_bytes(const exchange_t *x, const step_t *st, int a)
+/* My bytes for an aggregator (sh in st->out): in place in contiguous memory, or staged. */
+static char *my_bytes(const exchange_t *x, const step_t *st, const share_t *sh)
 {
-    const share_t *sh = &st->out[a];
     return x->direct ? x->direct + (sh->s0 - x->call->ranks[x->fh->rank].skip) : st->staging + sh->at;
 }
 
-/* My bytes for aggregator a in its slab (shm shares, after its "go"). */
-static char *slab_bytes(const exchange_t *x, const step_t *st, int a)
+/* My bytes for an aggregator in its slab (shm shares, after its "go"). */
+static char *slab_bytes(const exchange_t *x, const step_t *st, const share_t *sh)
 {
-    return ferry__coll_shm_slot(x->shm, x->d->aggs[a], st->slot) + st->out[a].ticket[0];
+    return ferry__coll_shm_slot(x->shm, x->d->aggs[sh->peer], st->slot) + sh->ticket[0];
 }
 
-/* Where rank r's bytes of my window are: my own never travel. */
-static char *share_bytes(const exchange_t *x, const step_t *st, int r)
+/* Where a rank's bytes of my window are (sh in st->in): my own never travel. */
+static char *share_bytes(const exchange_t *x, const step_t *st, const share_t *sh)
 {
-    if (r == x->fh->rank) return my_bytes(x, st, x->me_agg);
-    const share_t *sh = &st->in[r];
+    if (sh->peer == x->fh->rank) return my_bytes(x, st, &st->out[st->mine_out]);
     return sh->shm ? ferry__coll_shm_slot(x->shm, x->fh->rank, st->slot) + sh->at : st->incoming + sh->at;
 }
 
@@ -153,10 +157,10 @@ static int share_span(exchange_t *x, const step_t *st, MPI_Offset *first, MPI_Of
     *first = INT64_MAX;
     *last = *total = 0;
     *contributors = 0;
-    for (int r = 0; r < x->fh->nprocs; r++) {
-        const share_t *sh = &st->in[r];
+    for (int k = 0; k < st->nin; k++) {
+        const share_t *sh = &st->in[k];
         if (sh->s1 == sh->s0) continue;
-        ferry__view_t view = ferry__coll_view(x->s, r);
+        ferry__view_t view = ferry__coll_view(x->s, sh->peer);
         MPI_Offset lo, hi;
         FERRY_TRY(ferry__view_file_offset(&view, sh->s0, &lo));
         FERRY_TRY(ferry__view_file_offset(&view, sh->s1 - 1, &hi));
@@ -176,9 +180,9 @@ static int covered_by_mask(exchange_t *x, const step_t *st, MPI_Offset first, MP
     if (!x->mask && !(x->mask = ferry__scratch_take(&x->s->mask, (size_t)x->d->window)))
         return ferry__error_set(MPI_ERR_NO_MEM, "ferry: collective write '%s': out of memory", x->fh->filename);
     memset(x->mask, 0, span);
-    for (int r = 0; r < x->fh->nprocs; r++) {
-        const share_t *sh = &st->in[r];
-        ferry__view_t view = ferry__coll_view(x->s, r);
+    for (int k = 0; k < st->nin; k++) {
+        const share_t *sh = &st->in[k];
+        ferry__view_t view = ferry__coll_view(x->s, sh->peer);
         FERRY_TRY(ferry__view_buffer_mark(&view, x->mask, first, sh->s0, sh->s1 - sh->s0));
     }
     *covered = memchr(x->mask, 0, span) == NULL;
@@ -191,12 +195,13 @@ static int covered_by_views(exchange_t *x, const step_t *st, MPI_Offset first, M
 {
     *covered = 0;
     if (x->s->covered_from < 0 || first < x->s->covered_from) return 0;
-    for (int r = 0; r < x->fh->nprocs; r++) {
+    for (int r = 0, k = 0; r < x->fh->nprocs; r++) {
         ferry__view_t view = ferry__coll_view(x->s, r);
         MPI_Offset b0, b1;
         FERRY_TRY(ferry__view_stream_below(&view, first, &b0));
         FERRY_TRY(ferry__view_stream_below(&view, last, &b1));
-        if (b1 > b0 && (st->in[r].s0 > b0 || st->in[r].s1 < b1)) return 0;
+        share_t none = {.peer = r}, *sh = k < st->nin && st->in[k].peer == r ? &st->in[k++] : &none;
+        if (b1 > b0 && (sh->s0 > b0 || sh->s1 < b1)) return 0;
     }
     *covered = 1;
     return 0;
@@ -226,11 +231,11 @@ static int walk_pieces(exchange_t *x, const step_t *st, MPI_Offset most, int wri
 {
     ferry__datatype_segment_t segs[32];
     *pieces = 0;
-    for (int r = 0; r < x->fh->nprocs && (write || *pieces <= most); r++) {
-        const share_t *sh = &st->in[r];
+    for (int k = 0; k < st->nin && (write || *pieces <= most); k++) {
+        const share_t *sh = &st->in[k];
         if (sh->s1 == sh->s0) continue;
-        const char *bytes = share_bytes(x, st, r);
-        ferry__view_t view = ferry__coll_view(x->s, r); /* the cursor points at it */
+        const char *bytes = share_bytes(x, st, sh);
+        ferry__view_t view = ferry__coll_view(x->s, sh->peer); /* the cursor points at it */
         ferry__view_cursor_t cursor;
         ferry__view_cursor_init(&cursor, &view, sh->s0, sh->s1 - sh->s0);
         int n = 1;
@@ -331,12 +336,12 @@ static int prepare_window(exchange_t *x, const step_t *st)
     FERRY_TRY(window_has_holes(x, st, &holes));
     if (holes) FERRY_TRY(choose_holes_way(x, st));
     if (w->way == WRITE_PATCHED) FERRY_TRY(read_holes(x));
-    for (int r = 0; w->way != WRITE_PIECES && r < x->fh->nprocs; r++) {
-        const share_t *sh = &st->in[r];
-        ferry__view_t view = ferry__coll_view(x->s, r);
+    for (int k = 0; w->way != WRITE_PIECES && k < st->nin; k++) {
+        const share_t *sh = &st->in[k];
+        ferry__view_t view = ferry__coll_view(x->s, sh->peer);
         if (sh->s1 > sh->s0)
-            FERRY_TRY(
-                ferry__view_buffer_copy(&view, x->window, w->first, sh->s0, sh->s1 - sh->s0, share_bytes(x, st, r), 1));
+            FERRY_TRY(ferry__view_buffer_copy(&view, x->window, w->first, sh->s0, sh->s1 - sh->s0,
+                                              share_bytes(x, st, sh), 1));
     }
     return 0;
 }
@@ -367,10 +372,10 @@ static int read_window(exchange_t *x, step_t *st)
     size_t have = 0;
     FERRY_TRY(ferry__fs_pread(x->fh->fs, x->ctx->stats, x->window, (size_t)(last - first), first, &have));
     x->ctx->stats->sieve_extra_bytes += (long long)have > total ? (long long)have - total : 0;
-    for (int r = 0; r < x->fh->nprocs; r++) {
-        share_t *sh = &st->in[r];
+    for (int k = 0; k < st->nin; k++) {
+        share_t *sh = &st->in[k];
         if (sh->s1 == sh->s0) continue;
-        ferry__view_t view = ferry__coll_view(x->s, r);
+        ferry__view_t view = ferry__coll_view(x->s, sh->peer);
         if ((MPI_Offset)have < last - first) {
             MPI_Offset below;
             FERRY_TRY(ferry__view_stream_below(&view, first + (MPI_Offset)have, &below));
@@ -378,7 +383,7 @@ static int read_window(exchange_t *x, step_t *st)
         }
         if (sh->s1 > sh->s0)
             FERRY_TRY(
-                ferry__view_buffer_copy(&view, x->window, first, sh->s0, sh->s1 - sh->s0, share_bytes(x, st, r), 0));
+                ferry__view_buffer_copy(&view, x->window, first, sh->s0, sh->s1 - sh->s0, share_bytes(x, st, sh), 0));
     }
     return 0;
 }
@@ -403,50 +408,88 @@ static int through_slab(const exchange_t *x, int r)
  * aggregator's window; the cursors advance once per step): what I send
  * (*out bytes to stage) and, aggregating, what I receive (*in by message,
  * *local through my slab). */
-static int plan_step(exchange_t *x, step_t *st, MPI_Offset *out, MPI_Offset *in, MPI_Offset *local)
+/* Keeps a planned share that moves bytes: in list (when it has room; a
+ * dry run has none and counts), its index in *mine when it is my own. */
+static void keep_share(const share_t *sh, share_t *list, int *n, int cap, int own, int *mine)
+{
+    if (sh->want == 0) return;
+    if (*n < cap) list[*n] = *sh;
+    if (own) *mine = *n;
+    (*n)++;
+}
+
+/* My shares of every aggregator's next window. */
+static int plan_out(exchange_t *x, step_t *st, MPI_Offset *out)
 {
     const ferry__domains_t *d = x->d;
     int me = x->fh->rank;
     ferry__view_t mine = ferry__coll_view(x->s, me);
-    *out = *in = *local = 0;
-    st->wlo = st->whi = 0;
     for (int a = 0; a < d->naggs; a++) {
         MPI_Offset wlo = 0, whi = 0;
         if (!ferry__coll_next_window(d, a, &x->cursors[a], &wlo, &whi)) wlo = whi = 0;
         if (a == x->me_agg) st->wlo = wlo, st->whi = whi;
-        share_t *sh = &st->out[a];
-        FERRY_TRY(ferry__coll_share(&mine, &x->call->ranks[me], wlo, whi, &sh->s0, &sh->s1));
-        sh->at = *out;
-        sh->want = sh->s1 - sh->s0;
-        sh->shm = through_slab(x, d->aggs[a]);
-        if (!x->direct) *out += sh->want; /* shm shares too: the call may keep messages */
-    }
-    for (int r = 0; x->me_agg >= 0 && r < x->fh->nprocs; r++) {
-        share_t *sh = &st->in[r];
-        ferry__view_t view = ferry__coll_view(x->s, r);
-        FERRY_TRY(ferry__coll_share(&view, &x->call->ranks[r], st->wlo, st->whi, &sh->s0, &sh->s1));
-        sh->want = sh->s1 - sh->s0;
-        sh->shm = through_slab(x, r);
-        MPI_Offset *room = sh->shm ? local : in;
-        sh->at = *room;
-        if (r != me) *room += sh->want;
+        share_t sh = {.peer = a, .at = *out, .shm = through_slab(x, d->aggs[a])};
+        FERRY_TRY(ferry__coll_share(&mine, &x->call->ranks[me], wlo, whi, &sh.s0, &sh.s1));
+        sh.want = sh.s1 - sh.s0;
+        if (!x->direct) *out += sh.want; /* shm shares too: the call may keep messages */
+        keep_share(&sh, st->out, &st->nout, st->cap_out, a == x->me_agg, &st->mine_out);
     }
     return 0;
 }
 
+/* Every rank's share of my window (aggregators). */
+static int plan_in(exchange_t *x, step_t *st, MPI_Offset *in, MPI_Offset *local)
+{
+    for (int r = 0; x->me_agg >= 0 && r < x->fh->nprocs; r++) {
+        share_t sh = {.peer = r, .shm = through_slab(x, r)};
+        ferry__view_t view = ferry__coll_view(x->s, r);
+        FERRY_TRY(ferry__coll_share(&view, &x->call->ranks[r], st->wlo, st->whi, &sh.s0, &sh.s1));
+        sh.want = sh.s1 - sh.s0;
+        MPI_Offset *room = sh.shm ? local : in;
+        sh.at = *room;
+        if (r != x->fh->rank) *room += sh.want;
+        keep_share(&sh, st->in, &st->nin, st->cap_in, r == x->fh->rank, &st->mine_in);
+    }
+    return 0;
+}
+
+static int plan_step(exchange_t *x, step_t *st, MPI_Offset *out, MPI_Offset *in, MPI_Offset *local)
+{
+    *out = *in = *local = 0;
+    st->wlo = st->whi = 0;
+    st->nout = st->nin = 0;
+    st->mine_out = st->mine_in = -1;
+    FERRY_TRY(plan_out(x, st, out));
+    FERRY_TRY(plan_in(x, st, in, local));
+    if ((st->out && st->nout > st->cap_out) || (st->in && st->nin > st->cap_in))
+        return ferry__error_set(MPI_ERR_INTERN, "ferry: collective '%s': a step planned more shares than its dry run",
+                                x->fh->filename);
+    return 0;
+}
+
+/* The most any step needs: bytes to stage, to receive (messages alone,
+ * should the call keep them: some slab too small) and through my slab, and
+ * shares kept. */
+typedef struct step_needs {
+    MPI_Offset out, in, local;
+    int shares_out, shares_in;
+} step_needs_t;
+
 /* A dry run of every step sizes the message buffers once, before any
  * message: afterwards nothing can fail in a way that stops a rank from
  * posting its messages, so the steps need no agreement of their own. */
-static int plan_sizes(exchange_t *x, MPI_Offset *most_out, MPI_Offset *most_in, MPI_Offset *most_local)
+static int plan_sizes(exchange_t *x, step_needs_t *most)
 {
-    *most_out = *most_in = *most_local = 0;
+    *most = (step_needs_t){0};
+    step_t dry = {0};
     for (MPI_Offset t = 0; t < x->d->steps; t++) {
         MPI_Offset out, in, local;
-        FERRY_TRY(plan_step(x, &x->steps[0], &out, &in, &local));
-        /* Buffers for messages alone, should the call keep them (some slab too small). */
-        *most_out = out > *most_out ? out : *most_out;
-        *most_in = in + local > *most_in ? in + local : *most_in;
-        *most_local = local > *most_local ? local : *most_local;
+        FERRY_TRY(plan_step(x, &dry, &out, &in, &local));
+        most->out = out > most->out ? out : most->out;
+        most->in = in + local > most->in ? in + local : most->in;
+        most->local = local > most->local ? local : most->local;
+        most->shares_out = dry.nout > most->shares_out ? dry.nout : most->shares_out;
+        most->shares_in = dry.nin > most->shares_in ? dry.nin : most->shares_in;
     }
     memset(x->cursors, 0, (size_t)x->d->naggs * sizeof *x->cursors);
     return 0;
@@ -460,20 +503,23 @@ typedef struct slab_need {
     MPI_Offset slot; /* what the call wants (the same on every rank) */
 } slab_need_t;
 
+static int setup_step(exchange_t *x, step_t *st, const step_needs_t *most);
+
 static int size_buffers(exchange_t *x, slab_need_t *need)
 {
-    MPI_Offset most_out, most_in, most_local;
-    FERRY_TRY(plan_sizes(x, &most_out, &most_in, &most_local));
+    step_needs_t most;
+    FERRY_TRY(plan_sizes(x, &most));
     if (x->shm) {
         MPI_Offset have = ferry__coll_shm_slot_bytes(x->shm);
         need->slot = ferry__coll_shm_slot_want(x->fh, x->d->window);
         need->grow = need->slot > have;
-        need->fits = most_local <= (need->grow ? need->slot : have);
+        need->fits = most.local <= (need->grow ? need->slot : have);
     }
     for (int i = 0; i < 2; i++) {
         step_t *st = &x->steps[i];
-        if (x->me_agg >= 0) FERRY_TRY(take(st->incoming_slot, most_in, &st->incoming, x->fh->filename));
-        FERRY_TRY(take(st->staging_slot, most_out, &st->staging, x->fh->filename));
+        FERRY_TRY(setup_step(x, st, &most));
+        if (x->me_agg >= 0) FERRY_TRY(take(st->incoming_slot, most.in, &st->incoming, x->fh->filename));
+        FERRY_TRY(take(st->staging_slot, most.out, &st->staging, x->fh->filename));
     }
     return 0;
 }
@@ -514,16 +560,15 @@ static int post_to_aggregators(exchange_t *x, step_t *st)
     MPI_Offset skip = c->skip;
     int failed = 0;
     st->first_mine = st->nreqs;
-    for (int a = 0; a < x->d->naggs; a++) {
-        share_t *sh = &st->out[a];
-        if (sh->want == 0) continue;
-        char *bytes = my_bytes(x, st, a);
-        if (a == x->me_agg) { /* my own window: no message (writes still stage noncontiguous memory) */
+    for (int k = 0; k < st->nout; k++) {
+        share_t *sh = &st->out[k];
+        char *bytes = my_bytes(x, st, sh);
+        if (k == st->mine_out) { /* my own window: no message (writes still stage noncontiguous memory) */
             if (x->write && !x->direct && !failed)
                 failed = ferry__datatype_pack(c->buf, c->count, c->type, sh->s0 - skip, bytes, sh->want);
             continue;
         }
-        int peer = x->d->aggs[a];
+        int peer = x->d->aggs[sh->peer];
         if (sh->shm) {
             MPI_Request *go = x->write ? &st->go[st->ngo++] : &st->reqs[st->nreqs++];
             FERRY_TRY(post(x, go, 0, (message_t){sh->ticket, sizeof sh->ticket, peer, TAG_GO}));
@@ -539,9 +584,9 @@ static int post_to_aggregators(exchange_t *x, step_t *st)
 
 /* Aggregators, a rank of my node: "go" with where its bytes go in my slot
  * (writes) or are and how many (reads), and the receive of its "done". */
-static int signal_rank(exchange_t *x, step_t *st, int r)
+static int signal_rank(exchange_t *x, step_t *st, share_t *sh)
 {
-    share_t *sh = &st->in[r];
+    int r = sh->peer;
     sh->ticket[0] = sh->at;
     sh->ticket[1] = sh->s1 - sh->s0;
     FERRY_TRY(post(x, &st->reqs[st->nreqs++], 1, (message_t){sh->ticket, sizeof sh->ticket, r, TAG_GO}));
@@ -552,14 +597,14 @@ static int signal_rank(exchange_t *x, step_t *st, int r)
 /* Aggregators: receive the shares of my window (writes), or send them (reads). */
 static int post_to_ranks(exchange_t *x, step_t *st)
 {
-    for (int r = 0; x->me_agg >= 0 && r < x->fh->nprocs; r++) {
-        share_t *sh = &st->in[r];
+    for (int k = 0; k < st->nin; k++) {
+        share_t *sh = &st->in[k];
         /* Reads: a rank expecting bytes gets a message, empty when they all lie past end of file. */
-        if (sh->want == 0 || r == x->fh->rank) continue;
-        if (sh->shm) FERRY_TRY(signal_rank(x, st, r));
+        if (k == st->mine_in) continue;
+        if (sh->shm) FERRY_TRY(signal_rank(x, st, sh));
         else
             FERRY_TRY(post(x, &st->reqs[st->nreqs++], !x->write,
-                           (message_t){st->incoming + sh->at, sh->s1 - sh->s0, r, TAG}));
+                           (message_t){st->incoming + sh->at, sh->s1 - sh->s0, sh->peer, TAG}));
     }
     return 0;
 }
@@ -591,18 +636,19 @@ static int put_shares(exchange_t *x, step_t *st, int put)
     const ferry__request_t *c = x->call->req;
     int failed = 0;
     ferry__coll_shm_fence(x->shm);
-    for (int a = 0; a < x->d->naggs; a++) {
-        const share_t *sh = &st->out[a];
-        if (!sh->shm || sh->want == 0 || !put) continue;
-        char *slab = slab_bytes(x, st, a);
+    for (int k = 0; k < st->nout; k++) {
+        const share_t *sh = &st->out[k];
+        if (!sh->shm || !put) continue;
+        char *slab = slab_bytes(x, st, sh);
         if (x->direct) memcpy(slab, x->direct + (sh->s0 - c->skip), (size_t)sh->want);
         else if (!failed) failed = ferry__datatype_pack(c->buf, c->count, c->type, sh->s0 - c->skip, slab, sh->want);
         x->ctx->stats->coll_shm_bytes += sh->want;
     }
     ferry__coll_shm_fence(x->shm);
-    for (int a = 0; a < x->d->naggs; a++)
-        if (st->out[a].shm && st->out[a].want > 0)
-            FERRY_TRY(post(x, &st->reqs[st->nreqs++], 1, (message_t){&nothing, 0, x->d->aggs[a], TAG_DONE}));
+    for (int k = 0; k < st->nout; k++)
+        if (st->out[k].shm)
+            FERRY_TRY(
+                post(x, &st->reqs[st->nreqs++], 1, (message_t){&nothing, 0, x->d->aggs[st->out[k].peer], TAG_DONE}));
     return failed;
 }
 
@@ -621,9 +667,10 @@ static int release_slots(exchange_t *x, step_t *st)
 {
     if (!x->shm) return 0;
     ferry__coll_shm_fence(x->shm);
-    for (int a = 0; a < x->d->naggs; a++)
-        if (st->out[a].shm && st->out[a].want > 0)
-            FERRY_TRY(post(x, &st->later[st->nlater++], 1, (message_t){&nothing, 0, x->d->aggs[a], TAG_DONE}));
+    for (int k = 0; k < st->nout; k++)
+        if (st->out[k].shm)
+            FERRY_TRY(
+                post(x, &st->later[st->nlater++], 1, (message_t){&nothing, 0, x->d->aggs[st->out[k].peer], TAG_DONE}));
     return 0;
 }
 
@@ -642,16 +689,15 @@ static int take_delivery(exchange_t *x, const step_t *st)
     const ferry__request_t *c = x->call->req;
     MPI_Offset skip = c->skip;
     int k = st->first_mine;
-    for (int a = 0; a < x->d->naggs; a++) {
-        const share_t *sh = &st->out[a];
-        if (sh->want == 0) continue;
+    for (int i = 0; i < st->nout; i++) {
+        const share_t *sh = &st->out[i];
         int got = 0;
-        const char *from = my_bytes(x, st, a);
-        if (a == x->me_agg) got = (int)(st->in[x->fh->rank].s1 - st->in[x->fh->rank].s0); /* read in place */
+        const char *from = my_bytes(x, st, sh);
+        if (i == st->mine_out) got = (int)(st->in[st->mine_in].s1 - st->in[st->mine_in].s0); /* read in place */
         else if (sh->shm) {
             k++;
             got = (int)(sh->ticket[1] < sh->want ? sh->ticket[1] : sh->want);
-            from = slab_bytes(x, st, a);
+            from = slab_bytes(x, st, sh);
             if (x->direct) memcpy(x->direct + (sh->s0 - skip), from, (size_t)got);
             x->ctx->stats->coll_shm_bytes += got;
         } else MPI_Get_count(&st->statuses[k++], MPI_BYTE, &got);
@@ -664,9 +710,10 @@ static int take_delivery(exchange_t *x, const step_t *st)
 
 /* --- the call ------------------------------------------------------------- */
 
-/* What setup_step allocates for n aggregators and p ranks (the scaling
- * model's count): shares, and requests and statuses for the data messages
- * and, where the call may use node-shared slabs, their "go" and "done". */
+/* What setup_step allocates for n shares out and p in (the most a step
+ * plans; the scaling model's count): shares, and requests and statuses for
+ * the data messages and, where the call may use node-shared slabs, their
+ * "go" and "done". */
 static MPI_Offset step_bookkeeping_bytes(MPI_Offset n, MPI_Offset p, int slabs)
 {
     MPI_Offset request = sizeof(MPI_Request), status = sizeof(MPI_Status);
@@ -674,19 +721,18 @@ static MPI_Offset step_bookkeeping_bytes(MPI_Offset n, MPI_Offset p, int slabs)
     return (n + p) * (MPI_Offset)sizeof(share_t) + messages + (slabs ? n + (n + p) : 2) * request;
 }
 
-static int setup_step(exchange_t *x, step_t *st, ferry__scratch_slot_t *staging, ferry__scratch_slot_t *incoming)
+static int setup_step(exchange_t *x, step_t *st, const step_needs_t *most)
 {
-    int p = x->fh->nprocs, n = x->d->naggs, slabs = ferry__coll_shm_wanted(x->fh, x->ctx->comm);
-    /* Messages: data per aggregator and rank; with slabs also "go" and "done" per pair. */
-    size_t most = (slabs ? 2 : 1) * (size_t)(n + p);
-    st->out = ferry__calloc((size_t)n, sizeof *st->out);
-    st->in = ferry__calloc((size_t)p, sizeof *st->in);
-    st->reqs = ferry__calloc(most, sizeof *st->reqs);
-    st->statuses = ferry__calloc(most, sizeof *st->statuses);
-    st->go = ferry__calloc(slabs ? (size_t)n : 1, sizeof *st->go);
-    st->later = ferry__calloc(slabs ? (size_t)(n + p) : 1, sizeof *st->later);
-    st->staging_slot = staging;
-    st->incoming_slot = incoming;
+    int n = most->shares_out, p = most->shares_in, slabs = ferry__coll_shm_wanted(x->fh, x->ctx->comm);
+    /* Messages: data per share; with slabs also "go" and "done" per share. */
+    size_t messages = (slabs ? 2 : 1) * (size_t)(n + p) + 1;
+    st->cap_out = n, st->cap_in = p;
+    st->out = ferry__calloc((size_t)n + 1, sizeof *st->out);
+    st->in = ferry__calloc((size_t)p + 1, sizeof *st->in);
+    st->reqs = ferry__calloc(messages, sizeof *st->reqs);
+    st->statuses = ferry__calloc(messages, sizeof *st->statuses);
+    st->go = ferry__calloc(slabs ? (size_t)n + 1 : 1, sizeof *st->go);
+    st->later = ferry__calloc(slabs ? (size_t)(n + p) + 1 : 1, sizeof *st->later);
     if (!st->out || !st->in || !st->reqs || !st->statuses || !st->go || !st->later)
         return ferry__error_set(MPI_ERR_NO_MEM, "ferry: collective '%s': out of memory", x->fh->filename);
     return 0;
@@ -718,8 +764,8 @@ static int setup(exchange_t *x, const ferry__coll_call_t *call)
     x->steps[1].slot = 1;
     for (int a = 0; a < x->d->naggs; a++)
         if (x->d->aggs[a] == x->fh->rank) x->me_agg = a;
-    FERRY_TRY(setup_step(x, &x->steps[0], x->ctx->staging, &x->s->incoming[0]));
-    FERRY_TRY(setup_step(x, &x->steps[1], &x->s->staging2, &x->s->incoming[1]));
+    x->steps[0].staging_slot = x->ctx->staging, x->steps[0].incoming_slot = &x->s->incoming[0];
+    x->steps[1].staging_slot = &x->s->staging2, x->steps[1].incoming_slot = &x->s->incoming[1];
     if (!(x->cursors = ferry__calloc((size_t)x->d->naggs, sizeof *x->cursors)))
         return ferry__error_set(MPI_ERR_NO_MEM, "ferry: collective '%s': out of memory", x->fh->filename);
     ferry__typeinfo_t info;
@@ -767,7 +813,7 @@ static void write_steps(exchange_t *x)
          * while I wait for step t and write its window, not after. */
         if (t + 1 < x->d->steps) begin_step(x, next);
         keep_first(x, wait_step(x, cur));
-        for (int a = 0; a < x->d->naggs; a++) x->done += cur->out[a].want;
+        for (int k = 0; k < cur->nout; k++) x->done += cur->out[k].want;
         x->win = (window_t){0};
         if (!x->failed && x->me_agg >= 0) x->failed = prepare_window(x, cur);
         keep_first(x, finish_window(x, cur));
@@ -815,12 +861,13 @@ int ferry__coll_plan_buffers(const ferry__coll_call_t *call, ferry__coll_buffers
 {
     exchange_t x;
     int rc = setup(&x, call);
-    MPI_Offset local = 0;
-    if (rc == 0) rc = plan_sizes(&x, &plan->staging, &plan->incoming, &local);
-    plan->staging *= 2; /* two steps in flight */
-    plan->incoming *= 2;
+    step_needs_t most = {0};
+    if (rc == 0) rc = plan_sizes(&x, &most);
+    plan->staging = 2 * most.out; /* two steps in flight */
+    plan->incoming = 2 * most.in;
     plan->window = x.me_agg >= 0 ? x.d->window : 0;
-    plan->per_call = 2 * step_bookkeeping_bytes(x.d->naggs, x.fh->nprocs, ferry__coll_shm_wanted(x.fh, x.ctx->comm)) +
+    int slabs = ferry__coll_shm_wanted(x.fh, x.ctx->comm);
+    plan->per_call = 2 * step_bookkeeping_bytes(most.shares_out, most.shares_in, slabs) +
                      x.d->naggs * (MPI_Offset)sizeof(ferry__window_cursor_t);
     teardown(&x);
     return rc;

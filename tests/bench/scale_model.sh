@@ -9,7 +9,10 @@
 #     and at 131072 ranks, and BT-IO views cost under 4 MiB of view cache
 #     per rank at 131072;
 #   - a view change receives what ranks said and each rank's displacement
-#     (48 B per rank) plus each distinct shape once, not every rank's view.
+#     (48 B per rank) plus each distinct shape once, not every rank's view;
+#   - a two-phase call's buffers for tile patterns (checkpoint, BT-IO) stay
+#     under 4 MiB at 131072 ranks: steps keep shares only for the pairs that
+#     exchange bytes (46-48 MB when they kept one per rank and aggregator).
 # usage: scale_model.sh <run_mpi.sh> <ferry-bench>
 set -u
 run=$1; bench=$2
@@ -36,17 +39,23 @@ check_update() { # <pattern>: the update's received bytes at 131072 ranks
   update=$(sed -n "/model, $1,/,/^\$/p" "$out" | awk '$1 == 131072 { print $5 }')
   [ -n "$update" ] && [ "$update" -le "$update_bound" ] || fail "$1's view change receives '$update' bytes at 131072 ranks, over $update_bound"
 }
+check_agg_bufs() { # <pattern>: the reported aggregator's buffers for one call at 131072 ranks
+  bufs=$(sed -n "/model, $1,/,/^\$/p" "$out" | awk '$1 == 131072 { print $11 }')
+  [ -n "$bufs" ] && [ "$bufs" -lt 4194304 ] || fail "$1's two-phase buffers at 131072 ranks are '$bufs' bytes, not under 4 MiB"
+}
 for pattern in noncontig checkpoint; do
   sweep "$pattern" 16,131072
   rows=$(sed -n "/model, $pattern,/,/^\$/p" "$out" | awk '$1 ~ /^[0-9]+$/ { print $1, $7, $8 }')
   [ "$(echo "$rows" | awk '$3 == "yes"' | wc -l)" -eq 2 ] || fail "$pattern is not regular at 16 and 131072: $rows"
   [ "$(echo "$rows" | awk '{ print $2 }' | sort -u | wc -l)" -eq 1 ] || fail "$pattern's metadata grows with P: $rows"
   check_update "$pattern"
+  [ "$pattern" = checkpoint ] && check_agg_bufs checkpoint
 done
 sweep btio 131072
 cache=$(sed -n '/model, btio,/,/^$/p' "$out" | awk '$1 == 131072 { print $3 }')
 [ -n "$cache" ] && [ "$cache" -lt 4194304 ] || fail "BT-IO's view cache at 131072 ranks is '$cache' bytes, not under 4 MiB"
 check_update btio
+check_agg_bufs btio
 
 [ "$failures" -eq 0 ] || exit 1
 echo "scale_model: the model agrees with real runs at 3 and 4 ranks; at 131072 regular calls exchange what they do at 16, and BT-IO's view cache is $cache bytes"
