@@ -28,6 +28,7 @@ typedef struct ckpt_nc_att {
     int type;
     int64_t nelems;
     unsigned char *values; /* nelems * size of type, big-endian, owned */
+    int64_t at;            /* decoded: where the values lie in the decoded bytes */
 } ckpt_nc_att_t;
 
 typedef struct ckpt_nc_list {
@@ -89,5 +90,22 @@ uint64_t ckpt_checksum_be(const unsigned char *data, int64_t n, int esize, int64
 int ckpt_read_header(MPI_Comm comm, const char *path, int io, ckpt_nc_t *nc, unsigned char **region,
                      size_t *region_len);
 void ckpt_region_free(unsigned char *region);
+
+/* The header checksum (docs/checkpoint.md): the global attribute
+ * ferry_header_checksum, 16 hex digits, sums (ckpt_checksum_be, bytes) the
+ * file's bytes before its first data variable, the header and any index
+ * variables, read with the attribute's value as 16 '0' characters. A flipped
+ * step, time, dimension or decomposition is caught as a flipped value is by
+ * the variables' checksums. nc was decoded from region, whose first `used`
+ * bytes are the header. */
+#define CKPT_HEADER_CHECKSUM "ferry_header_checksum"
+/* The bytes it covers: up to the first data variable (one with a
+ * ferry_checksum), or the header when there is none. */
+int64_t ckpt_header_covered(const ckpt_nc_t *nc, int64_t used);
+/* Writes the checksum of region[0, covered) into the attribute's value. */
+void ckpt_header_seal(const ckpt_nc_t *nc, unsigned char *region, int64_t covered);
+/* 0 when the checksum matches or the file has none (written before it
+ * existed, or not by ferry); MPI_ERR_IO naming path otherwise. */
+int ckpt_header_check(const ckpt_nc_t *nc, unsigned char *region, size_t len, int64_t used, const char *path);
 
 #endif

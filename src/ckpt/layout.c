@@ -88,7 +88,8 @@ static int global_atts(ferry_ckpt_t ck, ckpt_nc_t *nc, long long step, double ti
     FERRY_TRY(ckpt_nc_add_att(&nc->gatts, "ferry_time", NC_DOUBLE, 1, &time));
     FERRY_TRY(add_text(&nc->gatts, "ferry_strategy", strategy_names[ck->strategy]));
     FERRY_TRY(add_text(&nc->gatts, "ferry_transfers", ck->independent ? "independent" : "collective"));
-    return add_text(&nc->gatts, "ferry_io", ck->io_kind == FERRY_CKPT_IO_HOST ? "host" : "ferry");
+    FERRY_TRY(add_text(&nc->gatts, "ferry_io", ck->io_kind == FERRY_CKPT_IO_HOST ? "host" : "ferry"));
+    return add_text(&nc->gatts, CKPT_HEADER_CHECKSUM, "0000000000000000"); /* sealed last (ckpt_header_seal) */
 }
 
 /* Dimensions of the stacked layout for v; ids of (ferry_rank, ferry_dim<n>) and <v>_stacked. */
@@ -231,6 +232,18 @@ static void put_index(ferry_ckpt_t ck, const ckpt_nc_t *nc, int first, const ckp
     ferry__free(out.p);
 }
 
+/* The header checksum over the finished region, found where the decoder puts its value. */
+static int seal_region(ckpt_layout_t *layout, size_t header_len)
+{
+    ckpt_nc_t decoded;
+    size_t used = 0;
+    if (ckpt_nc_decode(layout->region, header_len, &decoded, &used) != 0)
+        return ferry__error_set(MPI_ERR_INTERN, "ferry_ckpt: the header it encoded does not decode");
+    ckpt_header_seal(&decoded, layout->region, ckpt_header_covered(&decoded, (int64_t)used));
+    ckpt_nc_free(&decoded);
+    return 0;
+}
+
 static int fill_region(ferry_ckpt_t ck, ckpt_layout_t *layout, const ckpt_bytes_t *header)
 {
     layout->region = ckpt_alloc(ck, (size_t)layout->region_len);
@@ -240,7 +253,7 @@ static int fill_region(ferry_ckpt_t ck, ckpt_layout_t *layout, const ckpt_bytes_
     memcpy(layout->region, header->p, header->len);
     for (int i = 0; ck->strategy == FERRY_CKPT_STACK && i < ck->nvars; i++)
         put_index(ck, &layout->nc, 3 * i, &ck->vars[i], layout->region);
-    return 0;
+    return seal_region(layout, header->len);
 }
 
 int ckpt_layout_build(ferry_ckpt_t ck, const uint64_t *sums, long long step, double time, ckpt_layout_t *layout)

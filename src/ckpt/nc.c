@@ -248,6 +248,7 @@ static void get_atts(cursor_t *c, ckpt_nc_atts_t *atts)
         if (!size) corrupt(c, "an attribute type ferry does not read");
         a->nelems = get_count(c, ((int64_t)1 << 31) / (size ? size : 1), "an attribute beyond 2 GiB");
         const unsigned char *p = get_bytes(c, (size_t)a->nelems * (size_t)size);
+        a->at = p ? (int64_t)(p - c->p) : -1;
         a->values = p ? ferry__malloc((size_t)a->nelems * (size_t)size + 1) : NULL;
         if (a->values) memcpy(a->values, p, (size_t)a->nelems * (size_t)size);
     }

@@ -75,6 +75,7 @@ int ckpt_read_header(MPI_Comm comm, const char *path, int io, ckpt_nc_t *nc, uns
     if (!cls) MPI_Bcast(*region, (int)len, MPI_BYTE, 0, comm);
     size_t used;
     if (!cls) cls = ckpt_nc_decode(*region, (size_t)len, nc, &used);
+    if (!cls && (cls = ckpt_header_check(nc, *region, (size_t)len, (int64_t)used, path)) != 0) ckpt_nc_free(nc);
     if (cls) {
         ckpt_region_free(*region);
         *region = NULL;
@@ -150,4 +151,53 @@ int ckpt_verify_file(MPI_Comm comm, ckpt_file_t *f, const ckpt_nc_t *nc)
     ferry__free(total);
     ferry__free(piece);
     return cls;
+}
+
+/* --- the header checksum (ckpt.h) ---------------------------------------- */
+
+int64_t ckpt_header_covered(const ckpt_nc_t *nc, int64_t used)
+{
+    int64_t end = INT64_MAX;
+    for (int i = 0; i < nc->nvars; i++)
+        if (ckpt_nc_att(&nc->vars[i].atts, "ferry_checksum") && nc->vars[i].begin < end) end = nc->vars[i].begin;
+    return end == INT64_MAX ? used : end;
+}
+
+/* The attribute's 16 characters in region, or NULL when it has none of that form inside the covered bytes. */
+static unsigned char *header_sum_value(const ckpt_nc_t *nc, unsigned char *region, int64_t covered)
+{
+    const ckpt_nc_att_t *a = ckpt_nc_att(&nc->gatts, CKPT_HEADER_CHECKSUM);
+    if (!a || a->type != NC_CHAR || a->nelems != 16 || a->at < 0 || a->at + 16 > covered) return NULL;
+    return region + a->at;
+}
+
+/* The sum of region[0, covered) with the value read as 16 '0's. */
+static void header_sum(unsigned char *value, const unsigned char *region, int64_t covered, char hex[17])
+{
+    unsigned char saved[16];
+    memcpy(saved, value, sizeof saved);
+    memset(value, '0', sizeof saved);
+    ckpt_hex(ckpt_checksum_be(region, covered, 1, 0), hex);
+    memcpy(value, saved, sizeof saved);
+}
+
+void ckpt_header_seal(const ckpt_nc_t *nc, unsigned char *region, int64_t covered)
+{
+    unsigned char *value = header_sum_value(nc, region, covered);
+    char hex[17];
+    if (!value) return;
+    header_sum(value, region, covered, hex);
+    memcpy(value, hex, 16);
+}
+
+int ckpt_header_check(const ckpt_nc_t *nc, unsigned char *region, size_t len, int64_t used, const char *path)
+{
+    if (!ckpt_nc_att(&nc->gatts, CKPT_HEADER_CHECKSUM)) return 0;
+    int64_t covered = ckpt_header_covered(nc, used);
+    unsigned char *value = covered <= (int64_t)len ? header_sum_value(nc, region, covered) : NULL;
+    char hex[17];
+    if (value) header_sum(value, region, covered, hex);
+    if (value && memcmp(value, hex, 16) == 0) return 0;
+    return ferry__error_set(
+        MPI_ERR_IO, "ferry_ckpt: %s fails its header checksum: the header or the index variables are corrupt", path);
 }

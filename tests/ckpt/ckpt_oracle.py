@@ -62,6 +62,68 @@ def checksum(values):
         return "%016x" % int(np.sum(bits * k, dtype=np.uint64))
 
 
+def data_begins(raw):
+    """The begin offsets of the variables with a ferry_checksum, from a plain
+    parse of the classic header (CDF-2: 4-byte counts; CDF-5: 8-byte)."""
+    wide = raw[3] == 5
+    at = [4]
+
+    def count():
+        n = 8 if wide else 4
+        v = int.from_bytes(raw[at[0]:at[0] + n], "big")
+        at[0] += n
+        return v
+
+    def chunk(n):
+        v = raw[at[0]:at[0] + n]
+        at[0] += (n + 3) // 4 * 4
+        return v
+
+    def atts():
+        found = {}
+        at[0] += 4
+        for _ in range(count()):
+            name = chunk(count()).decode()
+            kind = int.from_bytes(chunk(4), "big")
+            found[name] = chunk(count() * {1: 1, 2: 1, 3: 2, 4: 4, 5: 4, 6: 8, 10: 8}[kind])
+        return found
+
+    count()  # numrecs
+    at[0] += 4
+    for _ in range(count()):
+        chunk(count())
+        count()
+    atts()
+    begins = []
+    at[0] += 4
+    for _ in range(count()):
+        chunk(count())
+        for _ in range(count()):
+            count()
+        has_sum = "ferry_checksum" in atts()
+        at[0] += 4
+        count()  # vsize
+        begin = int.from_bytes(chunk(8), "big")
+        if has_sum:
+            begins.append(begin)
+    return begins
+
+
+def header_checksum(path):
+    """docs/format/netcdf.md: the bytes before the first data variable, the
+    attribute's own value read as 16 '0's, summed as bytes."""
+    raw = open(path, "rb").read()
+    covered = bytearray(raw[:min(data_begins(raw))])
+    # The name (21 bytes, padded to 24), its type (4) and its count (4 or 8) come before the value.
+    value = covered.index(b"ferry_header_checksum") + 24 + 4 + (8 if raw[3] == 5 else 4)
+    stored = bytes(covered[value:value + 16]).decode()
+    covered[value:value + 16] = b"0" * 16
+    with np.errstate(over="ignore"):
+        bits = np.frombuffer(bytes(covered), dtype=np.uint8).astype(np.uint64)
+        k = (np.arange(bits.size, dtype=np.uint64) * np.uint64(2) + np.uint64(1)) * GOLDEN
+        return stored, "%016x" % int(np.sum(bits * k, dtype=np.uint64))
+
+
 def check_file(path, stacked=None, nranks=3):
     for tool in (["ncvalidator", "-q", path], ["ncdump", "-h", path]):
         if shutil.which(tool[0]):
@@ -76,6 +138,8 @@ def check_file(path, stacked=None, nranks=3):
         for name in VARS:
             data = nc[name][:].data
             assert nc[name].ferry_checksum == checksum(data), (path, name, nc[name].ferry_checksum, checksum(data))
+        stored, computed = header_checksum(path)
+        assert nc.ferry_header_checksum == stored == computed, (path, nc.ferry_header_checksum, stored, computed)
     with xr.open_dataset(path) as ds:
         for name, (var, dtype) in VARS.items():
             got = global_array(ds, name) if stacked else ds[name]

@@ -1,6 +1,6 @@
 /*
  * Transactions and integrity: the newest K checkpoints are kept; a flipped
- * byte fails verify and a truncated file is incomplete, and restart falls
+ * byte fails verify (in the data, or in the header: the step), a truncated file is incomplete, and restart falls
  * back to the previous checkpoint with a message; a crashed write's
  * leftover temporary file changes nothing; a corrupt header is an error,
  * not a crash. Memory: steer and stack hold metadata only, gather's root
@@ -62,6 +62,26 @@ static void damage(const char *path, int truncate_it)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Rank 0 flips the last byte of the header's ferry_step (CDF-5: the name
+ * padded to 12 bytes, its type and an 8-byte count come first), which holds step. */
+static void flip_header_step(const char *path, long long step)
+{
+    if (ft_rank == 0) {
+        static unsigned char head[1 << 16];
+        int fd = open(path, O_RDWR);
+        FT_CHECK(fd >= 0);
+        ssize_t n = pread(fd, head, sizeof head, 0);
+        const unsigned char *name = memmem(head, n > 0 ? (size_t)n : 0, "ferry_step", 10);
+        FT_CHECK(name != NULL);
+        off_t at = (off_t)(name - head) + 12 + 4 + 8 + 7;
+        FT_EQ(head[at], (unsigned char)step);
+        unsigned char b = (unsigned char)(step ^ 2);
+        FT_CHECK(pwrite(fd, &b, 1, at) == 1);
+        close(fd);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 static void restart_expect(ferry_ckpt_t ck, ckpt_case_var_t *v, long long step, int fallbacks)
 {
     ferry_ckpt_info_t info;
@@ -95,6 +115,11 @@ static void keep_flip_truncate(void)
     FT_OK(ferry_ckpt_write(ck, 4, 40.0, (void *[]){v.buf}));
     damage(path, 1);
     FT_FAILS_NAMING(MPI_ERR_IO, "incomplete", ferry_ckpt_verify(MPI_COMM_WORLD, path));
+    restart_expect(ck, &v, 3, 1);
+    /* A fresh step 4 whose header says step 6: the data checksums cannot see it, the header's does. */
+    FT_OK(ferry_ckpt_write(ck, 4, 40.0, (void *[]){v.buf}));
+    flip_header_step(path, 4);
+    FT_FAILS_NAMING(MPI_ERR_IO, "fails its header checksum", ferry_ckpt_verify(MPI_COMM_WORLD, path));
     restart_expect(ck, &v, 3, 1);
     free(v.buf);
     FT_OK(ferry_ckpt_free(&ck));
