@@ -43,10 +43,8 @@ static int root_read_header(ckpt_file_t *f, unsigned char **region, size_t *len)
             snprintf(why, sizeof why, "%s", ferry__error_message());
             return ferry__error_set(cls, "%s (%s)", why, f->path);
         }
-        /* The region ends where the first data variable (one with a checksum) begins. */
-        int64_t end = INT64_MAX;
-        for (int i = 0; i < nc.nvars; i++)
-            if (ckpt_nc_att(&nc.vars[i].atts, "ferry_checksum") && nc.vars[i].begin < end) end = nc.vars[i].begin;
+        /* The region ends where the first data variable begins (never, without one). */
+        int64_t end = ckpt_header_covered(&nc, INT64_MAX);
         ckpt_nc_free(&nc);
         *len = n;
         if (end <= (int64_t)n || (MPI_Offset)n >= size || end > (int64_t)1 << 30) return 0;

@@ -404,10 +404,6 @@ static int through_slab(const exchange_t *x, int r)
     return x->shm && r != x->fh->rank && ferry__coll_shm_slot(x->shm, r, 0) != NULL;
 }
 
-/* The next step's windows and shares (every rank computes every
- * aggregator's window; the cursors advance once per step): what I send
- * (*out bytes to stage) and, aggregating, what I receive (*in by message,
- * *local through my slab). */
 /* Keeps a planned share that moves bytes: in list (when it has room; a
  * dry run has none and counts), its index in *mine when it is my own. */
 static void keep_share(const share_t *sh, share_t *list, int *n, int cap, int own, int *mine)
@@ -453,6 +449,10 @@ static int plan_in(exchange_t *x, step_t *st, MPI_Offset *in, MPI_Offset *local)
     return 0;
 }
 
+/* The next step's windows and shares (every rank computes every
+ * aggregator's window; the cursors advance once per step): what I send
+ * (*out bytes to stage) and, aggregating, what I receive (*in by message,
+ * *local through my slab). */
 static int plan_step(exchange_t *x, step_t *st, MPI_Offset *out, MPI_Offset *in, MPI_Offset *local)
 {
     *out = *in = *local = 0;
@@ -628,6 +628,16 @@ static int wait_requests(exchange_t *x, int n, MPI_Request *reqs, MPI_Status *st
     return rc == MPI_SUCCESS ? 0 : exchange_failed(x);
 }
 
+/* "done" to every aggregator whose slot holds some of my bytes this step,
+ * its request at reqs[(*n)++]. */
+static int post_done(const exchange_t *x, const step_t *st, MPI_Request *reqs, int *n)
+{
+    for (int k = 0; k < st->nout; k++)
+        if (st->out[k].shm)
+            FERRY_TRY(post(x, &reqs[(*n)++], 1, (message_t){&nothing, 0, x->d->aggs[st->out[k].peer], TAG_DONE}));
+    return 0;
+}
+
 /* Writes, after the aggregators' "go": my shares into their slots, then
  * "done" to each (also when packing failed, or nothing was put because a
  * "go" never came: they are waiting for it). */
@@ -645,10 +655,7 @@ static int put_shares(exchange_t *x, step_t *st, int put)
         x->ctx->stats->coll_shm_bytes += sh->want;
     }
     ferry__coll_shm_fence(x->shm);
-    for (int k = 0; k < st->nout; k++)
-        if (st->out[k].shm)
-            FERRY_TRY(
-                post(x, &st->reqs[st->nreqs++], 1, (message_t){&nothing, 0, x->d->aggs[st->out[k].peer], TAG_DONE}));
+    FERRY_TRY(post_done(x, st, st->reqs, &st->nreqs));
     return failed;
 }
 
@@ -667,11 +674,7 @@ static int release_slots(exchange_t *x, step_t *st)
 {
     if (!x->shm) return 0;
     ferry__coll_shm_fence(x->shm);
-    for (int k = 0; k < st->nout; k++)
-        if (st->out[k].shm)
-            FERRY_TRY(
-                post(x, &st->later[st->nlater++], 1, (message_t){&nothing, 0, x->d->aggs[st->out[k].peer], TAG_DONE}));
-    return 0;
+    return post_done(x, st, st->later, &st->nlater);
 }
 
 /* Before a step's slot is used again, and at the end of the call: the
@@ -710,29 +713,42 @@ static int take_delivery(exchange_t *x, const step_t *st)
 
 /* --- the call ------------------------------------------------------------- */
 
-/* What setup_step allocates for n shares out and p in (the most a step
- * plans; the scaling model's count): shares, and requests and statuses for
- * the data messages and, where the call may use node-shared slabs, their
- * "go" and "done". */
-static MPI_Offset step_bookkeeping_bytes(MPI_Offset n, MPI_Offset p, int slabs)
+/* The entries a step's lists hold for n shares out and p in (the most a
+ * step plans): the shares, requests and statuses for the data messages
+ * and, where the call may use node-shared slabs, their "go" and "done"
+ * (one more each, so none is empty). */
+typedef struct step_counts {
+    size_t out, in, messages, go, later;
+} step_counts_t;
+
+static step_counts_t step_counts(size_t n, size_t p, int slabs)
 {
-    MPI_Offset request = sizeof(MPI_Request), status = sizeof(MPI_Status);
-    MPI_Offset messages = (slabs ? 2 : 1) * (n + p) * (request + status);
-    return (n + p) * (MPI_Offset)sizeof(share_t) + messages + (slabs ? n + (n + p) : 2) * request;
+    return (step_counts_t){.out = n + 1,
+                           .in = p + 1,
+                           .messages = (slabs ? 2 : 1) * (n + p) + 1,
+                           .go = slabs ? n + 1 : 1,
+                           .later = slabs ? n + p + 1 : 1};
+}
+
+/* What setup_step allocates (the scaling model's count). */
+static MPI_Offset step_bookkeeping_bytes(step_counts_t c)
+{
+    size_t requests = c.messages + c.go + c.later;
+    return (MPI_Offset)((c.out + c.in) * sizeof(share_t) + requests * sizeof(MPI_Request) +
+                        c.messages * sizeof(MPI_Status));
 }
 
 static int setup_step(exchange_t *x, step_t *st, const step_needs_t *most)
 {
-    int n = most->shares_out, p = most->shares_in, slabs = ferry__coll_shm_wanted(x->fh, x->ctx->comm);
-    /* Messages: data per share; with slabs also "go" and "done" per share. */
-    size_t messages = (slabs ? 2 : 1) * (size_t)(n + p) + 1;
-    st->cap_out = n, st->cap_in = p;
-    st->out = ferry__calloc((size_t)n + 1, sizeof *st->out);
-    st->in = ferry__calloc((size_t)p + 1, sizeof *st->in);
-    st->reqs = ferry__calloc(messages, sizeof *st->reqs);
-    st->statuses = ferry__calloc(messages, sizeof *st->statuses);
-    st->go = ferry__calloc(slabs ? (size_t)n + 1 : 1, sizeof *st->go);
-    st->later = ferry__calloc(slabs ? (size_t)(n + p) + 1 : 1, sizeof *st->later);
+    int slabs = ferry__coll_shm_wanted(x->fh, x->ctx->comm);
+    step_counts_t c = step_counts((size_t)most->shares_out, (size_t)most->shares_in, slabs);
+    st->cap_out = most->shares_out, st->cap_in = most->shares_in;
+    st->out = ferry__calloc(c.out, sizeof *st->out);
+    st->in = ferry__calloc(c.in, sizeof *st->in);
+    st->reqs = ferry__calloc(c.messages, sizeof *st->reqs);
+    st->statuses = ferry__calloc(c.messages, sizeof *st->statuses);
+    st->go = ferry__calloc(c.go, sizeof *st->go);
+    st->later = ferry__calloc(c.later, sizeof *st->later);
     if (!st->out || !st->in || !st->reqs || !st->statuses || !st->go || !st->later)
         return ferry__error_set(MPI_ERR_NO_MEM, "ferry: collective '%s': out of memory", x->fh->filename);
     return 0;
@@ -867,7 +883,7 @@ int ferry__coll_plan_buffers(const ferry__coll_call_t *call, ferry__coll_buffers
     plan->incoming = 2 * most.in;
     plan->window = x.me_agg >= 0 ? x.d->window : 0;
     int slabs = ferry__coll_shm_wanted(x.fh, x.ctx->comm);
-    plan->per_call = 2 * step_bookkeeping_bytes(most.shares_out, most.shares_in, slabs) +
+    plan->per_call = 2 * step_bookkeeping_bytes(step_counts((size_t)most.shares_out, (size_t)most.shares_in, slabs)) +
                      x.d->naggs * (MPI_Offset)sizeof(ferry__window_cursor_t);
     teardown(&x);
     return rc;
