@@ -5,6 +5,7 @@
 #include "fs/fs.h"
 
 #include <errno.h>
+#include <stdio.h>
 
 #include "error/error.h"
 #include "fs/fs_int.h"
@@ -44,6 +45,25 @@ int ferry__fs_unlock(ferry__fs_file_t *f, MPI_Offset off, MPI_Offset len)
     int rc = f->ops->unlock(f, off, len);
     ferry__fs_ranges_give(f->ranges, off, len);
     return rc;
+}
+
+int ferry__fs_layout_report(const ferry__fs_layout_t *layout, MPI_Info info)
+{
+    char value[32];
+    const struct {
+        const char *key;
+        long long value;
+    } numbers[] = {{"ferry_fs_block_size", layout->block_size},
+                   {"ferry_fs_stripe_size", layout->stripe_size},
+                   {"ferry_fs_stripe_count", layout->stripe_count}};
+    int rc = MPI_Info_set(info, "ferry_fs_layout", layout->kind[0] ? layout->kind : "unknown");
+    for (size_t i = 0; rc == MPI_SUCCESS && i < sizeof numbers / sizeof numbers[0]; i++) {
+        snprintf(value, sizeof value, "%lld", numbers[i].value);
+        rc = MPI_Info_set(info, numbers[i].key, value);
+    }
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Info_set(info, "ferry_fs_client_cache", layout->client_caches ? "dropped at sync and locks" : "none");
+    return rc == MPI_SUCCESS ? 0 : MPI_ERR_INFO;
 }
 
 int ferry__fs_remove(const char *path)

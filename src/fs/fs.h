@@ -28,6 +28,8 @@ typedef struct ferry__fs_layout {
     MPI_Offset stripe_size; /* bytes per storage target, block_size when unstriped */
     int stripe_count;       /* storage targets, 1 when unstriped */
     int memory_backed;      /* pages live in memory only (tmpfs): reading ahead gains nothing */
+    int client_caches;      /* a network client's page cache, dropped at sync and after locks (coherence.c) */
+    char kind[64];          /* what the file system is, for get_info's ferry_fs_layout */
 } ferry__fs_layout_t;
 
 typedef struct ferry__fs_ops ferry__fs_ops_t;
@@ -74,6 +76,11 @@ struct ferry__fs_ops {
 
 enum { FERRY_FS_WILLNEED = 1, FERRY_FS_DONTNEED = 2, FERRY_FS_WRITEBACK = 3 };
 enum { FERRY_FS_LOCK_WRITE = 0, FERRY_FS_LOCK_READ = 1 };
+
+/* get_info's keys for a file's layout: ferry_fs_layout (what the file
+ * system is), ferry_fs_block_size, ferry_fs_stripe_size,
+ * ferry_fs_stripe_count, ferry_fs_client_cache. 0 or MPI_ERR_INFO. */
+int ferry__fs_layout_report(const ferry__fs_layout_t *layout, MPI_Info info);
 
 /* The driver for a path (POSIX for now). Borrowed, static. */
 const ferry__fs_ops_t *ferry__fs_driver_for(const char *path);

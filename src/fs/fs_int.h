@@ -55,6 +55,17 @@ void ferry__fs_ranges_free(ferry__fs_ranges_t *ranges);
 int ferry__fs_ranges_take(ferry__fs_ranges_t *ranges, MPI_Offset offset, MPI_Offset len);
 void ferry__fs_ranges_give(ferry__fs_ranges_t *ranges, MPI_Offset offset, MPI_Offset len);
 
+/* coherence.c: whether fd's file is on a client that caches pages which
+ * other nodes' writes do not invalidate (FUSE, NFS, SMB, 9P); dropping this
+ * client's cached pages of a range (len 0: to the end of the file), so the
+ * next read asks the server. */
+int ferry__fs_client_caches(int fd);
+void ferry__fs_drop_cached(int fd, MPI_Offset offset, MPI_Offset len);
+
+/* layouts.c: refines a layout from what Lustre (its ioctl) or a GlusterFS
+ * client (its .meta graph) says about the file; unchanged otherwise. */
+void ferry__fs_network_layout(int fd, const char *path, ferry__fs_layout_t *layout);
+
 /* Recomputes ferry__posix_syscalls and ferry__posix_below_trace. */
 void ferry__fs_layers_rebuild(int fault_armed);
 

@@ -6,9 +6,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <linux/magic.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -59,6 +59,7 @@ ferry__posix_syscalls_t ferry__posix_below_trace = REAL_SYSCALLS;
 typedef struct posix_file {
     ferry__fs_file_t base;
     int fd;
+    int client_caches; /* a network client's page cache (coherence.c): dropped after locks and at sync */
 } posix_file_t;
 
 static int fd_of(ferry__fs_file_t *file)
@@ -66,9 +67,37 @@ static int fd_of(ferry__fs_file_t *file)
     return ((posix_file_t *)file)->fd;
 }
 
+static int client_caches(ferry__fs_file_t *file)
+{
+    return ((posix_file_t *)file)->client_caches;
+}
+
 static int os_error(int err, const char *op, const char *path)
 {
     return ferry__error_set(ferry__fs_errno_class(err), "ferry: %s '%s': %s", op, path, strerror(err));
+}
+
+static int open_once(const char *path, int oflags, int *fd)
+{
+    do *fd = ferry__posix_syscalls.open(path, oflags, 0666);
+    while (*fd < 0 && errno == EINTR);
+    return *fd < 0 ? os_error(errno, "open", path) : 0;
+}
+
+/* On a caching network client the creating open is opened again without
+ * O_CREAT: GlusterFS 10 gives the open that creates a file a page-cached
+ * handle even where its client is mounted for direct I/O, and that handle
+ * then read other nodes' bytes stale (docs/cluster.md); a second open
+ * starts from the server's view like every other rank's. */
+static int open_fresh(const char *path, int oflags, int *fd, int *caches)
+{
+    FERRY_TRY(open_once(path, oflags, fd));
+    *caches = ferry__fs_client_caches(*fd);
+    if (!*caches || !(oflags & O_CREAT)) return 0;
+    int created = *fd;
+    int rc = open_once(path, oflags & ~(O_CREAT | O_EXCL), fd);
+    close(created);
+    return rc;
 }
 
 static int posix_open(const char *path, int flags, ferry__fs_file_t **file)
@@ -79,11 +108,9 @@ static int posix_open(const char *path, int flags, ferry__fs_file_t **file)
     else oflags |= O_RDONLY;
     if (flags & FERRY_FS_CREATE) oflags |= O_CREAT;
     if (flags & FERRY_FS_EXCL) oflags |= O_EXCL;
-    int fd;
+    int fd, caches = 0;
     ferry__fs_layers_from_environment();
-    do fd = ferry__posix_syscalls.open(path, oflags, 0666);
-    while (fd < 0 && errno == EINTR);
-    if (fd < 0) return os_error(errno, "open", path);
+    FERRY_TRY(open_fresh(path, oflags, &fd, &caches));
     /* The kernel refuses to open a directory for writing (EISDIR); only a
      * read-only open needs the check (one system call fewer per writer,
      * which a container opened by every rank of a job multiplies). */
@@ -104,6 +131,7 @@ static int posix_open(const char *path, int flags, ferry__fs_file_t **file)
     pf->base.ops = &ferry__fs_posix;
     pf->base.path = owned_path;
     pf->fd = fd;
+    pf->client_caches = caches;
     *file = &pf->base;
     return 0;
 }
@@ -157,7 +185,10 @@ static int posix_sync(ferry__fs_file_t *file)
     int rc;
     do rc = ferry__posix_syscalls.fsync(fd_of(file));
     while (rc != 0 && errno == EINTR);
-    return rc != 0 ? os_error(errno, "sync", file->path) : 0;
+    if (rc != 0) return os_error(errno, "sync", file->path);
+    /* The other half of sync-barrier-sync: what other nodes flushed is read fresh. */
+    if (client_caches(file)) ferry__fs_drop_cached(fd_of(file), 0, 0);
+    return 0;
 }
 
 static int posix_resize(ferry__fs_file_t *file, MPI_Offset size)
@@ -185,31 +216,6 @@ static int posix_size(ferry__fs_file_t *file, MPI_Offset *size)
     return 0;
 }
 
-/* Lustre's layout, read with its LL_IOC_LOV_GETSTRIPE ioctl without its
- * headers (the lov_user_md_v1 prefix is a stable ABI); 0 when not Lustre
- * or the ioctl fails, and then the caller's layout stays. */
-enum { LUSTRE_MAGIC = 0x0BD00BD0 };
-struct lustre_layout_prefix {
-    uint32_t magic, pattern;
-    uint64_t object_id, object_seq;
-    uint32_t stripe_size;
-    uint16_t stripe_count, stripe_offset;
-    char objects[64 * 24]; /* room for the per-target entries the ioctl appends */
-};
-#define FERRY_LL_IOC_LOV_GETSTRIPE _IOW('f', 155, long)
-
-static void lustre_layout(int fd, const struct statfs *fs, ferry__fs_layout_t *layout)
-{
-    if ((uint32_t)fs->f_type != LUSTRE_MAGIC) return;
-    struct lustre_layout_prefix lum;
-    memset(&lum, 0, sizeof lum);
-    lum.magic = 0x0BD10BD0; /* LOV_USER_MAGIC_V1 */
-    lum.stripe_count = 64;
-    if (ioctl(fd, FERRY_LL_IOC_LOV_GETSTRIPE, &lum) != 0 || lum.stripe_size == 0 || lum.stripe_count == 0) return;
-    layout->stripe_size = lum.stripe_size;
-    layout->stripe_count = lum.stripe_count;
-}
-
 static int posix_layout(ferry__fs_file_t *file, ferry__fs_layout_t *layout)
 {
     struct stat st;
@@ -220,7 +226,10 @@ static int posix_layout(ferry__fs_file_t *file, ferry__fs_layout_t *layout)
     struct statfs fs;
     if (fstatfs(fd_of(file), &fs) != 0) return 0;
     layout->memory_backed = fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC;
-    lustre_layout(fd_of(file), &fs, layout);
+    layout->client_caches = client_caches(file);
+    snprintf(layout->kind, sizeof layout->kind, "%s", layout->memory_backed ? "memory" : "local");
+    if (layout->client_caches) snprintf(layout->kind, sizeof layout->kind, "network client");
+    ferry__fs_network_layout(fd_of(file), file->path, layout);
     return 0;
 }
 
@@ -247,9 +256,13 @@ static int posix_range_lock(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offse
     return os_error(err, type == F_UNLCK ? "unlock" : "lock", file->path);
 }
 
+/* Inside the lock the range is read fresh: the previous holder's writes
+ * reached the server before it unlocked. */
 static int posix_lock(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len, int mode)
 {
-    return posix_range_lock(file, offset, len, mode == FERRY_FS_LOCK_READ ? F_RDLCK : F_WRLCK);
+    FERRY_TRY(posix_range_lock(file, offset, len, mode == FERRY_FS_LOCK_READ ? F_RDLCK : F_WRLCK));
+    if (client_caches(file)) ferry__fs_drop_cached(fd_of(file), offset, len);
+    return 0;
 }
 
 static int posix_unlock(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len)

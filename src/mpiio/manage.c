@@ -93,6 +93,7 @@ int ferry_File_get_info(ferry_File fh, MPI_Info *info_used)
     fh->stats.coll_view_recv_bytes = ferry__coll_update_recv_bytes(fh);
     cls = ferry__hints_report(&fh->hints, *info_used);
     if (cls == 0) cls = ferry__stats_report_info(&fh->stats, *info_used);
+    if (cls == 0) cls = ferry__fs_layout_report(&fh->layout, *info_used);
     if (cls) MPI_Info_free(info_used);
     return ferry__error_return(fh, cls ? ferry__error_set(cls, "ferry: get_info '%s': cannot fill the info", fh->filename) : 0);
 }

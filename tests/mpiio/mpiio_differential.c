@@ -32,6 +32,7 @@ int main(int argc, char **argv)
         .dir = ft_scratch_dir(),
         .verbose = (int)env_long("FERRY_DIFF_VERBOSE", 0),
         .check_files = (int)env_long("FERRY_DIFF_CHECK_FILES", 0),
+        .sync_writes = (int)env_long("FERRY_DIFF_SYNC", 0),
     };
     const char *one = getenv("FERRY_DIFF_SEED");
     long n = env_long("FERRY_DIFF_SEEDS", 0);

@@ -771,6 +771,17 @@ static void compare_files(run_t *run, int step)
     }
 }
 
+/* Every backend: sync, barrier, sync (failures are reported by the next step's checks). */
+static void sync_barrier_sync(run_t *run)
+{
+    for (int e = 0; e < run->nbe; e++) {
+        backend_t *b = &run->be[e];
+        (void)(b->host ? MPI_File_sync(b->m) : ferry_File_sync(b->f));
+        MPI_Barrier(MPI_COMM_WORLD);
+        (void)(b->host ? MPI_File_sync(b->m) : ferry_File_sync(b->f));
+    }
+}
+
 static void setup(run_t *run, uint64_t *state)
 {
     od_type_named(&run->types[0], MPI_INT);
@@ -814,6 +825,7 @@ int od_run(const od_options_t *opt)
         int skip = od_host_skip(&run, st);
         if (is_access(st->kind)) run_access(&run, i, st, skip);
         else run_other(&run, i, st, skip);
+        if (opt->sync_writes && is_write(st->kind)) sync_barrier_sync(&run);
         MPI_Barrier(MPI_COMM_WORLD); /* other ranks' writes are done before sizes are compared */
         run.fixups += host_pointer_fixup(&run, st);
         for (int e = 0; e < run.nbe; e++) compare_positions(&run, i, &run.be[e]);

@@ -77,6 +77,9 @@ typedef struct od_options {
     const char *dir;    /* scratch directory shared by all ranks */
     int verbose;        /* print every step on rank 0 */
     int check_files;    /* compare the files with the model after every step (slow) */
+    int sync_writes;    /* sync-barrier-sync after every write step: what MPI-3.1 13.6.1 needs before other
+                           ranks read the bytes, and what a client with a page cache of its own needs too
+                           (the model is sequentially consistent, tools/cluster's clients are not) */
 } od_options_t;
 
 /* Collective over MPI_COMM_WORLD: runs one sequence; returns 0, or aborts the

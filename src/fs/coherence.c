@@ -1,0 +1,54 @@
+/*
+ * Clients that cache what another node changes.
+ *
+ * A network file system's client (FUSE, NFS, SMB, 9P) keeps a file's pages
+ * in its own kernel's page cache, and another node's write does not
+ * invalidate them: a read there can return bytes the file no longer holds.
+ * Local and memory file systems have one cache for every process; Lustre
+ * and GPFS revoke a client's pages through their lock managers. MPI-IO
+ * promises fresh bytes only after sync, or inside a byte-range lock (atomic
+ * mode, a read-modify-write), so those are where the POSIX driver drops
+ * this client's pages of the range (posix.c); writes need nothing as long
+ * as the client writes through (GlusterFS and NFS without write-back
+ * caching, docs/cluster.md).
+ */
+#include <stdint.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "fs/fs_int.h"
+
+/* statfs f_type values (linux/magic.h lacks some of them). */
+enum {
+    FUSE_MAGIC = 0x65735546,
+    NFS_MAGIC = 0x6969,
+    SMB2_MAGIC = 0xFE534D42,
+    CIFS_MAGIC = 0xFF534D42,
+    V9FS_MAGIC = 0x01021997,
+};
+
+int ferry__fs_client_caches(int fd)
+{
+    struct statfs fs;
+    if (fstatfs(fd, &fs) != 0) return 0;
+    switch ((unsigned long)fs.f_type & 0xffffffffUL) {
+    case FUSE_MAGIC:
+    case NFS_MAGIC:
+    case SMB2_MAGIC:
+    case CIFS_MAGIC:
+    case V9FS_MAGIC: return 1;
+    default: return 0;
+    }
+}
+
+/* Whole pages around the range: the kernel keeps the partial pages at its
+ * ends, which may hold stale bytes of it. */
+void ferry__fs_drop_cached(int fd, MPI_Offset offset, MPI_Offset len)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    MPI_Offset mask = (MPI_Offset)(page > 0 ? page : 4096) - 1;
+    MPI_Offset start = offset & ~mask;
+    MPI_Offset end = len > 0 && offset + len <= INT64_MAX - mask ? (offset + len + mask) & ~mask : 0;
+    (void)ferry__posix_syscalls.advise(fd, (off_t)start, (off_t)(end > start ? end - start : 0),
+                                       POSIX_FADV_DONTNEED);
+}
