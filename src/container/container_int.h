@@ -327,6 +327,7 @@ struct ferry_container {
     MPI_Comm file_comm; /* writing: the ranks sharing this rank's file (its root is rank 0); else MPI_COMM_NULL */
     int rank, nprocs;
     char *path; /* owned, as opened */
+    int64_t path_hash; /* ferry__container_hash of path: ranks must name the same one */
     int writing, durable;
     ferry__container_stream_t *streams; /* nstreams, owned; writing: exactly one */
     int nstreams, current;
@@ -343,10 +344,10 @@ struct ferry_container {
 /* What each rank brings to a collective creation (plan.c). */
 enum {
     FERRY__ASK_CLS, FERRY__ASK_CHUNK, FERRY__ASK_FILES, FERRY__ASK_NODE, FERRY__ASK_BLOCK, FERRY__ASK_FLAGS,
-    FERRY__ASK_WORDS
+    FERRY__ASK_PATH, FERRY__ASK_WORDS
 };
 typedef struct ferry__container_ask {
-    int64_t w[FERRY__ASK_WORDS]; /* FLAGS: 1 data checksums, 2 durable */
+    int64_t w[FERRY__ASK_WORDS]; /* FLAGS: 1 data checksums, 2 durable; PATH: ferry__container_hash of the path */
 } ferry__container_ask_t;
 
 /* Collective: plans the container on rank 0 from every rank's ask, creates
@@ -358,15 +359,23 @@ int ferry__container_create_collectively(ferry_container_t c, const ferry__conta
  * MPI_Finalize). */
 int ferry__container_private_comm(MPI_Comm comm, MPI_Comm *out);
 
-/* Collective over comm: a new handle on the private duplicate of comm. A bad path
- * only sets *local_cls (so the caller still joins the collectives that
- * follow); a failure to duplicate comm returns the class. */
-int ferry__container_handle_create(MPI_Comm comm, const char *path, int writing, int *local_cls,
-                                   ferry_container_t *out);
+/* Collective over comm: a new handle on the private duplicate of comm;
+ * result is the caller's handle pointer (set to NULL here, may be NULL). A
+ * NULL path or result only sets *local_cls (so the caller still joins the
+ * collectives that follow, and every rank fails alike); a failure to
+ * duplicate comm returns the class. */
+int ferry__container_handle_create(MPI_Comm comm, const char *path, int writing, ferry_container_t *result,
+                                   int *local_cls, ferry_container_t *out);
+/* The end of a collective open: on success (cls 0) *result = c, else c is
+ * freed; returns the API's error code. */
+int ferry__container_handle_hand_over(ferry_container_t c, int cls, ferry_container_t *result);
 /* Closes the handle's files, frees its communicators and memory. */
 void ferry__container_handle_free(ferry_container_t c);
 /* Opens physical file k of the container (already open: returns it). */
 int ferry__container_handle_file(ferry_container_t c, uint32_t k, int flags, ferry__fs_file_t **fs);
+/* FNV-1a of len bytes, as a nonnegative int64 (it travels in MPI_INT64_T
+ * words): the path every rank names, the processor name of a node. */
+int64_t ferry__container_hash(const void *bytes, size_t len);
 /* The API exit of a parallel call: the error code of cls (0: MPI_SUCCESS). */
 int ferry__container_return(int cls);
 
