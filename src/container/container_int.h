@@ -25,6 +25,7 @@
  *   format.c    encode/decode of every on-disk record (pure, no I/O)
  *   meta.c      a physical file's metadata: read and check, write
  *   stream.c    a stream cursor: buffered writes, trailers, reads
+ *   check.c     reads that check every chunk's data checksum
  *   recover.c   lengths from chunk trailers; rebuilding an incomplete file
  *   set.c       the serial API: a set of files, any stream, any position
  *   create.c    serial creation (tools: defrag)
@@ -64,6 +65,8 @@ enum {
 #define FERRY__CONTAINER_MAX_BLOCK (1LL << 30)
 #define FERRY__CONTAINER_DEFAULT_CHUNK (1LL << 20)
 #define FERRY__CONTAINER_DEFAULT_BUFFER ((size_t)64 << 10)
+/* A reader of checksummed chunks caches whole chunks up to this capacity (check.c). */
+#define FERRY__CONTAINER_CHECKED_CACHE ((uint64_t)16 << 20)
 
 /* crc32c.c: CRC-32C of len bytes, continuing from crc (0 to start). */
 uint32_t ferry__container_crc(uint32_t crc, const void *buf, size_t len);
@@ -178,16 +181,21 @@ typedef struct ferry__container_file {
     uint64_t rows;
     int complete;          /* the completion record and end table are valid */
     uint32_t how;          /* the completion record's: closed or recovered */
-    int completion_damaged; /* a completion record is there but fails its checks */
+    int damage;            /* why an incomplete file is: FERRY__CONTAINER_{UNDAMAGED (never closed),RECORD_DAMAGED,END_DAMAGED} */
     MPI_Offset size;       /* of the file when loaded */
 } ferry__container_file_t;
+
+enum { FERRY__CONTAINER_UNDAMAGED, FERRY__CONTAINER_RECORD_DAMAGED, FERRY__CONTAINER_END_DAMAGED };
+/* What an incomplete file's damage says in messages: "was never closed", ... */
+const char *ferry__container_damage_text(const ferry__container_file_t *f);
 
 /* "<path>" for file 0, "<path>.<k, six digits>" for the others. Owned (ferry__free); NULL when out of memory. */
 char *ferry__container_file_path(const char *path, uint32_t k);
 
 /* Opens path and reads its superblock and stream table and, when complete,
  * its end table; checks all (docs/format/container.md, Reading). An
- * incomplete file loads with complete = 0 and no lengths. writable: open
+ * incomplete file loads with complete = 0 and no lengths, also one whose
+ * completion record or end table fails its checks (f->damage says which). writable: open
  * read-write (recover). On failure f is cleared and nothing stays open. */
 int ferry__container_file_load(const char *path, int writable, ferry__container_file_t *f);
 void ferry__container_file_release(ferry__container_file_t *f);
@@ -261,6 +269,7 @@ typedef struct ferry__container_stream {
     uint64_t buf_start;      /* stream position of buf[0] */
     ferry__container_chunk_state_t *chunks; /* owned, nchunks entries (writing) */
     uint64_t nchunks;
+    unsigned char *checked; /* owned (reading): bitmap of chunks larger than the cache already checked */
     long long *meta_calls; /* borrowed, may be NULL: counts syncs */
 } ferry__container_stream_t;
 
@@ -278,7 +287,13 @@ typedef struct ferry__container_stream_init {
 int ferry__container_stream_init(ferry__container_stream_t *s, const ferry__container_stream_init_t *init);
 void ferry__container_stream_release(ferry__container_stream_t *s);
 int ferry__container_stream_write(ferry__container_stream_t *s, const void *buf, size_t len, size_t *done);
+/* Reads from the position, up to len bytes or the stream's end; checks
+ * every chunk it returns bytes of when the stream has data checksums
+ * (check.c). Does not move the position on failure of a step. */
 int ferry__container_stream_read(ferry__container_stream_t *s, void *buf, size_t len, size_t *done);
+/* One step of a read from the position without checks: through the cache,
+ * or straight into out when want fills it; *got > 0 unless at the end. */
+int ferry__container_read_plain(ferry__container_stream_t *s, unsigned char *out, size_t want, size_t *got);
 int ferry__container_stream_seek(ferry__container_stream_t *s, uint64_t position);
 /* Writes buffered data, then the trailers of every chunk changed since the
  * last flush (recomputing checksums of chunks not written by appending).
@@ -297,6 +312,20 @@ typedef struct ferry__container_scratch {
 int ferry__container_chunk_crc(ferry__fs_file_t *fs, const ferry__container_geometry_t *g, uint64_t b, uint64_t used,
                                ferry__container_scratch_t *scratch, uint32_t *crc);
 
+/* ---- check.c: reading chunks that carry data checksums ---- */
+
+/* 1 when chunk b of the stream (id, stream) at g has a valid trailer of its
+ * own (magic, CRC, container id, stream id, chunk index, used <= capacity). */
+int ferry__container_read_trailer(ferry__fs_file_t *fs, const ferry__container_geometry_t *g, uint64_t id,
+                                  uint32_t stream, uint64_t b, ferry__container_trailer_t *tr);
+/* Reads chunk b's used bytes (as the stream's length gives them) into dest,
+ * or through scratch when dest is NULL, and checks them and the trailer:
+ * MPI_ERR_IO naming the stream, the chunk and the file when they fail. */
+int ferry__container_check_chunk(const ferry__container_stream_t *s, uint64_t b, unsigned char *dest,
+                                 ferry__container_scratch_t *scratch);
+/* One step of a checked read from the position (see check.c). */
+int ferry__container_read_checked(ferry__container_stream_t *s, unsigned char *out, size_t want, size_t *got);
+
 /* ---- set.c ---- */
 
 struct ferry_container_set {
@@ -307,6 +336,9 @@ struct ferry_container_set {
     int complete;
     int creating; /* create.c's set, written by ferry_container_serial_write */
     struct ferry__container_stream *writers; /* creating: one per stream */
+    /* Reading checksummed streams: a checked reader of the last stream read (reader_of, -1 none). */
+    struct ferry__container_stream reader;
+    int reader_of;
 };
 
 /* Loads the whole set at path (every file's metadata, the stream map);

@@ -92,6 +92,7 @@ static int create_set(ferry_container_set_t set, const ferry_container_layout_t 
     set->nfiles = 1;
     set->streams = n;
     set->creating = 1;
+    set->reader_of = -1;
     set->files = ferry__calloc(1, sizeof *set->files);
     set->file_of = ferry__calloc(n, sizeof *set->file_of);
     set->local_of = ferry__calloc(n, sizeof *set->local_of);
