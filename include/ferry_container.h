@@ -143,6 +143,9 @@ FERRY_API int ferry_container_info(ferry_container_t container, ferry_container_
 
 /* Opens every file of the container at path. */
 FERRY_API int ferry_container_serial_open(const char *path, int flags, ferry_container_set_t *set);
+/* Closes the set (a created one is completed first: its end table and
+ * completion record written) and sets *set to NULL. NULL or a NULL *set is
+ * MPI_ERR_ARG, as for ferry_container_close. */
 FERRY_API int ferry_container_serial_close(ferry_container_set_t *set);
 
 /* The set: streams, files, complete (1) or incomplete (0). */

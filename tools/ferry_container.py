@@ -293,10 +293,13 @@ class Container:
         for k in range(1, first.file_count):
             f = PhysicalFile("%s.%06d" % (self.path, k))
             self.files.append(f)
-            if (f.id, f.file_index, f.file_count, f.streams) != (first.id, k, first.file_count, first.streams):
-                raise ContainerError("%s: file %d of %d (%s) belongs to another container (its superblock says "
-                                     "file %d of %d)" % (self.path, k, first.file_count, f.path, f.file_index,
-                                                         f.file_count), 1)
+            where = "%s: file %d of %d (%s)" % (self.path, k, first.file_count, f.path)
+            if f.id != first.id:
+                raise ContainerError("%s belongs to another container (id %016x, file 0's %016x)"
+                                     % (where, f.id, first.id), 1)
+            if (f.file_index, f.file_count, f.streams) != (k, first.file_count, first.streams):
+                raise ContainerError("%s says it is file %d of %d with %d streams (swapped or renamed?)"
+                                     % (where, f.file_index, f.file_count, f.streams), 1)
         total = sum(f.local_streams for f in self.files)
         if total != first.streams:
             raise ContainerError("%s: the files hold %d streams, the superblock says %d"

@@ -44,10 +44,15 @@ static int load_member(ferry_container_set_t set, uint32_t k, int writable)
     ferry__container_file_t *f = &set->files[k];
     const ferry__container_super_t *first = &set->files[0].super;
     int cls = k == 0 ? 0 : ferry__container_file_load(name, writable, f);
-    if (!cls && (f->super.id != first->id || f->super.file_index != k || f->super.file_count != first->file_count ||
-                 f->super.streams != first->streams))
-        cls = ferry__error_set(MPI_ERR_BAD_FILE, "ferry container '%s': %s belongs to another container", set->path,
-                               name);
+    const ferry__container_super_t *s = &f->super;
+    if (!cls && s->id != first->id)
+        cls = ferry__error_set(MPI_ERR_BAD_FILE, "ferry container '%s': file %u of %u ('%s') belongs to another "
+                               "container (id %016llx, file 0's %016llx)", set->path, (unsigned)k,
+                               (unsigned)set->nfiles, name, (unsigned long long)s->id, (unsigned long long)first->id);
+    else if (!cls && (s->file_index != k || s->file_count != first->file_count || s->streams != first->streams))
+        cls = ferry__error_set(MPI_ERR_BAD_FILE, "ferry container '%s': file %u of %u ('%s') says it is file %u of %u "
+                               "with %u streams (swapped or renamed?)", set->path, (unsigned)k, (unsigned)set->nfiles,
+                               name, (unsigned)s->file_index, (unsigned)s->file_count, (unsigned)s->streams);
     ferry__free(name);
     return cls;
 }
