@@ -84,7 +84,13 @@ static int root_finishes(ferry_container_t c, const int64_t *gathered)
     if (c->durable) c->meta_calls += 2;
     int cls = ferry__container_write_end(&fin);
     ferry__free(ends);
-    return cls;
+    /* The end table needs room past the last row (usually a fresh block):
+     * on a full file system it can fail after every stream is safe. */
+    if (!cls) return 0;
+    char cause[512];
+    snprintf(cause, sizeof cause, "%s", ferry__error_message());
+    return ferry__error_set(cls, "no end table: 'ferry-container recover' completes the container once there is "
+                            "room (every stream's flushed bytes are in it): %s", cause);
 }
 
 static int close_write(ferry_container_t c)
