@@ -7,8 +7,9 @@
  * stream's cache (chunk capacity up to FERRY__CONTAINER_CHECKED_CACHE) are
  * read once into it, checked, and served from it: the bytes returned are
  * the bytes checked, and sequential reads of any size read each chunk
- * once. A read that wants a whole chunk gets it straight into its buffer,
- * checked there. A larger chunk is checked once per reader, through the
+ * once. A read that wants the rest of a chunk gets it straight into its
+ * buffer, checked there (the chunk's head, which an earlier read returned,
+ * passes through the cache again). A larger chunk is checked once per reader, through the
  * cache as scratch, the first time any of it is read, and read afterwards
  * like an unchecked one (it costs one extra pass over the chunk, and trusts
  * the file not to change under the open reader).
@@ -41,12 +42,28 @@ static int chunk_fails(const ferry__container_stream_t *s, uint64_t b, const cha
                             (unsigned long long)b, s->fs->path, why);
 }
 
-int ferry__container_check_chunk(const ferry__container_stream_t *s, uint64_t b, unsigned char *dest,
-                                 ferry__container_scratch_t *scratch)
+/* Reads [from, to) of chunk b's data into out, extending *crc over it. */
+static int read_span(const ferry__container_stream_t *s, uint64_t b, uint64_t from, uint64_t to, unsigned char *out,
+                     uint32_t *crc)
+{
+    uint64_t start = b * ferry__container_capacity(&s->geo);
+    size_t got = 0;
+    if (from == to) return 0;
+    FERRY_TRY(ferry__container_pread(s->fs, &s->geo, start + to, start + from, out, (size_t)(to - from), &got));
+    *crc = ferry__container_crc(*crc, out, got);
+    return 0;
+}
+
+/* Reads chunk b's used bytes and checks them and its trailer: the first
+ * `head` bytes land in the cache (scratch here), the rest in dest; with
+ * dest NULL all of them pass through the cache in pieces (a chunk larger
+ * than it). The cache holds nothing valid afterwards. */
+static int check_chunk(ferry__container_stream_t *s, uint64_t b, uint64_t head, unsigned char *dest)
 {
     ferry__container_trailer_t tr;
-    uint64_t used = ferry__container_used_in(&s->geo, s->length, b), cap = ferry__container_capacity(&s->geo);
+    uint64_t used = ferry__container_used_in(&s->geo, s->length, b);
     uint32_t crc = 0;
+    s->buf_len = 0;
     if (!ferry__container_read_trailer(s->fs, &s->geo, s->id, s->stream, b, &tr))
         return chunk_fails(s, b, "has no valid trailer: its data cannot be checked");
     if (tr.used != used) {
@@ -56,11 +73,11 @@ int ferry__container_check_chunk(const ferry__container_stream_t *s, uint64_t b,
         return chunk_fails(s, b, why);
     }
     if (dest) {
-        size_t got = 0;
-        FERRY_TRY(ferry__container_pread(s->fs, &s->geo, b * cap + used, b * cap, dest, (size_t)used, &got));
-        crc = ferry__container_crc(0, dest, got);
+        FERRY_TRY(read_span(s, b, 0, head, s->buf, &crc));
+        FERRY_TRY(read_span(s, b, head, used, dest, &crc));
     } else {
-        FERRY_TRY(ferry__container_chunk_crc(s->fs, &s->geo, b, used, scratch, &crc));
+        ferry__container_scratch_t scratch = {s->buf, s->buf_cap};
+        FERRY_TRY(ferry__container_chunk_crc(s->fs, &s->geo, b, used, &scratch, &crc));
     }
     if (crc == tr.data_crc) return 0;
     char why[96];
@@ -69,7 +86,7 @@ int ferry__container_check_chunk(const ferry__container_stream_t *s, uint64_t b,
     return chunk_fails(s, b, why);
 }
 
-/* Large chunks: whether chunk b was checked by this reader, marking it. */
+/* Large chunks: whether chunk b was checked by this reader. */
 static int checked_before(ferry__container_stream_t *s, uint64_t b, int *was)
 {
     if (!s->checked) {
@@ -82,38 +99,26 @@ static int checked_before(ferry__container_stream_t *s, uint64_t b, int *was)
     return 0;
 }
 
-/* A chunk larger than the cache: checked once, through the cache, then read plainly. */
-static int check_large_once(ferry__container_stream_t *s, uint64_t b)
-{
-    int was = 0;
-    FERRY_TRY(checked_before(s, b, &was));
-    if (was) return 0;
-    ferry__container_scratch_t scratch = {s->buf, s->buf_cap};
-    s->buf_len = 0; /* the cache serves as scratch */
-    FERRY_TRY(ferry__container_check_chunk(s, b, NULL, &scratch));
-    s->checked[b / 8] |= (unsigned char)(1u << (b % 8));
-    return 0;
-}
-
 int ferry__container_read_checked(ferry__container_stream_t *s, unsigned char *out, size_t want, size_t *got)
 {
     uint64_t cap = ferry__container_capacity(&s->geo), b = s->position / cap, offset = s->position % cap;
     uint64_t used = ferry__container_used_in(&s->geo, s->length, b);
     size_t piece = (size_t)(want < used - offset ? want : used - offset);
-    int hit = s->buf_len && s->position >= s->buf_start && s->position < s->buf_start + s->buf_len;
+    int hit = s->buf_len && s->position >= s->buf_start && s->position < s->buf_start + s->buf_len, was = 1;
     *got = 0;
-    if (!hit && used > s->buf_cap) { /* a large chunk */
-        FERRY_TRY(check_large_once(s, b));
+    if (!hit && used > s->buf_cap) { /* a large chunk: checked once, then read plainly */
+        FERRY_TRY(checked_before(s, b, &was));
+        if (!was) FERRY_TRY(check_chunk(s, b, 0, NULL));
+        s->checked[b / 8] |= (unsigned char)(1u << (b % 8));
         return ferry__container_read_plain(s, out, piece, got);
     }
-    if (!hit && offset == 0 && piece == used) { /* the whole chunk, checked in place */
-        FERRY_TRY(ferry__container_check_chunk(s, b, out, NULL));
+    if (!hit && offset + piece == used) { /* the rest of the chunk: straight into out, the head through the cache */
+        FERRY_TRY(check_chunk(s, b, offset, out));
         *got = piece;
         return 0;
     }
     if (!hit) {
-        s->buf_len = 0;
-        FERRY_TRY(ferry__container_check_chunk(s, b, s->buf, NULL));
+        FERRY_TRY(check_chunk(s, b, used, s->buf));
         s->buf_start = b * cap;
         s->buf_len = (size_t)used;
     }

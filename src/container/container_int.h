@@ -318,12 +318,9 @@ int ferry__container_chunk_crc(ferry__fs_file_t *fs, const ferry__container_geom
  * own (magic, CRC, container id, stream id, chunk index, used <= capacity). */
 int ferry__container_read_trailer(ferry__fs_file_t *fs, const ferry__container_geometry_t *g, uint64_t id,
                                   uint32_t stream, uint64_t b, ferry__container_trailer_t *tr);
-/* Reads chunk b's used bytes (as the stream's length gives them) into dest,
- * or through scratch when dest is NULL, and checks them and the trailer:
- * MPI_ERR_IO naming the stream, the chunk and the file when they fail. */
-int ferry__container_check_chunk(const ferry__container_stream_t *s, uint64_t b, unsigned char *dest,
-                                 ferry__container_scratch_t *scratch);
-/* One step of a checked read from the position (see check.c). */
+/* One step of a read from the position that returns only bytes of chunks
+ * whose trailer and data CRC it checked (see check.c): MPI_ERR_IO naming
+ * the stream, the chunk and the file when one fails. */
 int ferry__container_read_checked(ferry__container_stream_t *s, unsigned char *out, size_t want, size_t *got);
 
 /* ---- set.c ---- */
