@@ -36,6 +36,8 @@ typedef struct ferry_container_set *ferry_container_set_t;
 
 /* ferry_container_params_t.files: one physical file per node. */
 #define FERRY_CONTAINER_FILE_PER_NODE (-1)
+/* ferry_container_params_t.data_checksums: no data checksums (they are on by default). */
+#define FERRY_CONTAINER_CHECKSUMS_OFF (-1)
 
 /* Settings of a container opened for writing. Zero means the default.
  * Rank 0's block_size, data_checksums and durable apply to all, files must be
@@ -48,9 +50,11 @@ typedef struct ferry_container_params {
                              * (Lustre stripe size, st_blksize otherwise) */
     int files;              /* 0 or 1: one file; n > 1: n files of contiguous rank groups;
                              * FERRY_CONTAINER_FILE_PER_NODE */
-    int data_checksums;     /* 1: each chunk trailer also holds a CRC-32C of the chunk's data, so verify
-                             * checks every byte (costs about 25% more processor time per byte written
-                             * through the page cache; metadata always has checksums) */
+    int data_checksums;     /* 0 (default) or 1: each chunk trailer also holds a CRC-32C of the chunk's
+                             * data, which every reader checks before returning a byte of it;
+                             * FERRY_CONTAINER_CHECKSUMS_OFF: none (docs/container.md: the cost, about
+                             * 13% more processor time per byte written through the page cache).
+                             * Metadata always has checksums */
     int durable;            /* 1: flush and close also fsync (survive power loss, not only kill -9) */
     size_t buffer_size;     /* this rank's write buffer (or read cache); default 64 KiB; larger
                              * transfers bypass it */

@@ -51,7 +51,7 @@ static int open_write_steps(ferry_container_t c, const ferry_container_params_t 
     ask.w[FERRY__ASK_FILES] = p->files;
     ask.w[FERRY__ASK_NODE] = p->files == FERRY_CONTAINER_FILE_PER_NODE ? node_hash() : 0;
     ask.w[FERRY__ASK_BLOCK] = p->block_size;
-    ask.w[FERRY__ASK_FLAGS] = (p->data_checksums ? 1 : 0) | (p->durable ? 2 : 0);
+    ask.w[FERRY__ASK_FLAGS] = (p->data_checksums >= 0 ? 1 : 0) | (p->durable ? 2 : 0); /* checksums by default */
     ask.w[FERRY__ASK_PATH] = c->path_hash;
     return ferry__container_create_collectively(c, &ask, p->buffer_size);
 }
