@@ -24,6 +24,7 @@
 #define FERRY_CONTAINER_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "ferry.h"
 
@@ -137,6 +138,20 @@ FERRY_API int ferry_container_select(ferry_container_t container, int index);
 
 /* Not collective. Describes the selected stream. */
 FERRY_API int ferry_container_info(ferry_container_t container, ferry_container_info_t *info);
+
+/* Not collective. A stdio FILE over the selected stream, so code written
+ * with fwrite/fprintf/fputs (mode "w", or "a" to start at the stream's end)
+ * or fread/fgets/fscanf (mode "r", on a handle opened for reading) works
+ * on a container unchanged; fseek and ftell move the stream's position.
+ * The FILE keeps the stream it was opened on whatever is selected later.
+ * stdio buffers in front of the stream: ferry_container_flush and
+ * ferry_container_close first fflush the handle's FILEs. fclose the FILE
+ * before or after closing the container (after, it only frees it; a
+ * transfer on it then fails with EBADF). Errors set errno (ENOSPC, EDQUOT,
+ * EBADF, EINVAL, otherwise EIO) and the FILE's error flag, and
+ * ferry_container_error_message() gives the container's message. NULL on
+ * failure (bad mode, a mode the handle cannot do, no stream on this rank). */
+FERRY_API FILE *ferry_container_fopen(ferry_container_t container, const char *mode);
 
 /* ---- Serial API (no MPI_Init needed) ---- */
 

@@ -33,6 +33,7 @@
  *   open.c      collective open for writing, close
  *   mapped.c    collective open for reading (same rank count or mapped)
  *   api.c       the independent calls of the parallel API
+ *   cookie.c    a stdio FILE over a stream (fopencookie)
  *   plan.c      rank 0's plan of a container being created
  *   handle.c    the parallel handle's life; comm.c its communicator
  */
@@ -368,6 +369,7 @@ struct ferry_container {
     ferry__container_super_t super;
     ferry__container_entry_t *entries;
     long long meta_calls; /* file-system opens, closes, stats, syncs, size changes */
+    struct ferry__container_cookie *cookies; /* the FILEs open on this handle (cookie.c); they own themselves */
 };
 
 /* What each rank brings to a collective creation (plan.c). */
@@ -407,6 +409,20 @@ int ferry__container_handle_file(ferry_container_t c, uint32_t k, int flags, fer
 int64_t ferry__container_hash(const void *bytes, size_t len);
 /* The API exit of a parallel call: the error code of cls (0: MPI_SUCCESS). */
 int ferry__container_return(int cls);
+
+/* api.c: moves stream s of c (its FILE's, or the selected one) as
+ * ferry_container_seek does; what names the call in messages. */
+int ferry__container_seek(ferry_container_t c, ferry__container_stream_t *s, MPI_Offset offset, int whence,
+                          const char *what);
+
+/* ---- cookie.c: stdio FILEs over a handle's streams ---- */
+
+/* Pushes what the handle's FILEs buffer into their streams (fflush of
+ * each); 0, or the class of the first failure. */
+int ferry__container_cookies_flush(ferry_container_t c);
+/* The handle is going away: its FILEs are left attached to nothing (their
+ * transfers fail with EBADF, their fclose only frees them). */
+void ferry__container_cookies_orphan(ferry_container_t c);
 
 /* ---- messages ---- */
 

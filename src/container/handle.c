@@ -65,6 +65,7 @@ int ferry__container_handle_hand_over(ferry_container_t c, int cls, ferry_contai
 void ferry__container_handle_free(ferry_container_t c)
 {
     if (!c) return;
+    ferry__container_cookies_orphan(c);
     for (int i = 0; i < c->nstreams; i++) ferry__container_stream_release(&c->streams[i]);
     for (int i = 0; i < c->nfiles; i++) ferry__fs_close(c->files[i].fs);
     if (c->file_comm != MPI_COMM_NULL) MPI_Comm_free(&c->file_comm);

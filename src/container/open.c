@@ -116,7 +116,11 @@ int ferry_container_close(ferry_container_t *container)
         return ferry__container_return(ferry__error_set(MPI_ERR_ARG, "ferry_container_close: no container"));
     ferry_container_t c = *container;
     *container = NULL;
-    int cls = c->writing ? close_write(c) : 0;
+    int cls = ferry__container_cookies_flush(c); /* what FILEs still buffer belongs in the streams */
+    if (c->writing) {
+        int closed = close_write(c);
+        cls = cls ? cls : closed;
+    }
     if (cls) cls = ferry__container_fail(cls, c->path, c->rank, "ferry_container_close");
     if (c->writing) cls = ferry__error_agree(c->comm, cls, "ferry_container_close");
     ferry__container_handle_free(c);
