@@ -165,7 +165,7 @@ static void ferry_write(ctr_job_t *job)
     ferry_container_params_t p = {0};
     p.chunk_size = job->chunk;
     p.durable = job->sync;
-    p.data_checksums = job->checksums;
+    p.data_checksums = job->checksums ? 1 : FERRY_CONTAINER_CHECKSUMS_OFF;
     ferry_container_t c;
     int rc = ferry_container_open_write(MPI_COMM_WORLD, job->path, &p, &c);
     if (rc != MPI_SUCCESS) return ferry_failed(job, rc);

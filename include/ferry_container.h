@@ -24,6 +24,7 @@
 #define FERRY_CONTAINER_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "ferry.h"
 
@@ -36,6 +37,8 @@ typedef struct ferry_container_set *ferry_container_set_t;
 
 /* ferry_container_params_t.files: one physical file per node. */
 #define FERRY_CONTAINER_FILE_PER_NODE (-1)
+/* ferry_container_params_t.data_checksums: no data checksums (they are on by default). */
+#define FERRY_CONTAINER_CHECKSUMS_OFF (-1)
 
 /* Settings of a container opened for writing. Zero means the default.
  * Rank 0's block_size, data_checksums and durable apply to all, files must be
@@ -48,9 +51,11 @@ typedef struct ferry_container_params {
                              * (Lustre stripe size, st_blksize otherwise) */
     int files;              /* 0 or 1: one file; n > 1: n files of contiguous rank groups;
                              * FERRY_CONTAINER_FILE_PER_NODE */
-    int data_checksums;     /* 1: each chunk trailer also holds a CRC-32C of the chunk's data, so verify
-                             * checks every byte (costs about 25% more processor time per byte written
-                             * through the page cache; metadata always has checksums) */
+    int data_checksums;     /* 0 (default) or 1: each chunk trailer also holds a CRC-32C of the chunk's
+                             * data, which every reader checks before returning a byte of it;
+                             * FERRY_CONTAINER_CHECKSUMS_OFF: none (docs/container.md: the cost, about
+                             * 13% more processor time per byte written through the page cache).
+                             * Metadata always has checksums */
     int durable;            /* 1: flush and close also fsync (survive power loss, not only kill -9) */
     size_t buffer_size;     /* this rank's write buffer (or read cache); default 64 KiB; larger
                              * transfers bypass it */
@@ -134,6 +139,20 @@ FERRY_API int ferry_container_select(ferry_container_t container, int index);
 /* Not collective. Describes the selected stream. */
 FERRY_API int ferry_container_info(ferry_container_t container, ferry_container_info_t *info);
 
+/* Not collective. A stdio FILE over the selected stream, so code written
+ * with fwrite/fprintf/fputs (mode "w", or "a" to start at the stream's end)
+ * or fread/fgets/fscanf (mode "r", on a handle opened for reading) works
+ * on a container unchanged; fseek and ftell move the stream's position.
+ * The FILE keeps the stream it was opened on whatever is selected later.
+ * stdio buffers in front of the stream: ferry_container_flush and
+ * ferry_container_close first fflush the handle's FILEs. fclose the FILE
+ * before or after closing the container (after, it only frees it; a
+ * transfer on it then fails with EBADF). Errors set errno (ENOSPC, EDQUOT,
+ * EBADF, EINVAL, otherwise EIO) and the FILE's error flag, and
+ * ferry_container_error_message() gives the container's message. NULL on
+ * failure (bad mode, a mode the handle cannot do, no stream on this rank). */
+FERRY_API FILE *ferry_container_fopen(ferry_container_t container, const char *mode);
+
 /* ---- Serial API (no MPI_Init needed) ---- */
 
 /* ferry_container_serial_open flags: open an incomplete container (writers
@@ -143,6 +162,9 @@ FERRY_API int ferry_container_info(ferry_container_t container, ferry_container_
 
 /* Opens every file of the container at path. */
 FERRY_API int ferry_container_serial_open(const char *path, int flags, ferry_container_set_t *set);
+/* Closes the set (a created one is completed first: its end table and
+ * completion record written) and sets *set to NULL. NULL or a NULL *set is
+ * MPI_ERR_ARG, as for ferry_container_close. */
 FERRY_API int ferry_container_serial_close(ferry_container_set_t *set);
 
 /* The set: streams, files, complete (1) or incomplete (0). */

@@ -23,18 +23,25 @@ else
 fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-total_of() { # contender n -> metadata system calls of the whole job
+total_of() { # contender n -> metadata system calls of the whole job; nothing when the job failed
   rm -f "$out"/trace.*
   # -ff: one file per process, so no call is split into "unfinished" and "resumed" lines
   strace -ff -y -qq -o "$out/trace" -e trace="$calls" \
     bash -c "$(declare -f launch); launch $2 $bench container --dir $dir --only $1 --create-only 1 --reps 1 --bytes 0" \
-    > /dev/null 2>&1
+    > "$out/job.log" 2>&1 || return 0  # strace exits with the job's status
   cat "$out"/trace.* | grep -c 'ferry-bench-container-'
 }
 for n in "${counts[@]}"; do
   base=$(total_of baseline "$n")
+  [ -n "$base" ] || { echo "N=$n: the baseline run failed:"; cat "$out/job.log"; exit 1; }
   for who in tasklocal ferry sionlib; do
     got=$(total_of "$who" "$n")
-    [ -n "$got" ] && [ -n "$base" ] && echo "N=$n $who: $((got - base)) metadata system calls (job $got, baseline $base)"
+    if [ -n "$got" ]; then
+      echo "N=$n $who: $((got - base)) metadata system calls (job $got, baseline $base)"
+    elif grep -q "no contender named" "$out/job.log"; then
+      echo "N=$n $who: not measured: this ferry-bench has no $who (SIONlib needs cmake -DFERRY_SIONLIB_DIR=...)"
+    else
+      echo "N=$n $who: not measured: the run failed:"; cat "$out/job.log"
+    fi
   done
 done

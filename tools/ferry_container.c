@@ -132,6 +132,13 @@ static int copy_stream(const copy_job_t *job, unsigned char *buf)
     }
 }
 
+/* An output that did not get the whole stream (a chunk failed its checks,
+ * or the copy failed) is removed, so no file passes for the stream. */
+static void discard(const char *name)
+{
+    if (remove(name) == 0) fprintf(stderr, "ferry-container: removed the incomplete output %s\n", name);
+}
+
 static int parse_stream(const char *text, int streams, int *stream)
 {
     char *end;
@@ -160,6 +167,7 @@ static int cat_stream(const options_t *o, ferry_container_set_t set, int stream,
     if (!status) status = copy_stream(&job, buf);
     if (out && out != stdout && fclose(out) != 0) status = EXIT_UNREADABLE;
     if (out == stdout && fflush(stdout) != 0) status = EXIT_UNREADABLE;
+    if (status && out && out != stdout) discard(out_name);
     free(buf);
     return status;
 }
@@ -190,6 +198,7 @@ static int split_one(const options_t *o, const copy_job_t *base, int stream, uns
     }
     int status = copy_stream(&job, buf);
     if (fclose(job.to) != 0 && !status) status = EXIT_UNREADABLE;
+    if (status) discard(name);
     return status;
 }
 
@@ -225,30 +234,54 @@ static MPI_Offset *defrag_chunks(ferry_container_set_t set, int streams, MPI_Off
     return sizes;
 }
 
-static int cmd_defrag(const options_t *o)
+/* Copies every stream of set into a new container at path. */
+static int defrag_into(const options_t *o, ferry_container_set_t set, const char *path, unsigned char *buf)
 {
-    ferry_container_set_t set, out = NULL;
-    int status, streams, files, complete;
-    if (o->nargs != 2) return usage();
-    if (open_set(o->args[0], o->incomplete, &set, &status)) return status;
+    ferry_container_set_t out = NULL;
+    int streams, files, complete, status = EXIT_OK;
     ferry_container_serial_describe(set, &streams, &files, &complete);
     ferry_container_info_t first;
     ferry_container_serial_stream(set, 0, &first);
     MPI_Offset *sizes = defrag_chunks(set, streams, o->block_size);
     ferry_container_layout_t layout = {streams, sizes, o->block_size ? o->block_size : first.block_size,
                                        first.data_checksums};
-    unsigned char *buf = malloc(COPY_UNIT);
-    status = sizes && buf ? EXIT_OK : EXIT_UNREADABLE;
-    if (!status && ferry_container_serial_create(o->args[1], &layout, &out) != MPI_SUCCESS)
+    if (!sizes) status = EXIT_UNREADABLE;
+    if (!status && ferry_container_serial_create(path, &layout, &out) != MPI_SUCCESS)
         status = fail(o->args[1], EXIT_UNREADABLE);
     MPI_Offset done = 0;
     progress_bar_t bar;
     copy_job_t job = {set, out, 0, NULL, &bar, &done, set_bytes(set, streams)};
     bar_start(&bar, o, "defrag", job.total);
     for (job.stream = 0; job.stream < streams && !status; job.stream++) status = copy_stream(&job, buf);
+    /* Closing completes the container, so after a failed copy the file is
+     * removed first: what the close completes is then no file's. */
+    if (out && status) remove(path);
     if (out && ferry_container_serial_close(&out) != MPI_SUCCESS && !status) status = fail(o->args[1], EXIT_UNREADABLE);
-    free(buf);
     free(sizes);
+    return status;
+}
+
+/* The new container is written beside OUT and renamed over it when whole,
+ * so a failed defrag leaves no container at OUT (and an old one intact). */
+static int cmd_defrag(const options_t *o)
+{
+    ferry_container_set_t set;
+    int status;
+    if (o->nargs != 2) return usage();
+    if (open_set(o->args[0], o->incomplete, &set, &status)) return status;
+    size_t len = strlen(o->args[1]) + 16;
+    char *partial = malloc(len);
+    unsigned char *buf = malloc(COPY_UNIT);
+    status = partial && buf ? EXIT_OK : EXIT_UNREADABLE;
+    if (!status) snprintf(partial, len, "%s.part%d", o->args[1], (int)getpid() % 100000);
+    if (!status) status = defrag_into(o, set, partial, buf);
+    if (!status && rename(partial, o->args[1]) != 0) {
+        fprintf(stderr, "ferry-container: rename %s to %s: %s\n", partial, o->args[1], strerror(errno));
+        status = EXIT_UNREADABLE;
+    }
+    if (status && partial) remove(partial);
+    free(partial);
+    free(buf);
     ferry_container_serial_close(&set);
     return status;
 }

@@ -11,6 +11,11 @@ As a module:
         arr = c.read_array(3, "float64")  # numpy array (needs numpy)
         problems = c.verify()             # [] when every check holds
 
+When the container carries data checksums, every read checks each chunk it
+returns bytes of (its trailer and the CRC of its data) and raises
+ChecksumError (stream, chunk and file named) instead of returning a byte of
+a chunk that fails; Container(path, check_data=False) reads without.
+
 From the command line (exit status as ferry-container's: 0 fine, 1 damaged,
 2 usage, 3 incomplete, 4 unreadable):
     ferry_container.py list PATH
@@ -63,6 +68,14 @@ class ContainerError(Exception):
     def __init__(self, message, status=4):
         super().__init__(message)
         self.status = status
+
+
+class ChecksumError(ContainerError):
+    """A chunk failed its checks on read: stream, chunk and file say which."""
+
+    def __init__(self, stream, chunk, path, why):
+        super().__init__("stream %d chunk %d in %s %s" % (stream, chunk, path, why), 4)
+        self.stream, self.chunk, self.file = stream, chunk, path
 
 
 def _sealed(record, crc_at):
@@ -175,18 +188,27 @@ class PhysicalFile:
             raise self._bad("row size differs from the sum of the chunk sizes")
 
     def _read_completion(self):
+        """True when complete; else self.damage says why not ("" never closed)."""
         raw = self.pread(COMPLETION_OFFSET, COMPLETION_SIZE, "completion record")
-        self.how, self.lengths, self.failed = 0, None, None
+        self.how, self.lengths, self.failed, self.damage = 0, None, None, ""
         if raw == bytes(COMPLETION_SIZE):
             return False
         if raw[:8] != b"FERRYEND" or not _sealed(raw, COMPLETION_SIZE - 4):
+            self.damage = "has a damaged completion record"
             return False
         cid, end_offset, end_size, end_crc, how = struct.unpack_from("<QQQII", raw, 8)
         n = self.local_streams
-        if (cid != self.id or end_size != END_HEADER + END_ENTRY * n + 4 or end_offset < self.data_start
-                or (end_offset - self.data_start) % self.row_size):
-            raise self._bad("completion record inconsistent")
-        self._read_end(end_offset, end_size, end_crc)
+        try:
+            if (cid != self.id or end_size != END_HEADER + END_ENTRY * n + 4 or end_offset < self.data_start
+                    or (end_offset - self.data_start) % self.row_size):
+                raise self._bad("completion record inconsistent")
+            self._read_end(end_offset, end_size, end_crc)
+        except ContainerError as e:
+            # Closed, but what the record names fails its checks: read as an
+            # incomplete file, whose chunk trailers say every stream's length.
+            self.damage = "was closed, but its end table fails its checks (%s)" % e
+            self.lengths, self.failed = None, None
+            return False
         self.how = how
         return True
 
@@ -245,21 +267,44 @@ class PhysicalFile:
 class Container:
     """A container's whole set of files."""
 
-    def __init__(self, path, allow_incomplete=False):
+    def __init__(self, path, allow_incomplete=False, check_data=True):
         self.path = path
-        first = PhysicalFile(path)
-        self.files = [first]
+        self.check_data = check_data
+        self.files = []
+        try:
+            self._load_files()
+            self.complete = all(f.complete for f in self.files)
+            if not self.complete and not allow_incomplete:
+                f = next(f for f in self.files if not f.complete)
+                raise ContainerError("%s: incomplete (%s %s); 'ferry-container recover %s' completes it"
+                                     % (path, f.path, f.damage or "was never closed", path), 3)
+            self._set_lengths()
+        except BaseException:
+            self.close()
+            raise
+
+    def _load_files(self):
+        first = PhysicalFile(self.path)
+        self.files.append(first)
+        # Counts are checked before anything is sized by them (a damaged
+        # superblock whose CRC was recomputed may claim 2^32 streams).
+        if first.file_count > first.streams:
+            raise ContainerError("%s: more files than streams" % self.path, 1)
         for k in range(1, first.file_count):
-            f = PhysicalFile("%s.%06d" % (path, k))
-            if (f.id, f.file_index, f.file_count, f.streams) != (first.id, k, first.file_count, first.streams):
-                raise ContainerError("%s: %s belongs to another container" % (path, f.path), 1)
+            f = PhysicalFile("%s.%06d" % (self.path, k))
             self.files.append(f)
+            where = "%s: file %d of %d (%s)" % (self.path, k, first.file_count, f.path)
+            if f.id != first.id:
+                raise ContainerError("%s belongs to another container (id %016x, file 0's %016x)"
+                                     % (where, f.id, first.id), 1)
+            if (f.file_index, f.file_count, f.streams) != (k, first.file_count, first.streams):
+                raise ContainerError("%s says it is file %d of %d with %d streams (swapped or renamed?)"
+                                     % (where, f.file_index, f.file_count, f.streams), 1)
+        total = sum(f.local_streams for f in self.files)
+        if total != first.streams:
+            raise ContainerError("%s: the files hold %d streams, the superblock says %d"
+                                 % (self.path, total, first.streams), 1)
         self._map_streams()
-        self.complete = all(f.complete for f in self.files)
-        if not self.complete and not allow_incomplete:
-            raise ContainerError("%s: incomplete: its writers never closed it; 'ferry-container recover %s' "
-                                 "completes it" % (path, path), 3)
-        self._set_lengths()
 
     def _map_streams(self):
         self._streams = [None] * self.files[0].streams
@@ -285,6 +330,7 @@ class Container:
     def close(self):
         for f in self.files:
             f.handle.close()
+        self.files = []
 
     def __enter__(self):
         return self
@@ -305,16 +351,37 @@ class Container:
         return self.stream(sid).length
 
     def read(self, sid, position=0, size=None):
-        """Up to size bytes of stream sid from position (all that is left by default)."""
+        """Up to size bytes of stream sid from position (all that is left by
+        default); with data checksums, each chunk read is checked whole."""
         s = self.stream(sid)
         end = s.length if size is None else min(s.length, position + size)
+        checked = self.check_data and s.file.flags & FLAG_CHECKSUMS
         pieces = []
         while position < end:
             b, offset = divmod(position, s.capacity)
             take = min(end - position, s.capacity - offset)
-            pieces.append(s.file.pread(s.chunk_at(b) + offset, take, "stream %d" % sid))
+            if checked:
+                pieces.append(self._checked_chunk(s, b)[offset:offset + take])
+            else:
+                pieces.append(s.file.pread(s.chunk_at(b) + offset, take, "stream %d" % sid))
             position += take
         return b"".join(pieces)
+
+    def _checked_chunk(self, s, b):
+        """The used bytes of chunk b of stream s, checked against its trailer."""
+        used = s.used_in(b)
+        tr = s.file.trailer(s, b)
+        if tr is None:
+            raise ChecksumError(s.id, b, s.file.path, "has no valid trailer: its data cannot be checked")
+        if tr["used"] != used:
+            raise ChecksumError(s.id, b, s.file.path, "has a trailer recording %d bytes, the stream's length "
+                                "gives %d" % (tr["used"], used))
+        data = s.file.pread(s.chunk_at(b), used, "stream %d chunk %d" % (s.id, b))
+        crc = crc32c(data)
+        if crc != tr["data_crc"]:
+            raise ChecksumError(s.id, b, s.file.path, "fails its data checksum (trailer 0x%08x, data 0x%08x)"
+                                % (tr["data_crc"], crc))
+        return data
 
     def read_array(self, sid, dtype):
         """Stream sid as a numpy array of dtype (needs numpy)."""
@@ -323,7 +390,8 @@ class Container:
 
     def verify(self, data=True):
         """Every trailer and (with data) every data checksum: a list of problems."""
-        problems = []
+        problems = ["file %d of %d %s: 'ferry-container recover' rebuilds it from the chunk trailers"
+                    % (k, len(self.files), f.damage) for k, f in enumerate(self.files) if f.damage]
         for s in self._streams:
             for b in range(s.chunks()):
                 problems.extend(self._verify_chunk(s, b, data))
@@ -369,8 +437,9 @@ def _run(args, c):
         return 0
     if args[0] == "split" and len(args) == 3:
         for s in range(c.streams):
+            data = c.read(s)  # whole and checked before any output of it exists
             with open("%s.%06d" % (args[2], s), "wb") as out:
-                out.write(c.read(s))
+                out.write(data)
         return 0
     if args[0] == "verify":
         problems = c.verify()

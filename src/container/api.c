@@ -68,8 +68,25 @@ int ferry_container_flush(ferry_container_t c)
     int cls;
     ferry__container_stream_t *s = selected(c, "ferry_container_flush", &cls);
     if (!s) return ferry__container_return(cls);
-    cls = ferry__container_stream_flush(s, FERRY__CONTAINER_SYNC_AFTER);
+    cls = ferry__container_cookies_flush(c); /* what FILEs buffer first (cookie.c) */
+    int flushed = ferry__container_stream_flush(s, FERRY__CONTAINER_SYNC_AFTER);
+    cls = cls ? cls : flushed;
     return cls ? failed(c, cls, "ferry_container_flush") : MPI_SUCCESS;
+}
+
+int ferry__container_seek(ferry_container_t c, ferry__container_stream_t *s, MPI_Offset offset, int whence,
+                          const char *what)
+{
+    MPI_Offset base = whence == MPI_SEEK_SET ? 0 : whence == MPI_SEEK_CUR ? (MPI_Offset)s->position
+                                                 : (MPI_Offset)s->length;
+    const char *why = whence != MPI_SEEK_SET && whence != MPI_SEEK_CUR && whence != MPI_SEEK_END
+                          ? "whence is not MPI_SEEK_SET, MPI_SEEK_CUR or MPI_SEEK_END"
+                      : offset < -base || (offset > 0 && base > INT64_MAX - offset)
+                          ? "the position would be negative or beyond 2^63"
+                          : NULL;
+    if (why) return ferry__error_set(MPI_ERR_ARG, "ferry container '%s' rank %d: %s: %s", c->path, c->rank, what, why);
+    int cls = ferry__container_stream_seek(s, (uint64_t)(base + offset));
+    return cls ? ferry__container_fail(cls, c->path, c->rank, what) : 0;
 }
 
 int ferry_container_seek(ferry_container_t c, MPI_Offset offset, int whence)
@@ -77,14 +94,7 @@ int ferry_container_seek(ferry_container_t c, MPI_Offset offset, int whence)
     int cls;
     ferry__container_stream_t *s = selected(c, "ferry_container_seek", &cls);
     if (!s) return ferry__container_return(cls);
-    MPI_Offset base = whence == MPI_SEEK_SET ? 0 : whence == MPI_SEEK_CUR ? (MPI_Offset)s->position
-                                                 : (MPI_Offset)s->length;
-    if (whence != MPI_SEEK_SET && whence != MPI_SEEK_CUR && whence != MPI_SEEK_END)
-        return misuse(c, "ferry_container_seek", "whence is not MPI_SEEK_SET, MPI_SEEK_CUR or MPI_SEEK_END");
-    if (offset < -base || (offset > 0 && base > INT64_MAX - offset))
-        return misuse(c, "ferry_container_seek", "the position would be negative or beyond 2^63");
-    cls = ferry__container_stream_seek(s, (uint64_t)(base + offset));
-    return cls ? failed(c, cls, "ferry_container_seek") : MPI_SUCCESS;
+    return ferry__container_return(ferry__container_seek(c, s, offset, whence, "ferry_container_seek"));
 }
 
 int ferry_container_tell(ferry_container_t c, MPI_Offset *position)

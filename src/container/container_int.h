@@ -25,6 +25,7 @@
  *   format.c    encode/decode of every on-disk record (pure, no I/O)
  *   meta.c      a physical file's metadata: read and check, write
  *   stream.c    a stream cursor: buffered writes, trailers, reads
+ *   check.c     reads that check every chunk's data checksum
  *   recover.c   lengths from chunk trailers; rebuilding an incomplete file
  *   set.c       the serial API: a set of files, any stream, any position
  *   create.c    serial creation (tools: defrag)
@@ -32,6 +33,7 @@
  *   open.c      collective open for writing, close
  *   mapped.c    collective open for reading (same rank count or mapped)
  *   api.c       the independent calls of the parallel API
+ *   cookie.c    a stdio FILE over a stream (fopencookie)
  *   plan.c      rank 0's plan of a container being created
  *   handle.c    the parallel handle's life; comm.c its communicator
  */
@@ -64,6 +66,8 @@ enum {
 #define FERRY__CONTAINER_MAX_BLOCK (1LL << 30)
 #define FERRY__CONTAINER_DEFAULT_CHUNK (1LL << 20)
 #define FERRY__CONTAINER_DEFAULT_BUFFER ((size_t)64 << 10)
+/* A reader of checksummed chunks caches whole chunks up to this capacity (check.c). */
+#define FERRY__CONTAINER_CHECKED_CACHE ((uint64_t)16 << 20)
 
 /* crc32c.c: CRC-32C of len bytes, continuing from crc (0 to start). */
 uint32_t ferry__container_crc(uint32_t crc, const void *buf, size_t len);
@@ -178,16 +182,21 @@ typedef struct ferry__container_file {
     uint64_t rows;
     int complete;          /* the completion record and end table are valid */
     uint32_t how;          /* the completion record's: closed or recovered */
-    int completion_damaged; /* a completion record is there but fails its checks */
+    int damage;            /* why an incomplete file is: FERRY__CONTAINER_{UNDAMAGED (never closed),RECORD_DAMAGED,END_DAMAGED} */
     MPI_Offset size;       /* of the file when loaded */
 } ferry__container_file_t;
+
+enum { FERRY__CONTAINER_UNDAMAGED, FERRY__CONTAINER_RECORD_DAMAGED, FERRY__CONTAINER_END_DAMAGED };
+/* What an incomplete file's damage says in messages: "was never closed", ... */
+const char *ferry__container_damage_text(const ferry__container_file_t *f);
 
 /* "<path>" for file 0, "<path>.<k, six digits>" for the others. Owned (ferry__free); NULL when out of memory. */
 char *ferry__container_file_path(const char *path, uint32_t k);
 
 /* Opens path and reads its superblock and stream table and, when complete,
  * its end table; checks all (docs/format/container.md, Reading). An
- * incomplete file loads with complete = 0 and no lengths. writable: open
+ * incomplete file loads with complete = 0 and no lengths, also one whose
+ * completion record or end table fails its checks (f->damage says which). writable: open
  * read-write (recover). On failure f is cleared and nothing stays open. */
 int ferry__container_file_load(const char *path, int writable, ferry__container_file_t *f);
 void ferry__container_file_release(ferry__container_file_t *f);
@@ -261,6 +270,7 @@ typedef struct ferry__container_stream {
     uint64_t buf_start;      /* stream position of buf[0] */
     ferry__container_chunk_state_t *chunks; /* owned, nchunks entries (writing) */
     uint64_t nchunks;
+    unsigned char *checked; /* owned (reading): bitmap of chunks larger than the cache already checked */
     long long *meta_calls; /* borrowed, may be NULL: counts syncs */
 } ferry__container_stream_t;
 
@@ -278,7 +288,13 @@ typedef struct ferry__container_stream_init {
 int ferry__container_stream_init(ferry__container_stream_t *s, const ferry__container_stream_init_t *init);
 void ferry__container_stream_release(ferry__container_stream_t *s);
 int ferry__container_stream_write(ferry__container_stream_t *s, const void *buf, size_t len, size_t *done);
+/* Reads from the position, up to len bytes or the stream's end; checks
+ * every chunk it returns bytes of when the stream has data checksums
+ * (check.c). Does not move the position on failure of a step. */
 int ferry__container_stream_read(ferry__container_stream_t *s, void *buf, size_t len, size_t *done);
+/* One step of a read from the position without checks: through the cache,
+ * or straight into out when want fills it; *got > 0 unless at the end. */
+int ferry__container_read_plain(ferry__container_stream_t *s, unsigned char *out, size_t want, size_t *got);
 int ferry__container_stream_seek(ferry__container_stream_t *s, uint64_t position);
 /* Writes buffered data, then the trailers of every chunk changed since the
  * last flush (recomputing checksums of chunks not written by appending).
@@ -297,6 +313,17 @@ typedef struct ferry__container_scratch {
 int ferry__container_chunk_crc(ferry__fs_file_t *fs, const ferry__container_geometry_t *g, uint64_t b, uint64_t used,
                                ferry__container_scratch_t *scratch, uint32_t *crc);
 
+/* ---- check.c: reading chunks that carry data checksums ---- */
+
+/* 1 when chunk b of the stream (id, stream) at g has a valid trailer of its
+ * own (magic, CRC, container id, stream id, chunk index, used <= capacity). */
+int ferry__container_read_trailer(ferry__fs_file_t *fs, const ferry__container_geometry_t *g, uint64_t id,
+                                  uint32_t stream, uint64_t b, ferry__container_trailer_t *tr);
+/* One step of a read from the position that returns only bytes of chunks
+ * whose trailer and data CRC it checked (see check.c): MPI_ERR_IO naming
+ * the stream, the chunk and the file when one fails. */
+int ferry__container_read_checked(ferry__container_stream_t *s, unsigned char *out, size_t want, size_t *got);
+
 /* ---- set.c ---- */
 
 struct ferry_container_set {
@@ -307,6 +334,9 @@ struct ferry_container_set {
     int complete;
     int creating; /* create.c's set, written by ferry_container_serial_write */
     struct ferry__container_stream *writers; /* creating: one per stream */
+    /* Reading checksummed streams: a checked reader of the last stream read (reader_of, -1 none). */
+    struct ferry__container_stream reader;
+    int reader_of;
 };
 
 /* Loads the whole set at path (every file's metadata, the stream map);
@@ -327,6 +357,7 @@ struct ferry_container {
     MPI_Comm file_comm; /* writing: the ranks sharing this rank's file (its root is rank 0); else MPI_COMM_NULL */
     int rank, nprocs;
     char *path; /* owned, as opened */
+    int64_t path_hash; /* ferry__container_hash of path: ranks must name the same one */
     int writing, durable;
     ferry__container_stream_t *streams; /* nstreams, owned; writing: exactly one */
     int nstreams, current;
@@ -338,15 +369,16 @@ struct ferry_container {
     ferry__container_super_t super;
     ferry__container_entry_t *entries;
     long long meta_calls; /* file-system opens, closes, stats, syncs, size changes */
+    struct ferry__container_cookie *cookies; /* the FILEs open on this handle (cookie.c); they own themselves */
 };
 
 /* What each rank brings to a collective creation (plan.c). */
 enum {
     FERRY__ASK_CLS, FERRY__ASK_CHUNK, FERRY__ASK_FILES, FERRY__ASK_NODE, FERRY__ASK_BLOCK, FERRY__ASK_FLAGS,
-    FERRY__ASK_WORDS
+    FERRY__ASK_PATH, FERRY__ASK_WORDS
 };
 typedef struct ferry__container_ask {
-    int64_t w[FERRY__ASK_WORDS]; /* FLAGS: 1 data checksums, 2 durable */
+    int64_t w[FERRY__ASK_WORDS]; /* FLAGS: 1 data checksums, 2 durable; PATH: ferry__container_hash of the path */
 } ferry__container_ask_t;
 
 /* Collective: plans the container on rank 0 from every rank's ask, creates
@@ -358,17 +390,39 @@ int ferry__container_create_collectively(ferry_container_t c, const ferry__conta
  * MPI_Finalize). */
 int ferry__container_private_comm(MPI_Comm comm, MPI_Comm *out);
 
-/* Collective over comm: a new handle on the private duplicate of comm. A bad path
- * only sets *local_cls (so the caller still joins the collectives that
- * follow); a failure to duplicate comm returns the class. */
-int ferry__container_handle_create(MPI_Comm comm, const char *path, int writing, int *local_cls,
-                                   ferry_container_t *out);
+/* Collective over comm: a new handle on the private duplicate of comm;
+ * result is the caller's handle pointer (set to NULL here, may be NULL). A
+ * NULL path or result only sets *local_cls (so the caller still joins the
+ * collectives that follow, and every rank fails alike); a failure to
+ * duplicate comm returns the class. */
+int ferry__container_handle_create(MPI_Comm comm, const char *path, int writing, ferry_container_t *result,
+                                   int *local_cls, ferry_container_t *out);
+/* The end of a collective open: on success (cls 0) *result = c, else c is
+ * freed; returns the API's error code. */
+int ferry__container_handle_hand_over(ferry_container_t c, int cls, ferry_container_t *result);
 /* Closes the handle's files, frees its communicators and memory. */
 void ferry__container_handle_free(ferry_container_t c);
 /* Opens physical file k of the container (already open: returns it). */
 int ferry__container_handle_file(ferry_container_t c, uint32_t k, int flags, ferry__fs_file_t **fs);
+/* FNV-1a of len bytes, as a nonnegative int64 (it travels in MPI_INT64_T
+ * words): the path every rank names, the processor name of a node. */
+int64_t ferry__container_hash(const void *bytes, size_t len);
 /* The API exit of a parallel call: the error code of cls (0: MPI_SUCCESS). */
 int ferry__container_return(int cls);
+
+/* api.c: moves stream s of c (its FILE's, or the selected one) as
+ * ferry_container_seek does; what names the call in messages. */
+int ferry__container_seek(ferry_container_t c, ferry__container_stream_t *s, MPI_Offset offset, int whence,
+                          const char *what);
+
+/* ---- cookie.c: stdio FILEs over a handle's streams ---- */
+
+/* Pushes what the handle's FILEs buffer into their streams (fflush of
+ * each); 0, or the class of the first failure. */
+int ferry__container_cookies_flush(ferry_container_t c);
+/* The handle is going away: its FILEs are left attached to nothing (their
+ * transfers fail with EBADF, their fclose only frees them). */
+void ferry__container_cookies_orphan(ferry_container_t c);
 
 /* ---- messages ---- */
 

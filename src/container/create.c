@@ -92,6 +92,7 @@ static int create_set(ferry_container_set_t set, const ferry_container_layout_t 
     set->nfiles = 1;
     set->streams = n;
     set->creating = 1;
+    set->reader_of = -1;
     set->files = ferry__calloc(1, sizeof *set->files);
     set->file_of = ferry__calloc(n, sizeof *set->file_of);
     set->local_of = ferry__calloc(n, sizeof *set->local_of);
@@ -150,7 +151,8 @@ static int finish_created(ferry_container_set_t set)
 
 int ferry_container_serial_close(ferry_container_set_t *set)
 {
-    if (!set || !*set) return 0;
+    if (!set || !*set) /* as ferry_container_close: a NULL set is a caller's mistake, not a no-op */
+        return ferry__error_set(MPI_ERR_ARG, "ferry_container_serial_close: %s", set ? "no container" : "NULL argument");
     int cls = (*set)->creating ? finish_created(*set) : 0;
     if (cls) cls = ferry__container_fail(cls, (*set)->path, -1, "ferry_container_serial_close");
     ferry__container_set_free(*set);

@@ -12,15 +12,24 @@
 #include "error/error.h"
 #include "progress/progress.h"
 
+int64_t ferry__container_hash(const void *bytes, size_t len)
+{
+    const unsigned char *p = bytes;
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (size_t i = 0; i < len; i++) h = (h ^ p[i]) * 1099511628211ull;
+    return (int64_t)(h >> 1);
+}
+
 int ferry__container_return(int cls)
 {
     return ferry__error_code(cls);
 }
 
-int ferry__container_handle_create(MPI_Comm comm, const char *path, int writing, int *local_cls,
-                                   ferry_container_t *out)
+int ferry__container_handle_create(MPI_Comm comm, const char *path, int writing, ferry_container_t *result,
+                                   int *local_cls, ferry_container_t *out)
 {
     *out = NULL;
+    if (result) *result = NULL;
     if (comm == MPI_COMM_NULL) return ferry__error_set(MPI_ERR_COMM, "ferry container: MPI_COMM_NULL");
     ferry_container_t c = ferry__calloc(1, sizeof *c);
     if (!c) return ferry__error_set(MPI_ERR_NO_MEM, "ferry container: out of memory");
@@ -34,15 +43,29 @@ int ferry__container_handle_create(MPI_Comm comm, const char *path, int writing,
     MPI_Comm_rank(c->comm, &c->rank);
     MPI_Comm_size(c->comm, &c->nprocs);
     c->path = path ? ferry__strdup(path) : NULL;
+    c->path_hash = c->path ? ferry__container_hash(c->path, strlen(c->path)) : 0;
     *local_cls = c->path ? 0 : path ? ferry__error_set(MPI_ERR_NO_MEM, "ferry container: out of memory")
                                     : ferry__error_set(MPI_ERR_ARG, "ferry container: NULL path on rank %d", c->rank);
+    if (!result && !*local_cls)
+        *local_cls = ferry__error_set(MPI_ERR_ARG, "ferry container: NULL handle pointer on rank %d", c->rank);
     *out = c;
     return 0;
+}
+
+int ferry__container_handle_hand_over(ferry_container_t c, int cls, ferry_container_t *result)
+{
+    if (cls || !result) {
+        ferry__container_handle_free(c);
+        return ferry__container_return(cls);
+    }
+    *result = c;
+    return MPI_SUCCESS;
 }
 
 void ferry__container_handle_free(ferry_container_t c)
 {
     if (!c) return;
+    ferry__container_cookies_orphan(c);
     for (int i = 0; i < c->nstreams; i++) ferry__container_stream_release(&c->streams[i]);
     for (int i = 0; i < c->nfiles; i++) ferry__fs_close(c->files[i].fs);
     if (c->file_comm != MPI_COMM_NULL) MPI_Comm_free(&c->file_comm);

@@ -24,8 +24,8 @@ enum {
 /* Before a rank's answers: whether any rank failed, whether an agreement
  * must follow, whether this rank reads from the first file. */
 enum { H_FAILED, H_AGREE, H_FIRST, H_COUNT };
-/* What each rank tells rank 0. */
-enum { T_COUNT, T_CLS, T_FIRST_FILE_CLS, T_WORDS };
+/* What each rank tells rank 0 (T_PATH: ferry__container_hash of its path). */
+enum { T_COUNT, T_CLS, T_FIRST_FILE_CLS, T_PATH, T_WORDS };
 
 typedef struct read_request {
     const int *streams; /* this rank's, count entries */
@@ -35,7 +35,7 @@ typedef struct read_request {
 
 typedef struct root_view {
     ferry_container_set_t set;
-    int *tells;  /* T_WORDS per rank */
+    int64_t *tells; /* T_WORDS per rank */
     int *names;  /* every rank's streams, in rank order */
     int *counts, *displs;
     int total;
@@ -64,8 +64,7 @@ static int load_for(ferry_container_t c, const read_request_t *req, root_view_t 
 {
     FERRY_TRY(ferry__container_set_load(c->path, 0, 0, &v->set));
     if (req->same_count && v->set->streams != (uint32_t)c->nprocs)
-        return ferry__error_set(MPI_ERR_ARG, "%u streams (written by %u ranks), opened by %d ranks: use "
-                                "ferry_container_open_mapped", (unsigned)v->set->streams,
+        return ferry__error_set(MPI_ERR_ARG, "%u streams, opened by %d ranks: use ferry_container_open_mapped",
                                 (unsigned)v->set->streams, c->nprocs);
     for (int i = 0; i < v->total; i++)
         if (v->names[i] < 0 || (uint32_t)v->names[i] >= v->set->streams)
@@ -77,7 +76,7 @@ static int load_for(ferry_container_t c, const read_request_t *req, root_view_t 
 /* Rank 0: rank r's header and answers at w; returns whether it reads another file than the first. */
 static int answer_rank(const root_view_t *v, int r, int name, int64_t *w)
 {
-    int other = 0, count = v->tells[r * T_WORDS + T_COUNT];
+    int other = 0, count = (int)v->tells[r * T_WORDS + T_COUNT];
     for (int i = 0; v->set && i < count; i++) {
         int64_t *a = w + H_COUNT + (size_t)i * W_COUNT;
         answer(v->set, v->names[name + i], a);
@@ -96,10 +95,10 @@ static int64_t *answer_all(ferry_container_t c, root_view_t *v, int failed)
     if (!all) return NULL;
     for (int r = 0, at = 0, name = 0; r < c->nprocs; r++) {
         v->displs[r] = at;
-        v->counts[r] = H_COUNT + v->tells[r * T_WORDS + T_COUNT] * W_COUNT;
+        v->counts[r] = H_COUNT + (int)v->tells[r * T_WORDS + T_COUNT] * W_COUNT;
         agree |= answer_rank(v, r, name, all + at);
         failed |= all[at + H_FIRST] && v->tells[r * T_WORDS + T_FIRST_FILE_CLS];
-        name += v->tells[r * T_WORDS + T_COUNT];
+        name += (int)v->tells[r * T_WORDS + T_COUNT];
         at += v->counts[r];
     }
     for (int r = 0; r < c->nprocs; r++) {
@@ -125,22 +124,25 @@ static int count_names(ferry_container_t c, const read_request_t *req, root_view
     v->displs = ferry__calloc((size_t)c->nprocs, sizeof *v->displs);
     if (!v->counts || !v->displs) return ferry__error_set(MPI_ERR_NO_MEM, "out of memory");
     for (int r = 0; r < c->nprocs; r++) {
-        v->counts[r] = v->tells[r * T_WORDS + T_COUNT];
+        v->counts[r] = (int)v->tells[r * T_WORDS + T_COUNT];
         v->displs[r] = v->total;
         v->total += v->counts[r];
     }
     v->names = ferry__malloc(((size_t)v->total + 1) * sizeof *v->names);
     if (!v->names) return ferry__error_set(MPI_ERR_NO_MEM, "out of memory");
-    for (int r = 0; req->same_count && r < c->nprocs; r++) v->names[r] = r;
+    /* The plain open names each rank's own stream, except where a rank
+     * failed before the gather and asked for none. */
+    for (int r = 0; req->same_count && r < c->nprocs; r++)
+        if (v->counts[r] > 0) v->names[v->displs[r]] = r;
     return 0;
 }
 
 /* The gathers: rank 0 learns every rank's count, outcome and names. */
-static int gather_requests(ferry_container_t c, const read_request_t *req, const int *tell, root_view_t *v)
+static int gather_requests(ferry_container_t c, const read_request_t *req, const int64_t *tell, root_view_t *v)
 {
     int cls = 0;
     if (c->rank == 0) v->tells = ferry__malloc((size_t)c->nprocs * T_WORDS * sizeof *v->tells);
-    ferry__progress_gather(tell, T_WORDS, MPI_INT, v->tells, T_WORDS, MPI_INT, 0, c->comm);
+    ferry__progress_gather(tell, T_WORDS, MPI_INT64_T, v->tells, T_WORDS, MPI_INT64_T, 0, c->comm);
     if (c->rank == 0) cls = v->tells ? count_names(c, req, v) : ferry__error_set(MPI_ERR_NO_MEM, "out of memory");
     if (!req->same_count)
         ferry__progress_gatherv(req->streams, req->count, MPI_INT, v->names, v->counts, v->displs, MPI_INT, 0,
@@ -148,14 +150,24 @@ static int gather_requests(ferry_container_t c, const read_request_t *req, const
     return cls;
 }
 
+/* Rank 0, when no rank failed: every rank must name the container rank 0 names. */
+static int same_path(ferry_container_t c, const root_view_t *v)
+{
+    for (int r = 1; r < c->nprocs; r++)
+        if (v->tells[r * T_WORDS + T_PATH] != v->tells[T_PATH])
+            return ferry__error_set(MPI_ERR_NOT_SAME, "rank %d names another path than rank 0", r);
+    return 0;
+}
+
 /* Every request to rank 0 and back: mine receives this rank's header and answers. */
-static int exchange(ferry_container_t c, const read_request_t *req, const int *tell, int64_t *mine)
+static int exchange(ferry_container_t c, const read_request_t *req, const int64_t *tell, int64_t *mine)
 {
     root_view_t v = {0};
     int64_t *all = NULL;
     int cls = gather_requests(c, req, tell, &v), failed = 0;
     if (c->rank == 0) { /* even when something failed, every rank waits for its header */
         for (int r = 0; v.tells && r < c->nprocs; r++) failed |= v.tells[r * T_WORDS + T_CLS] != 0;
+        if (!cls && !failed) cls = same_path(c, &v);
         if (!cls && !failed) cls = c->path ? load_for(c, req, &v) : 0;
         if (cls) ferry__container_set_free(v.set), v.set = NULL;
         all = v.counts ? answer_all(c, &v, failed || cls) : NULL;
@@ -216,7 +228,7 @@ static int open_read_steps(ferry_container_t c, read_request_t *req, int cls, co
     /* The first file, opened before the gather so that its outcome rides along. */
     int first_cls = cls ? 0 : ferry__container_handle_file(c, 0, FERRY_FS_READ, &fs);
     if (first_cls) snprintf(first_cause, sizeof first_cause, "%s", ferry__error_message());
-    int tell[T_WORDS] = {req->count, cls, first_cls};
+    int64_t tell[T_WORDS] = {req->count, cls, first_cls, c->path_hash};
     int64_t *mine = ferry__calloc(H_COUNT + (size_t)req->count * W_COUNT, sizeof *mine);
     int root_cls = mine ? exchange(c, req, tell, mine) : MPI_ERR_NO_MEM; /* (no memory: a hang we cannot avoid) */
     if (!cls) cls = root_cls;
@@ -231,21 +243,14 @@ static int open_read_steps(ferry_container_t c, read_request_t *req, int cls, co
 static int open_for_reading(MPI_Comm comm, const char *path, read_request_t *req, ferry_container_t *container,
                             const char *what)
 {
-    if (!container) return ferry__container_return(ferry__error_set(MPI_ERR_ARG, "%s: NULL handle pointer", what));
-    *container = NULL;
     ferry_container_t c;
     int local_cls, cls = ferry__core_init();
-    if (!cls) cls = ferry__container_handle_create(comm, path, 0, &local_cls, &c);
+    if (!cls) cls = ferry__container_handle_create(comm, path, 0, container, &local_cls, &c);
     if (cls) return ferry__container_return(cls);
     int own = c->rank;
     if (req->same_count) req->streams = &own;
     cls = open_read_steps(c, req, local_cls, what);
-    if (cls) {
-        ferry__container_handle_free(c);
-        return ferry__container_return(cls);
-    }
-    *container = c;
-    return MPI_SUCCESS;
+    return ferry__container_handle_hand_over(c, cls, container);
 }
 
 int ferry_container_open_read(MPI_Comm comm, const char *path, ferry_container_t *container)

@@ -22,6 +22,15 @@ char *ferry__container_file_path(const char *path, uint32_t k)
     return name;
 }
 
+const char *ferry__container_damage_text(const ferry__container_file_t *f)
+{
+    switch (f->damage) {
+    case FERRY__CONTAINER_RECORD_DAMAGED: return "has a damaged completion record";
+    case FERRY__CONTAINER_END_DAMAGED: return "was closed, but its end table fails its checks (damaged or cut short)";
+    default: return "was never closed: its writers were killed, or still run";
+    }
+}
+
 static int truncated(const char *path, const char *what, uint64_t needed, MPI_Offset size)
 {
     return ferry__error_set(MPI_ERR_BAD_FILE,
@@ -127,9 +136,17 @@ static int read_completion(ferry__container_file_t *f, const char *path)
     ferry__container_completion_t c;
     FERRY_TRY(read_exact(f, raw, sizeof raw, FERRY__CONTAINER_COMPLETION_OFFSET, path, "completion record"));
     int state = ferry__container_decode_completion(raw, &c);
-    f->completion_damaged = state < 0;
+    f->damage = state < 0 ? FERRY__CONTAINER_RECORD_DAMAGED : FERRY__CONTAINER_UNDAMAGED;
     if (state <= 0) return 0;
-    FERRY_TRY(read_end(f, &c, path));
+    int cls = read_end(f, &c, path);
+    if (cls == MPI_ERR_BAD_FILE) {
+        /* Closed, but the end table fails its checks (damaged, cut short):
+         * the file is read as an incomplete one, whose chunk trailers say
+         * every stream's length, and recover rebuilds the table from them. */
+        f->damage = FERRY__CONTAINER_END_DAMAGED;
+        return 0;
+    }
+    if (cls) return cls;
     f->complete = 1;
     f->how = c.how;
     return 0;

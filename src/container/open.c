@@ -40,9 +40,7 @@ static int64_t node_hash(void)
     char name[MPI_MAX_PROCESSOR_NAME + 1] = "";
     int len = 0;
     MPI_Get_processor_name(name, &len);
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    for (int i = 0; i < len; i++) h = (h ^ (unsigned char)name[i]) * 1099511628211ull;
-    return (int64_t)(h >> 1);
+    return ferry__container_hash(name, (size_t)len);
 }
 
 static int open_write_steps(ferry_container_t c, const ferry_container_params_t *p, int local_cls)
@@ -53,28 +51,21 @@ static int open_write_steps(ferry_container_t c, const ferry_container_params_t 
     ask.w[FERRY__ASK_FILES] = p->files;
     ask.w[FERRY__ASK_NODE] = p->files == FERRY_CONTAINER_FILE_PER_NODE ? node_hash() : 0;
     ask.w[FERRY__ASK_BLOCK] = p->block_size;
-    ask.w[FERRY__ASK_FLAGS] = (p->data_checksums ? 1 : 0) | (p->durable ? 2 : 0);
+    ask.w[FERRY__ASK_FLAGS] = (p->data_checksums >= 0 ? 1 : 0) | (p->durable ? 2 : 0); /* checksums by default */
+    ask.w[FERRY__ASK_PATH] = c->path_hash;
     return ferry__container_create_collectively(c, &ask, p->buffer_size);
 }
 
 int ferry_container_open_write(MPI_Comm comm, const char *path, const ferry_container_params_t *params,
                                ferry_container_t *container)
 {
-    if (!container) return ferry__container_return(ferry__error_set(MPI_ERR_ARG, "ferry_container_open_write: "
-                                                                     "NULL handle pointer"));
-    *container = NULL;
     ferry_container_t c;
     int local_cls, cls = ferry__core_init();
-    if (!cls) cls = ferry__container_handle_create(comm, path, 1, &local_cls, &c);
+    if (!cls) cls = ferry__container_handle_create(comm, path, 1, container, &local_cls, &c);
     if (cls) return ferry__container_return(cls);
     ferry_container_params_t defaults = {0};
     cls = open_write_steps(c, params ? params : &defaults, local_cls);
-    if (cls) {
-        ferry__container_handle_free(c);
-        return ferry__container_return(cls);
-    }
-    *container = c;
-    return MPI_SUCCESS;
+    return ferry__container_handle_hand_over(c, cls, container);
 }
 
 /* Root: the end table from every member's length, then the completion record. */
@@ -93,7 +84,13 @@ static int root_finishes(ferry_container_t c, const int64_t *gathered)
     if (c->durable) c->meta_calls += 2;
     int cls = ferry__container_write_end(&fin);
     ferry__free(ends);
-    return cls;
+    /* The end table needs room past the last row (usually a fresh block):
+     * on a full file system it can fail after every stream is safe. */
+    if (!cls) return 0;
+    char cause[512];
+    snprintf(cause, sizeof cause, "%s", ferry__error_message());
+    return ferry__error_set(cls, "no end table: 'ferry-container recover' completes the container once there is "
+                            "room (every stream's flushed bytes are in it): %s", cause);
 }
 
 static int close_write(ferry_container_t c)
@@ -119,7 +116,11 @@ int ferry_container_close(ferry_container_t *container)
         return ferry__container_return(ferry__error_set(MPI_ERR_ARG, "ferry_container_close: no container"));
     ferry_container_t c = *container;
     *container = NULL;
-    int cls = c->writing ? close_write(c) : 0;
+    int cls = ferry__container_cookies_flush(c); /* what FILEs still buffer belongs in the streams */
+    if (c->writing) {
+        int closed = close_write(c);
+        cls = cls ? cls : closed;
+    }
     if (cls) cls = ferry__container_fail(cls, c->path, c->rank, "ferry_container_close");
     if (c->writing) cls = ferry__error_agree(c->comm, cls, "ferry_container_close");
     ferry__container_handle_free(c);

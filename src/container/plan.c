@@ -75,12 +75,16 @@ static int group_by_node(plan_t *p, const ferry__container_ask_t *asks)
     return nodes;
 }
 
+/* What every rank must name alike: the path (its hash) and the file count. */
 static int check_same_files(const plan_t *p, const ferry__container_ask_t *asks)
 {
-    for (int r = 0; r < p->nprocs; r++)
+    for (int r = 0; r < p->nprocs; r++) {
+        if (asks[r].w[FERRY__ASK_PATH] != asks[0].w[FERRY__ASK_PATH])
+            return ferry__error_set(MPI_ERR_NOT_SAME, "rank %d names another path than rank 0", r);
         if (asks[r].w[FERRY__ASK_FILES] != asks[0].w[FERRY__ASK_FILES])
             return ferry__error_set(MPI_ERR_NOT_SAME, "rank %d asked for files = %lld, rank 0 for %lld", r,
                                     (long long)asks[r].w[FERRY__ASK_FILES], (long long)asks[0].w[FERRY__ASK_FILES]);
+    }
     return 0;
 }
 

@@ -14,13 +14,8 @@
 static int trailer_of(ferry__container_file_t *f, uint32_t t, uint64_t b, ferry__container_trailer_t *tr)
 {
     ferry__container_geometry_t g = ferry__container_file_geometry(f, t);
-    unsigned char raw[FERRY__CONTAINER_TRAILER_SIZE];
-    size_t done = 0;
-    uint64_t at = ferry__container_trailer_at(&g, b);
-    if (at + sizeof raw > (uint64_t)f->size) return 0;
-    if (ferry__fs_pread(f->fs, NULL, raw, sizeof raw, (MPI_Offset)at, &done) != 0 || done != sizeof raw) return 0;
-    return ferry__container_decode_trailer(raw, tr) && tr->id == f->super.id && tr->stream == f->entries[t].stream &&
-           tr->chunk == b && tr->used <= ferry__container_capacity(&g);
+    if (ferry__container_trailer_at(&g, b) + FERRY__CONTAINER_TRAILER_SIZE > (uint64_t)f->size) return 0;
+    return ferry__container_read_trailer(f->fs, &g, f->super.id, f->entries[t].stream, b, tr);
 }
 
 /* Rows whose chunk of stream t ends inside the file. */

@@ -32,10 +32,8 @@ const char *ferry_container_error_message(void)
 static int incomplete(const char *path, const ferry__container_file_t *f, const char *name)
 {
     return ferry__error_set(MPI_ERR_BAD_FILE,
-                            "ferry container '%s': incomplete (%s %s): its writers never closed it (killed, or still "
-                            "running); 'ferry-container recover %s' completes it with every flushed byte",
-                            path, name, f->completion_damaged ? "has a damaged completion record" : "was never closed",
-                            path);
+                            "ferry container '%s': incomplete (%s %s); 'ferry-container recover %s' completes it with "
+                            "every flushed byte", path, name, ferry__container_damage_text(f), path);
 }
 
 /* Loads file k and checks it belongs to the set file 0 describes. */
@@ -46,10 +44,15 @@ static int load_member(ferry_container_set_t set, uint32_t k, int writable)
     ferry__container_file_t *f = &set->files[k];
     const ferry__container_super_t *first = &set->files[0].super;
     int cls = k == 0 ? 0 : ferry__container_file_load(name, writable, f);
-    if (!cls && (f->super.id != first->id || f->super.file_index != k || f->super.file_count != first->file_count ||
-                 f->super.streams != first->streams))
-        cls = ferry__error_set(MPI_ERR_BAD_FILE, "ferry container '%s': %s belongs to another container", set->path,
-                               name);
+    const ferry__container_super_t *s = &f->super;
+    if (!cls && s->id != first->id)
+        cls = ferry__error_set(MPI_ERR_BAD_FILE, "ferry container '%s': file %u of %u ('%s') belongs to another "
+                               "container (id %016llx, file 0's %016llx)", set->path, (unsigned)k,
+                               (unsigned)set->nfiles, name, (unsigned long long)s->id, (unsigned long long)first->id);
+    else if (!cls && (s->file_index != k || s->file_count != first->file_count || s->streams != first->streams))
+        cls = ferry__error_set(MPI_ERR_BAD_FILE, "ferry container '%s': file %u of %u ('%s') says it is file %u of %u "
+                               "with %u streams (swapped or renamed?)", set->path, (unsigned)k, (unsigned)set->nfiles,
+                               name, (unsigned)s->file_index, (unsigned)s->file_count, (unsigned)s->streams);
     ferry__free(name);
     return cls;
 }
@@ -127,6 +130,7 @@ int ferry__container_set_load(const char *path, int allow_incomplete, int writab
         ferry__container_set_free(set);
         return ferry__error_set(MPI_ERR_NO_MEM, "ferry container '%s': out of memory", path);
     }
+    set->reader_of = -1;
     int cls = load_set(set, allow_incomplete, writable);
     if (cls) {
         ferry__container_set_free(set);
@@ -141,6 +145,7 @@ void ferry__container_set_free(ferry_container_set_t set)
     if (!set) return;
     for (uint32_t k = 0; set->files && k < set->nfiles; k++) ferry__container_file_release(&set->files[k]);
     for (uint32_t t = 0; set->writers && t < set->streams; t++) ferry__container_stream_release(&set->writers[t]);
+    ferry__container_stream_release(&set->reader);
     ferry__free(set->writers);
     ferry__free(set->files);
     ferry__free(set->file_of);
@@ -207,6 +212,23 @@ int ferry_container_serial_stream(ferry_container_set_t set, int stream, ferry_c
     return 0;
 }
 
+/* The set's checked reader, on stream (the last one read keeps its cache). */
+static int checked_reader(ferry_container_set_t set, int stream, ferry__container_stream_t **reader)
+{
+    *reader = &set->reader;
+    if (set->reader_of == stream) return 0;
+    ferry__container_stream_release(&set->reader);
+    set->reader_of = -1;
+    ferry__container_stream_init_t init = {.stream = (uint32_t)stream, .file_index = set->file_of[stream],
+                                           .checksums = 1};
+    ferry__container_file_t *f = stream_place(set, stream, &init.geo, &init.length);
+    init.fs = f->fs;
+    init.id = f->super.id;
+    FERRY_TRY(ferry__container_stream_init(&set->reader, &init));
+    set->reader_of = stream;
+    return 0;
+}
+
 int ferry_container_serial_read(ferry_container_set_t set, int stream, MPI_Offset position, void *buf, size_t len,
                                 size_t *done)
 {
@@ -216,7 +238,16 @@ int ferry_container_serial_read(ferry_container_set_t set, int stream, MPI_Offse
     ferry__container_geometry_t g;
     uint64_t length;
     ferry__container_file_t *f = stream_place(set, stream, &g, &length);
-    int cls = ferry__container_pread(f->fs, &g, length, (uint64_t)position, buf, len, done);
+    ferry__container_stream_t *reader;
+    int cls;
+    *done = 0;
+    if (set->creating || !(f->super.flags & FERRY__CONTAINER_FLAG_CHECKSUMS)) {
+        cls = ferry__container_pread(f->fs, &g, length, (uint64_t)position, buf, len, done);
+    } else {
+        cls = checked_reader(set, stream, &reader);
+        if (!cls) reader->position = (uint64_t)position;
+        if (!cls) cls = ferry__container_stream_read(reader, buf, len, done);
+    }
     return cls ? ferry__container_fail(cls, set->path, -1, "ferry_container_serial_read") : 0;
 }
 

@@ -67,6 +67,10 @@ int ferry__container_stream_init(ferry__container_stream_t *s, const ferry__cont
     s->file_index = init->file_index;
     if (init->unbuffered) return 0;
     s->buf_cap = init->buffer_size ? init->buffer_size : FERRY__CONTAINER_DEFAULT_BUFFER;
+    /* A checked reader caches whole chunks up to a size (check.c). */
+    uint64_t cap = ferry__container_capacity(&s->geo);
+    if (!s->writing && s->checksums && cap > s->buf_cap && cap <= FERRY__CONTAINER_CHECKED_CACHE)
+        s->buf_cap = (size_t)cap;
     s->buf = ferry__malloc(s->buf_cap);
     if (!s->buf) return ferry__error_set(MPI_ERR_NO_MEM, "out of memory for a %zu-byte buffer", s->buf_cap);
     return 0;
@@ -76,8 +80,10 @@ void ferry__container_stream_release(ferry__container_stream_t *s)
 {
     ferry__free(s->buf);
     ferry__free(s->chunks);
+    ferry__free(s->checked);
     s->buf = NULL;
     s->chunks = NULL;
+    s->checked = NULL;
 }
 
 /* The state of chunk b, growing the array as the stream grows. */
@@ -292,16 +298,20 @@ static int read_cached(ferry__container_stream_t *s, unsigned char *out, size_t 
     return 0;
 }
 
+int ferry__container_read_plain(ferry__container_stream_t *s, unsigned char *out, size_t want, size_t *got)
+{
+    if (want >= s->buf_cap) return ferry__container_pread(s->fs, &s->geo, s->length, s->position, out, want, got);
+    return read_cached(s, out, want, got);
+}
+
 int ferry__container_stream_read(ferry__container_stream_t *s, void *buf, size_t len, size_t *done)
 {
     *done = 0;
     while (*done < len && s->position < s->length) {
         size_t got = 0, want = len - *done;
         unsigned char *out = (unsigned char *)buf + *done;
-        if (want >= s->buf_cap)
-            FERRY_TRY(ferry__container_pread(s->fs, &s->geo, s->length, s->position, out, want, &got));
-        else
-            FERRY_TRY(read_cached(s, out, want, &got));
+        if (s->checksums) FERRY_TRY(ferry__container_read_checked(s, out, want, &got));
+        else FERRY_TRY(ferry__container_read_plain(s, out, want, &got));
         *done += got;
         s->position += got;
     }

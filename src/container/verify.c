@@ -106,6 +106,9 @@ int ferry_container_verify(const char *path, ferry_container_check_t *check)
     int cls = run.scratch.buf ? 0 : ferry__error_set(MPI_ERR_NO_MEM, "ferry container '%s': out of memory", path);
     for (uint32_t k = 0; k < set->nfiles && !cls; k++) {
         run.file = &set->files[k];
+        if (run.file->damage != FERRY__CONTAINER_UNDAMAGED) /* never closed is no damage, only incomplete */
+            problem(&run, "file %u of %u %s: 'ferry-container recover' rebuilds it from the chunk trailers",
+                    (unsigned)k, (unsigned)set->nfiles, ferry__container_damage_text(run.file));
         for (uint32_t t = 0; t < run.file->super.local_streams; t++) verify_stream(&run, t);
     }
     ferry__free(run.scratch.buf);

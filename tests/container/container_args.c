@@ -49,6 +49,10 @@ static void collective_failures(void)
                     ferry_container_open_read(MPI_COMM_WORLD, ft_rank == last ? NULL : path, &c));
     FT_CHECK(c == NULL);
     FT_FAILS(MPI_ERR_ARG, ferry_container_close(&c));
+    FT_FAILS(MPI_ERR_ARG, ferry_container_close(NULL));
+    ferry_container_set_t set = NULL;
+    FT_EQ(ferry_container_serial_close(NULL), MPI_ERR_ARG); /* it returned MPI_SUCCESS (issue 29 item 7) */
+    FT_EQ(ferry_container_serial_close(&set), MPI_ERR_ARG);
     FT_FAILS(MPI_ERR_ARG, ferry_container_open_write(MPI_COMM_WORLD, path, &p, NULL));
 }
 

@@ -148,6 +148,45 @@ static void incomplete(const unsigned char *good, size_t len, const char *copy)
     free(b);
 }
 
+/* A closed container whose end table or completion record is damaged, or
+ * whose last byte is cut off: readers refuse it (naming the end table and
+ * recover), verify counts it, and recover restores every stream from the
+ * chunk trailers (issue 29 item 4: it refused these). */
+static void end_table_damaged(const unsigned char *good, size_t len, const char *copy)
+{
+    size_t end_size = 32 + 16 * (size_t)ft_size + 4; /* the end table is the file's last bytes */
+    for (int how = 0; how < 4; how++) {
+        unsigned char *b = malloc(len);
+        memcpy(b, good, len);
+        size_t cut = how == 1 ? 1 : 0;
+        if (how == 0) b[len - end_size + 20] ^= 0x40;              /* a reserved byte: the CRC fails */
+        if (how == 2) b[len - 1] ^= 0x01;                          /* the end table's own CRC */
+        if (how == 3) b[512 + 17] ^= 0x08;                         /* the completion record's end offset */
+        spit(copy, b, len - cut);
+        free(b);
+        FT_EQ(try_open(copy, 0), MPI_ERR_BAD_FILE);
+        FT_CHECK(strstr(ferry_container_error_message(), "ferry-container recover") != NULL);
+
+        ferry_container_check_t check = {0};
+        MPI_Offset bytes;
+        int was_complete = 1;
+        FT_OK(ferry_container_recover(copy, &bytes, &was_complete));
+        FT_EQ(was_complete, 0);
+        FT_OK(ferry_container_verify(copy, &check));
+        ferry_container_set_t set;
+        FT_OK(ferry_container_serial_open(copy, 0, &set));
+        MPI_Offset total = 0;
+        for (int s = 0; s < ft_size; s++) {
+            ct_model_t m;
+            ct_model(ft_seed, s, MAX_LENGTH, MAX_PIECE, &m);
+            ct_check_serial(set, s, &m);
+            total += (MPI_Offset)m.length;
+        }
+        FT_EQ(bytes, total);
+        FT_OK(ferry_container_serial_close(&set));
+    }
+}
+
 static void verify_finds_flips(const unsigned char *good, size_t len, const char *copy)
 {
     ferry_container_set_t set;
@@ -183,6 +222,7 @@ static void serial_part(const char *path)
     cut_at_many_lengths(good, len, copy);
     versions(good, len, copy);
     incomplete(good, len, copy);
+    end_table_damaged(good, len, copy);
     spit(copy, good, len);
     verify_finds_flips(good, len, copy);
     spit(copy, (const unsigned char *)"just some text, not a container", 31);
@@ -219,6 +259,52 @@ static void parallel_part(const char *path)
     FT_CHECK(c == NULL);
 }
 
+/* A chunk larger than a checked reader's cache (16 MiB of data) is checked
+ * once, the first time any of it is read: a flipped byte fails every read
+ * of it, again when retried; intact, it reads back exactly. */
+static void large_chunk(void)
+{
+    enum { BIG = (17 << 20) + 1234 };
+    const char *path = ft_path("large.ctr"), *copy = ft_path("large-bad.ctr");
+    size_t len = ft_rank == 0 ? BIG : 1000, done;
+    unsigned char *bytes = malloc(BIG), *got = malloc(BIG);
+    ft_fill(bytes, len, ft_seed + 99 + (uint64_t)ft_rank);
+    ferry_container_params_t p = {0};
+    p.block_size = BLOCK;
+    p.chunk_size = ft_rank == 0 ? BIG + 64 : 0;
+    p.data_checksums = 1;
+    ferry_container_t c;
+    FT_OK(ferry_container_open_write(MPI_COMM_WORLD, path, &p, &c));
+    FT_OK(ferry_container_write(c, bytes, len, &done));
+    FT_OK(ferry_container_close(&c));
+    if (ft_rank == 0) {
+        size_t size;
+        unsigned char *file = slurp(path, &size);
+        ferry_container_set_t set;
+        int index;
+        MPI_Offset at, used;
+        FT_OK(ferry_container_serial_open(path, 0, &set));
+        FT_OK(ferry_container_serial_chunk(set, 0, 0, &index, &at, &used));
+        FT_OK(ferry_container_serial_read(set, 0, 5, got, 100, &done)); /* from the middle: checked whole */
+        FT_EQ_MEM(got, bytes + 5, 100);
+        FT_OK(ferry_container_serial_close(&set));
+        file[at + used - 3] ^= 0x20; /* near the end: a read at the start must still see it */
+        spit(copy, file, size);
+        free(file);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    FT_OK(ferry_container_open_read(MPI_COMM_WORLD, copy, &c));
+    for (int again = 0; again < 2 && ft_rank == 0; again++)
+        FT_FAILS_NAMING(MPI_ERR_IO, "stream 0 chunk 0", ferry_container_read(c, got, 4096, &done));
+    FT_OK(ferry_container_close(&c));
+    FT_OK(ferry_container_open_read(MPI_COMM_WORLD, path, &c));
+    for (size_t pos = 0; pos < len; pos += done) FT_OK(ferry_container_read(c, got + pos, 3 << 20, &done));
+    FT_EQ_MEM(got, bytes, len);
+    FT_OK(ferry_container_close(&c));
+    free(bytes);
+    free(got);
+}
+
 int main(int argc, char **argv)
 {
     ft_init(&argc, &argv);
@@ -236,5 +322,6 @@ int main(int argc, char **argv)
     if (ft_rank == 0) serial_part(path);
     MPI_Barrier(MPI_COMM_WORLD);
     parallel_part(path);
+    large_chunk();
     return ft_finish();
 }

@@ -108,8 +108,10 @@ static void short_and_interrupted(const unsigned char *all)
     free(got);
 }
 
-/* The root's end table write fails: close fails everywhere, recover completes it. */
-static void root_fails_at_close(const unsigned char *all)
+/* The root's end table write fails (an I/O error, a full disk): close fails
+ * everywhere, naming recover, and recover completes it with every byte
+ * (docs/container.md: what a full disk at close leaves). */
+static void root_fails_at_close(const unsigned char *all, const char *fault, int cls)
 {
     const char *path = ft_path("root.ctr");
     ferry_container_t c;
@@ -117,8 +119,10 @@ static void root_fails_at_close(const unsigned char *all)
     FT_OK(ferry_container_open_write(MPI_COMM_WORLD, path, NULL, &c));
     FT_OK(ferry_container_write(c, all + (size_t)ft_rank * LENGTH, LENGTH, &done));
     FT_OK(ferry_container_flush(c));
-    if (ft_rank == 0) FT_OK(ferry__fs_fault_arm("write:1:EIO@0"));
-    FT_FAILS_NAMING(MPI_ERR_IO, "rank 0", ferry_container_close(&c));
+    if (ft_rank == 0) FT_OK(ferry__fs_fault_arm(fault));
+    int rc = ft_capture(ferry_container_close(&c));
+    FT_FAILS_NAMING(cls, "rank 0", rc);
+    FT_CHECK(strstr(ft_message, "'ferry-container recover' completes the container") != NULL);
     ferry__fs_fault_disarm();
     FT_CHECK(c == NULL);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -139,7 +143,8 @@ int main(int argc, char **argv)
     ft_fill(all, (size_t)LENGTH * ft_size, ft_seed);
     full_disk_on_rank_1(all);
     short_and_interrupted(all);
-    root_fails_at_close(all);
+    root_fails_at_close(all, "write:1:EIO@0", MPI_ERR_IO);
+    root_fails_at_close(all, "write:1:ENOSPC@0", MPI_ERR_NO_SPACE);
     free(all);
     return ft_finish();
 }

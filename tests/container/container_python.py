@@ -102,6 +102,57 @@ def flipped(path, d):
         fail("Python verify missed the flipped byte")
 
 
+def copy_set(path, to):
+    shutil.copy(path, to)
+    shutil.copy(path + ".000001", to + ".000001")
+
+
+def reseal(name, offset, fmt, value):
+    """Writes value at offset of name's superblock and recomputes its CRC."""
+    with open(name, "r+b") as f:
+        head = bytearray(f.read(256))
+        struct.pack_into(fmt, head, offset, value)
+        struct.pack_into("<I", head, 252, fc.crc32c(bytes(head[:252])))
+        f.seek(0)
+        f.write(head)
+
+
+def swapped(path):
+    """A second file from elsewhere: both readers say which file of the set it is (issue 29 item 7)."""
+    bad = path + ".swapped"
+    copy_set(path, bad)
+    shutil.copy(path, bad + ".000001")  # file 0 where file 1 belongs
+    want = [b"file 1 of 2", b"says it is file 0 of 2"]
+    copy_set(path, bad + "2")
+    reseal(bad + "2.000001", 16, "<Q", fc.Container(path).files[0].id ^ 1)  # another container id
+    for name, needles in ((bad, want), (bad + "2", [b"file 1 of 2", b"belongs to another container"])):
+        status, _, err = run(tool, "dump", name)
+        if status != 4 or not all(n in err for n in needles):
+            fail("C reader on a swapped file: %d %s" % (status, err))
+        status, _, err = run(sys.executable, reader_path, "list", name)
+        if status != 1 or not all(n in err for n in needles):
+            fail("Python reader on a swapped file: %d %s" % (status, err))
+
+
+def absurd_counts(path):
+    """A superblock claiming 2^31 streams, CRC recomputed: refused at once, in little memory (item 6)."""
+    bad = path + ".absurd"
+    shutil.copy(path, bad)  # a one-file container: its only file claims the streams
+    reseal(bad, 32, "<I", 1 << 31)
+    limit = "import resource; resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)); "
+    code = limit + "import runpy, sys; sys.argv = ['r', 'list', %r]; runpy.run_path(%r, run_name='__main__')" % (
+        bad, reader_path)
+    try:
+        p = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=20)
+    except subprocess.TimeoutExpired:
+        fail("the Python reader stalled on 2^31 streams")
+    if p.returncode != 1 or b"says 2147483648" not in p.stderr or b"Traceback" in p.stderr:
+        fail("Python reader on 2^31 streams: %d %s" % (p.returncode, p.stderr[-500:]))
+    status, _, err = run(tool, "dump", bad)
+    if status != 4 or b"says 2147483648" not in err:
+        fail("C reader on 2^31 streams: %d %s" % (status, err))
+
+
 def incomplete(path, d):
     with open(path, "r+b") as f:
         f.seek(fc.COMPLETION_OFFSET)
@@ -134,8 +185,9 @@ def newer(path):
 
 if fc.crc32c(b"123456789") != 0xE3069283:
     fail("crc32c check value")
-one_container("one", 1, 4096, 200000)
+absurd_counts(one_container("one", 1, 4096, 200000)[0])
 path, d = one_container("two", 2, 512, 30000)
+swapped(path)
 flipped(path, d)
 incomplete(path, d)
 newer(path)

@@ -5,8 +5,8 @@
  * (ferry_container_open_read), serially by rank 0 (every stream, any
  * position), and checked by verify; chunk alignment is checked in the file.
  * Configurations: one file, contiguous rank groups, one file per node;
- * block sizes 512 and the file system's; data checksums on and off; small
- * and default buffers.
+ * block sizes 512 and the file system's; data checksums on, off and by
+ * default (on); small and default buffers.
  */
 #include <stdlib.h>
 
@@ -39,7 +39,7 @@ static void write_container(const char *path, const config_t *cfg, const ct_mode
     FT_EQ(info.length, mine->length);
     FT_EQ(info.stream, ft_rank);
     FT_EQ(info.streams, ft_size);
-    FT_EQ(info.data_checksums, cfg->checksums);
+    FT_EQ(info.data_checksums, cfg->checksums != FERRY_CONTAINER_CHECKSUMS_OFF); /* on by default */
     FT_OK(ferry_container_close(&c));
     FT_CHECK(c == NULL);
 }
@@ -92,7 +92,7 @@ int main(int argc, char **argv)
     ft_init(&argc, &argv);
     const config_t configs[] = {
         {1, 512, 1, 100, 20000, 3000},
-        {2, 512, 0, 0, 20000, 3000},
+        {2, 512, FERRY_CONTAINER_CHECKSUMS_OFF, 0, 20000, 3000},
         {FERRY_CONTAINER_FILE_PER_NODE, 1024, 1, 4096, 50000, 9000},
         {3, 0, 1, 0, 300000, 100000},
         {0, 4096, 0, 1, 30000, 20000},

@@ -3,7 +3,8 @@
 # 512-byte blocks) whose streams the writer also left as plain files;
 # cat and split give exactly those bytes, defrag gives one chunk per stream
 # with the same bytes, verify passes and then catches one flipped data
-# byte; exit statuses for scripts (usage 2, unreadable 4, damaged 1).
+# byte, which cat and defrag refuse to return; exit statuses for scripts
+# (usage 2, unreadable 4, damaged 1).
 #
 # usage: container_tools.sh RUN_MPI WRITER TOOL NPROCS
 run_mpi=$1 writer=$2 tool=$3 np=$4
@@ -45,12 +46,22 @@ grep -q "100%" "$dir/err.log" || fail "verify --progress drew no bar"
 
 # Flip one data byte of the first stream that has data; verify must say which.
 expect_status 0 "$tool" dump --chunks "$dir/c.ctr"
-set -- $(awk '/^ +chunk 0:/ && $8 > 0 { print $4, $6, $8; exit }' "$dir/out.log")
-[ $# -eq 3 ] || fail "dump --chunks listed no chunk with data"
+set -- $(awk '$1 ~ /^[0-9]+$/ && NF >= 6 { stream = $1 } /^ +chunk 0:/ && $8 > 0 { print $4, $6, $8, stream; exit }' \
+         "$dir/out.log")
+[ $# -eq 4 ] || fail "dump --chunks listed no chunk with data"
 file="$dir/c.ctr"; [ "$1" -gt 0 ] && file=$(printf '%s.%06d' "$dir/c.ctr" "$1")
-printf '\377' | dd of="$file" bs=1 seek=$(($2 + $3 / 2)) conv=notrunc 2>/dev/null
+at=$(($2 + $3 / 2)) stream=$4
+byte=$(od -An -tu1 -j "$at" -N1 "$file" | tr -d ' ')  # complemented, so it always changes (a constant 0xff
+printf "\\$(printf '%03o' $((byte ^ 255)))" |      # left a byte that was 0xff as it was: 1 run in 256)
+  dd of="$file" bs=1 seek="$at" conv=notrunc 2>/dev/null
 expect_status 1 "$tool" verify "$dir/c.ctr"
 grep -q "data checksum mismatch" "$dir/out.log" || fail "verify did not name the damaged chunk"
+# ... and no reader returns it: cat and defrag fail naming the chunk and leave no output.
+expect_status 4 "$tool" cat "$dir/c.ctr" "$stream" "$dir/bad.out"
+grep -q "stream $stream chunk 0 in .* fails its data checksum" "$dir/err.log" || fail "cat did not name the chunk"
+[ -e "$dir/bad.out" ] && fail "a failed cat left its output"
+expect_status 4 "$tool" defrag "$dir/c.ctr" "$dir/bad.ctr"
+ls "$dir" | grep -q "^bad.ctr" && fail "a failed defrag left a container"
 
 expect_status 2 "$tool"
 expect_status 2 "$tool" cat "$dir/c.ctr" 99999
