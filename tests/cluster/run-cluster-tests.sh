@@ -20,8 +20,7 @@
 #   mpiio_consistency     sync-barrier-sync makes another node's bytes visible
 #   sharedfp_*            shared file pointers in one-sided memory across nodes
 #   async_collective      nonblocking collectives in the background
-#   container_*           the task-local container and its Python reader (container_mapped expects
-#                         a message that MPI_MAX_ERROR_STRING cuts off below the cluster's longer path)
+#   container_*           the task-local container, mapped reads, the Python reader
 #   ckpt_matrix           checkpoints, all strategies, ferry's backend (the host backends lose bytes
 #                         on a caching client: their read-modify-writes read stale pages)
 #   shelfsea_restart      restart on another rank (and node) count
@@ -36,7 +35,7 @@ if [ "${1:-}" = --nodes ]; then nodes=$2; shift 2; fi
 
 tests=(mpiio_differential.np3 coll_random.np4 coll_racing_writer_two.np4 coll_shm.np4 mpiio_atomic.np4
        mpiio_consistency.np3 sharedfp_pointer.np4 sharedfp_ordered.np4 async_collective_multiple.np3
-       container_roundtrip.np5 container_python.np4 ckpt_matrix.np3 shelfsea_restart
+       container_roundtrip.np5 container_mapped.np3 container_python.np4 ckpt_matrix.np3 shelfsea_restart
        software_hdf5.np4 software_pnetcdf.np4)
 pattern="^($(IFS='|'; echo "${tests[*]}" | sed 's/\./\\./g'))\$"
 
