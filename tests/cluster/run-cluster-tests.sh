@@ -24,7 +24,8 @@
 #   ckpt_matrix           checkpoints, all strategies, ferry's backend (the host backends lose bytes
 #                         on a caching client: their read-modify-writes read stale pages)
 #   shelfsea_restart      restart on another rank (and node) count
-#   software_hdf5/pnetcdf unmodified HDF5 and PnetCDF programs on the drop-in
+#   software_hdf5/pnetcdf unmodified HDF5 and PnetCDF programs on the drop-in (the host reference
+#                         run on local disk: the hosts lose bytes on a caching client)
 set -uo pipefail
 
 root_dir=$(cd "$(dirname "$0")/../.." && pwd)
@@ -46,6 +47,7 @@ if [ "$("$cluster" env 2>/dev/null | sed -n 's/^FERRY_CLUSTER_NODES="\(.*\)"/\1/
 fi
 eval "$("$cluster" env)"
 export FERRY_TEST_CLUSTER=1 FERRY_TEST_DIR=$FERRY_CLUSTER_MOUNT/tests FERRY_DIFF_HOST=0 FERRY_DIFF_SYNC=1 CKPT_FERRY_ONLY=1
+export FERRY_TEST_REFERENCE_DIR=${TMPDIR:-/tmp}   # software_compare: the host reference on local disk
 mkdir -p "$FERRY_TEST_DIR"
 
 status=0
