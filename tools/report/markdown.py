@@ -179,8 +179,9 @@ def write_report(out, runs, data, meta):
         for caption, path in section_plots(sid, data, runs, out):
             parts.append("![%s](%s)\n" % (caption, path))
         for r in section_runs:
-            parts.append("### %s (%d ranks)\n\n%s\n%s" % (r["id"], r["ranks"], commands(data, r["id"]),
-                                                           run_table(data, r["id"])))
+            where = " on %d nodes" % r["nodes"] if r.get("nodes") else ""
+            parts.append("### %s (%d ranks%s)\n\n%s\n%s" % (r["id"], r["ranks"], where, commands(data, r["id"]),
+                                                             run_table(data, r["id"])))
             if sid in EXTRAS:
                 parts.append(EXTRAS[sid][0] + "\n\n" + extras_table(data, r["id"], EXTRAS[sid][1]))
     with open(os.path.join(out, "README.md"), "w") as f:
