@@ -42,17 +42,21 @@ typedef struct ckpt_io {
     const char *name;
     int converts;
     int agrees; /* its collective calls fail on every rank or on none (ferry's end in one agreement) */
+    /* its writes may report success for bytes a full device refused, and its sync may hang after a
+     * failed write (Open MPI 4.1.4's OMPIO, durable.c): ckpt reserves space first and syncs by path */
+    int untrusted;
     int (*open)(MPI_Comm comm, const char *path, int amode, MPI_Info info, ckpt_file_t *f);
     int (*close)(ckpt_file_t *f);
     int (*set_view)(ckpt_file_t *f, MPI_Datatype filetype, const char *datarep);
-    int (*write)(ckpt_file_t *f, const void *buf, int count, MPI_Datatype type);
-    int (*write_all)(ckpt_file_t *f, const void *buf, int count, MPI_Datatype type);
-    int (*read)(ckpt_file_t *f, void *buf, int count, MPI_Datatype type);
-    int (*read_all)(ckpt_file_t *f, void *buf, int count, MPI_Datatype type);
-    int (*write_at)(ckpt_file_t *f, MPI_Offset off, const void *buf, int count, MPI_Datatype type);
-    int (*write_at_all)(ckpt_file_t *f, MPI_Offset off, const void *buf, int count, MPI_Datatype type);
-    int (*read_at)(ckpt_file_t *f, MPI_Offset off, void *buf, int count, MPI_Datatype type);
-    int (*read_at_all)(ckpt_file_t *f, MPI_Offset off, void *buf, int count, MPI_Datatype type);
+    /* Transfers fill *st: ckpt_io_transfer* compare its count with what was asked. */
+    int (*write)(ckpt_file_t *f, const void *buf, int count, MPI_Datatype type, MPI_Status *st);
+    int (*write_all)(ckpt_file_t *f, const void *buf, int count, MPI_Datatype type, MPI_Status *st);
+    int (*read)(ckpt_file_t *f, void *buf, int count, MPI_Datatype type, MPI_Status *st);
+    int (*read_all)(ckpt_file_t *f, void *buf, int count, MPI_Datatype type, MPI_Status *st);
+    int (*write_at)(ckpt_file_t *f, MPI_Offset off, const void *buf, int count, MPI_Datatype type, MPI_Status *st);
+    int (*write_at_all)(ckpt_file_t *f, MPI_Offset off, const void *buf, int count, MPI_Datatype type, MPI_Status *st);
+    int (*read_at)(ckpt_file_t *f, MPI_Offset off, void *buf, int count, MPI_Datatype type, MPI_Status *st);
+    int (*read_at_all)(ckpt_file_t *f, MPI_Offset off, void *buf, int count, MPI_Datatype type, MPI_Status *st);
     int (*set_size)(ckpt_file_t *f, MPI_Offset size);
     int (*get_size)(ckpt_file_t *f, MPI_Offset *size);
     int (*sync)(ckpt_file_t *f);
@@ -70,7 +74,9 @@ int ckpt_io_check(const ckpt_file_t *f, int rc, const char *op);
 enum { CKPT_WRITE = 1, CKPT_COLLECTIVE = 2 };
 /* Collective: ckpt_io_check of a collective call, agreed over comm when the backend does not agree itself. */
 int ckpt_io_collective(MPI_Comm comm, const ckpt_file_t *f, int rc, const char *op);
-/* A transfer through the current view. */
+/* A transfer through the current view: 0 only when the backend returned MPI_SUCCESS and its
+ * status counts every byte asked for (Open MPI's OMPIO returns MPI_SUCCESS with a count of 0 on
+ * the rank whose write hit ENOSPC); a short transfer is MPI_ERR_NO_SPACE (write) or MPI_ERR_IO. */
 int ckpt_io_transfer(ckpt_file_t *f, int how, void *buf, int count, MPI_Datatype type);
 /* An explicit-offset transfer (byte offsets under the default view). */
 int ckpt_io_transfer_at(ckpt_file_t *f, int how, MPI_Offset off, void *buf, int count, MPI_Datatype type);
@@ -103,6 +109,7 @@ struct ferry_ckpt {
     ckpt_var_t *vars;
     int nvars;
     long long mem_now, mem_peak;
+    int shared; /* every variable's blocks[] and offsets[] hold every rank's block (defs.c) */
 };
 
 /* Allocation that counts what the module holds (ferry_ckpt_peak_memory). */
@@ -171,6 +178,7 @@ typedef struct ckpt_bytes {
 } ckpt_bytes_t;
 int ckpt_nc_encode(const ckpt_nc_t *nc, ckpt_bytes_t *out);
 void ckpt_bytes_put_be(ckpt_bytes_t *b, uint64_t v, int size);
+void ckpt_bytes_put(ckpt_bytes_t *b, const void *p, size_t n);
 int ckpt_nc_add_att(ckpt_nc_atts_t *atts, const char *name, int type, int64_t n, const void *native);
 int ckpt_nc_nctype(MPI_Datatype type);
 
@@ -185,13 +193,44 @@ int ckpt_scatter_read(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_var_t *v, void
 int ckpt_gather_write(ferry_ckpt_t ck, ckpt_file_t *f, ckpt_layout_t *layout, void *const *bufs, uint64_t *sums);
 int ckpt_read_data(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_nc_t *nc, const unsigned char *region,
                    size_t region_len, void *const *bufs);
+/* read.c, local: 0 when nc holds every declared variable with its type and global shape; else
+ * MPI_ERR_ARG (missing), MPI_ERR_TYPE or MPI_ERR_DIMS naming the variable and path. */
+int ckpt_match_decls(ferry_ckpt_t ck, const ckpt_nc_t *nc, const char *path);
 /* verify.c: collective; 0 when every checksum matches. */
 int ckpt_verify_file(MPI_Comm comm, ckpt_file_t *f, const ckpt_nc_t *nc);
 
-/* txn.c: collective; writes path as a transaction, pruning the set after it when prune. */
-int ckpt_write_path(ferry_ckpt_t ck, const char *path, long long step, double time, void *const *bufs, int prune);
-/* restart.c: rank 0 removes all but the set's newest K checkpoints. */
-void ckpt_prune(ferry_ckpt_t ck);
+/* defs.c: the first step of every collective call of a set. Collective: agrees on every rank's
+ * local_cls (a bad argument) and on a hash of the definitions and of call (a line naming the call
+ * and its step or file); differing definitions are MPI_ERR_NOT_SAME naming the first difference on
+ * every rank; after new definitions every rank's blocks are shared (blocks[], offsets[]). */
+int ckpt_defs_agree(ferry_ckpt_t ck, int local_cls, const char *what, const char *call);
+/* Local: MPI_ERR_ARG when this rank's block of a variable overlaps another rank's (before a write). */
+int ckpt_check_overlaps(ferry_ckpt_t ck, const char *what);
+/* vars.c, local: 0 when name is a valid netCDF name not yet used by a variable (is_var) or
+ * dimension of the set nor by the stacked layout's own; MPI_ERR_ARG naming what otherwise. */
+int ckpt_check_new_name(ferry_ckpt_t ck, const char *what, const char *name, int is_var);
+/* Local: definitions changed (def_dim, def_var): the next collective call shares the blocks again. */
+void ckpt_defs_changed(ferry_ckpt_t ck);
+
+/* durable.c. Rank 0: fsync of path's directory (0 or -1 with errno). */
+int ckpt_sync_directory(const char *path);
+/* Collective: rank 0 reserves bytes for path (fallocate); *reserved 0 where the file system cannot
+ * (the caller verifies the file instead); MPI_ERR_NO_SPACE when the device is full. */
+int ckpt_reserve(ferry_ckpt_t ck, const char *path, MPI_Offset bytes, int *reserved);
+/* Collective: every rank fsyncs path (closed), agreed. */
+int ckpt_sync_path(ferry_ckpt_t ck, const char *path);
+/* Collective: ferry_ckpt_verify's check of path, as an error class. */
+int ckpt_verify_path(MPI_Comm comm, const char *path);
+
+/* txn.c: collective; writes step as a transaction into the file named (or, when NULL, the set's
+ * file of step, pruning the set after it). */
+int ckpt_write_path(ferry_ckpt_t ck, const char *named, long long step, double time, void *const *bufs);
+/* restart.c: rank 0, after step was committed: removes the set's steps above it (an earlier
+ * series) and all but the newest K of the others, never step itself. */
+void ckpt_prune(ferry_ckpt_t ck, long long step);
+
+/* api.c, local: "<base>.<step, 12 digits>.nc" into path; MPI_ERR_ARG for a negative step or a short buffer. */
+int ckpt_step_path(ferry_ckpt_t ck, long long step, char *path, size_t len);
 
 /* Local hex form of a checksum (16 digits and NUL). */
 void ckpt_hex(uint64_t sum, char out[17]);

@@ -1,6 +1,7 @@
 /*
  * Reading values out of a decoded netCDF header (ckpt.h).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "ckpt/ckpt_int.h"
@@ -77,4 +78,14 @@ int64_t ckpt_nc_var_bytes(const ckpt_nc_t *nc, const ckpt_nc_var_t *v)
         n *= len;
     }
     return n;
+}
+
+long long ckpt_nc_step(const ckpt_nc_t *nc, const char *path)
+{
+    const ckpt_nc_att_t *att = ckpt_nc_att(&nc->gatts, "ferry_step");
+    if (att) return ckpt_nc_att_int(att, 0);
+    size_t n = strlen(path), k = n >= 3 ? n - 3 : 0;
+    if (n < 3 || strcmp(path + k, ".nc") != 0) return -1;
+    while (k > 0 && path[k - 1] >= '0' && path[k - 1] <= '9') k--;
+    return k > 0 && k < n - 3 && path[k - 1] == '.' ? strtoll(path + k, NULL, 10) : -1;
 }

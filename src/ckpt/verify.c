@@ -27,7 +27,7 @@ static int root_read_header(ckpt_file_t *f, unsigned char **region, size_t *len)
         unsigned char *p = ferry__realloc(*region, n + 1);
         if (!p) return ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory for the header of %s", f->path);
         *region = p;
-        FERRY_TRY(ckpt_io_check(f, f->io->read_at(f, 0, p, (int)n, MPI_BYTE), "read_at"));
+        FERRY_TRY(ckpt_io_transfer_at(f, 0, 0, p, (int)n, MPI_BYTE));
         ckpt_nc_t nc;
         size_t used;
         int cls = ckpt_nc_decode(p, n, &nc, &used);
@@ -188,9 +188,27 @@ void ckpt_header_seal(const ckpt_nc_t *nc, unsigned char *region, int64_t covere
     memcpy(value, hex, 16);
 }
 
+int ckpt_nc_sealed(const ckpt_nc_t *nc)
+{
+    return ckpt_nc_att(&nc->gatts, CKPT_HEADER_CHECKSUM) != NULL;
+}
+
+/* Whether a list holds an attribute whose name begins "ferry_" (the prefix is ferry's own). */
+static int has_ferry_att(const ckpt_nc_atts_t *atts)
+{
+    for (int i = 0; i < atts->count; i++)
+        if (atts->atts[i].name && strncmp(atts->atts[i].name, "ferry_", 6) == 0) return 1;
+    return 0;
+}
+
 int ckpt_header_check(const ckpt_nc_t *nc, unsigned char *region, size_t len, int64_t used, const char *path)
 {
-    if (!ckpt_nc_att(&nc->gatts, CKPT_HEADER_CHECKSUM)) return 0;
+    int ferrys = has_ferry_att(&nc->gatts);
+    for (int i = 0; i < nc->nvars && !ferrys; i++) ferrys = has_ferry_att(&nc->vars[i].atts);
+    if (!ckpt_nc_sealed(nc) && ferrys)
+        return ferry__error_set(MPI_ERR_IO, "ferry_ckpt: %s carries ferry's attributes but no %s: its header is damaged "
+                                "(or it was written before ferry sealed headers, 2026-11-26)", path, CKPT_HEADER_CHECKSUM);
+    if (!ckpt_nc_sealed(nc)) return 0;
     int64_t covered = ckpt_header_covered(nc, used);
     unsigned char *value = covered <= (int64_t)len ? header_sum_value(nc, region, covered) : NULL;
     char hex[17];

@@ -10,8 +10,9 @@ docs/checkpoint.md) equal to the values the writer put there; every
 ferry_checksum attribute matches the spec's checksum computed here from the
 file's bytes (a second implementation of docs/checkpoint.md). ferry-ckpt
 converts every stacked file to the global image, serially and on 2 ranks
-(read back here like the others), verifies every file and rejects one with
-a flipped byte.
+(read back here like the others, in the format it had), verifies every file
+and rejects one with a flipped byte, and does not call a netCDF file it did
+not write valid.
 """
 import os
 import shutil
@@ -157,6 +158,8 @@ def check_tool(run_mpi, tool, path):
             out = path.replace("stack", "image%s" % ranks).replace(".000000000007.nc", ".nc")
             subprocess.run([run_mpi, "60", ranks, tool, "convert", path, out], check=True, stdout=subprocess.DEVNULL)
             check_file(out, False, int(ranks))
+            with open(path, "rb") as a, open(out, "rb") as b:
+                assert a.read(4) == b.read(4), "convert changed the format of %s" % path  # CDF-2 stays CDF-2
             os.remove(out)
     flipped = path + ".flipped"
     shutil.copy(path, flipped)
@@ -170,6 +173,21 @@ def check_tool(run_mpi, tool, path):
     os.remove(flipped)
 
 
+def check_foreign(run_mpi, tool, directory):
+    """A netCDF file ferry did not write, named like step 3 of a set: verify
+    does not call it valid, info takes its step from the name."""
+    path = os.path.join(directory, "foreign.000000000003.nc")
+    with netCDF4.Dataset(path, "w", format="NETCDF3_64BIT_OFFSET") as nc:
+        nc.createDimension("x", 5)
+        nc.createVariable("v", "f8", ("x",))[:] = np.arange(5.0)
+    bad = subprocess.run([run_mpi, "60", "1", tool, "verify", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert bad.returncode != 0 and "valid" not in bad.stdout and "no checksums" in bad.stderr, (bad.stdout, bad.stderr)
+    info = subprocess.run([run_mpi, "60", "1", tool, "info", path], check=True, stdout=subprocess.PIPE, text=True)
+    assert "not a ferry checkpoint" in info.stdout and "step 3" in info.stdout, info.stdout
+    os.remove(path)
+    print("ckpt_oracle: a foreign netCDF file: verify refuses to call it valid, info reads its step from its name")
+
+
 def main():
     run_mpi, sample, directory, tool = sys.argv[1:5]
     shutil.rmtree(directory, ignore_errors=True)
@@ -180,6 +198,7 @@ def main():
     for f in files:
         check_file(os.path.join(directory, f))
         check_tool(run_mpi, tool, os.path.join(directory, f))
+    check_foreign(run_mpi, tool, directory)
     shutil.rmtree(directory)
 
 
