@@ -95,6 +95,7 @@ static void names(void)
     cc_fill(&v, 0, 1);
     FT_OK(ferry_ckpt_write(ck, 1, 0.0, (void *[]){v.buf, NULL}));
     ferry_ckpt_free(&ck);
+    free(v.buf);
     /* The stacked layout's own names. */
     ck = make_set("names_stack", FERRY_CKPT_STACK, MPI_DOUBLE, &v);
     FT_FAILS_NAMING(MPI_ERR_ARG, "stacked layout", ferry_ckpt_def_dim(ck, "ferry_rank", 4, &id));
