@@ -80,6 +80,8 @@ typedef struct ferry_ckpt_options {
     int format;      /* FERRY_CKPT_CDF5 (0, default) or FERRY_CKPT_CDF2 (every variable under 4 GiB) */
     int io;          /* FERRY_CKPT_IO_FERRY (0, default) or FERRY_CKPT_IO_HOST */
     MPI_Info info;   /* borrowed for the call; MPI_INFO_NULL or 0 for none */
+    int series;      /* 1: every write appends its step as a record of one file "<base>.nc" along the
+                        record dimension time (steer or gather; see ferry_ckpt_write) */
 } ferry_ckpt_options_t;
 
 /* One variable: the global array and this rank's block of it. */
@@ -115,6 +117,17 @@ FERRY_API int ferry_ckpt_def_dim(ferry_ckpt_t ck, const char *name, MPI_Offset l
 /* Local (the same on every rank but the block, checked at the next
  * collective call): a variable, with this rank's block (copied). */
 FERRY_API int ferry_ckpt_def_var(ferry_ckpt_t ck, const ferry_ckpt_var_t *var, int *varid);
+enum { FERRY_CKPT_GLOBAL = -1, FERRY_CKPT_TIME = -2 };
+/* Local (the same on every rank, checked at the next collective call): the
+ * netCDF attribute name of variable varid, or of the file (FERRY_CKPT_GLOBAL),
+ * as nc_put_att: n values of type (MPI_CHAR for text, or a variable type),
+ * copied; an attribute of that name is replaced. Examples: long_name, units,
+ * _FillValue (one value of the variable's type: points no rank's block
+ * covers then hold it instead of 0), title, history, Conventions; in a series
+ * FERRY_CKPT_TIME names the time variable (units "days since 2000-01-01",
+ * calendar). Names beginning "ferry_" are ferry's own (MPI_ERR_ARG). */
+FERRY_API int ferry_ckpt_put_att(ferry_ckpt_t ck, int varid, const char *name, MPI_Datatype type, MPI_Offset n,
+                                 const void *values);
 /* Collective: writes every variable (bufs[varid]: the rank's local buffer with
  * halos; NULL allowed where the rank owns nothing) as checkpoint step, then
  * commits it, removes the set's checkpoints of higher steps (an earlier

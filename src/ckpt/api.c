@@ -53,6 +53,9 @@ static int set_options(ferry_ckpt_t ck, const ferry_ckpt_options_t *opt)
     if (o.strategy < 0 || o.strategy > 2 || o.io < 0 || o.io > 1 || o.format < 0 || o.format > 1)
         return ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_create: unknown strategy, io or format (%d, %d, %d)", o.strategy,
                                 o.io, o.format);
+    if (o.series && o.strategy == FERRY_CKPT_STACK)
+        return ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_create: a series needs the image layout (steer or gather), not stack");
+    ck->series = o.series != 0;
     ck->strategy = o.strategy;
     ck->independent = o.independent != 0;
     ck->format = o.format;
@@ -131,7 +134,7 @@ static void free_var(ckpt_var_t *v)
 {
     ferry__free(v->name);
     ferry__free(v->mask);
-    ferry__free(v->units);
+    ckpt_nc_free_atts(&v->atts);
     ferry__free(v->blocks);
 }
 
@@ -143,6 +146,8 @@ int ferry_ckpt_free(ferry_ckpt_t *ckp)
     for (int i = 0; i < ck->ndims; i++) ferry__free(ck->dims[i].name);
     ferry__free(ck->vars);
     ferry__free(ck->dims);
+    ckpt_nc_free_atts(&ck->gatts);
+    ckpt_nc_free_atts(&ck->time_atts);
     ferry__free(ck->base);
     if (ck->info != MPI_INFO_NULL) MPI_Info_free(&ck->info);
     if (ck->comm != MPI_COMM_NULL) MPI_Comm_free(&ck->comm);
@@ -153,7 +158,7 @@ int ferry_ckpt_free(ferry_ckpt_t *ckp)
 
 int ckpt_step_path(ferry_ckpt_t ck, long long step, char *path, size_t len)
 {
-    int n = snprintf(path, len, "%s.%012lld.nc", ck->base, step);
+    int n = ck->series ? snprintf(path, len, "%s.nc", ck->base) : snprintf(path, len, "%s.%012lld.nc", ck->base, step);
     if (n < 0 || (size_t)n >= len || step < 0)
         return ferry__error_set(MPI_ERR_ARG, "ferry_ckpt: step %lld of %s: negative or name too long", step, ck->base);
     return 0;

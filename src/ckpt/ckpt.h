@@ -50,9 +50,12 @@ typedef struct ckpt_nc_var {
     int64_t vsize, begin;
 } ckpt_nc_var_t;
 
-/* A netCDF classic header (no record variables). */
+/* A netCDF classic header. A dimension of length 0 is the record (unlimited)
+ * dimension; a variable whose first dimension it is, a record variable: its
+ * record k lies at begin + k * recsize (ckpt_nc_recsize). */
 typedef struct ckpt_nc {
     int version; /* 2 (CDF-2) or 5 (CDF-5) */
+    int64_t numrecs;
     int ndims, nvars;
     ckpt_nc_dim_t *dims;
     ckpt_nc_atts_t gatts;
@@ -84,8 +87,13 @@ void ckpt_nc_att_text(const ckpt_nc_atts_t *atts, const char *name, char *out, s
 long long ckpt_nc_step(const ckpt_nc_t *nc, const char *path);
 /* The variable named name, or -1. */
 int ckpt_nc_find_var(const ckpt_nc_t *nc, const char *name);
-/* Bytes of a variable's data (product of its dimensions times the type size). */
+/* Bytes of a variable's data (product of its dimensions times the type size;
+ * of one record for a record variable). */
 int64_t ckpt_nc_var_bytes(const ckpt_nc_t *nc, const ckpt_nc_var_t *v);
+/* Whether v is a record variable. */
+int ckpt_nc_is_record(const ckpt_nc_t *nc, const ckpt_nc_var_t *v);
+/* Bytes of one record: the record variables' vsizes added up. */
+int64_t ckpt_nc_recsize(const ckpt_nc_t *nc);
 
 /* The checkpoint checksum of n big-endian values of size esize starting at
  * element index first of a variable (docs/checkpoint.md: the sum over

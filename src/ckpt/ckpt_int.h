@@ -82,7 +82,8 @@ int ckpt_io_transfer(ckpt_file_t *f, int how, void *buf, int count, MPI_Datatype
 int ckpt_io_transfer_at(ckpt_file_t *f, int how, MPI_Offset off, void *buf, int count, MPI_Datatype type);
 
 typedef struct ckpt_var {
-    char *name, *mask, *units; /* owned; mask and units may be NULL */
+    char *name, *mask;  /* owned; mask may be NULL */
+    ckpt_nc_atts_t atts; /* the user's attributes (ferry_ckpt_put_att, units), owned */
     MPI_Datatype type;
     int nctype, esize, ndims;
     int dimids[CKPT_D];
@@ -108,6 +109,9 @@ struct ferry_ckpt {
     int ndims;
     ckpt_var_t *vars;
     int nvars;
+    ckpt_nc_atts_t gatts;     /* the user's global attributes, owned */
+    int series;               /* every write appends a record to <base>.nc (series.c) */
+    ckpt_nc_atts_t time_atts; /* a series' time variable's attributes, owned */
     long long mem_now, mem_peak;
     int shared; /* every variable's blocks[] and offsets[] hold every rank's block (defs.c) */
 };
@@ -143,6 +147,8 @@ typedef struct ckpt_block {
 ckpt_block_t ckpt_block_of(const ferry_ckpt_t ck, const ckpt_var_t *v, void *buf, int strategy);
 /* Applies pass to every element; returns the checksum for CKPT_SUM and CKPT_SUM_SWAP. */
 uint64_t ckpt_walk(const ckpt_block_t *b, ckpt_pass_t pass);
+/* Sets every element of the block to value (esize bytes, native). */
+void ckpt_walk_fill(const ckpt_block_t *b, const unsigned char *value);
 
 /* plan.c: one view and one transfer for many variables. */
 typedef struct ckpt_piece {
@@ -165,7 +171,8 @@ typedef struct ckpt_layout {
     ckpt_nc_t nc;
     unsigned char *region; /* header and index variables, up to the first data variable; owned */
     MPI_Offset region_len, total;
-    MPI_Offset *begin; /* [nvars] file offset of each declared variable's data; owned */
+    MPI_Offset *begin;  /* [nvars] file offset of each declared variable's data (record 0 in a series); owned */
+    MPI_Offset recsize; /* a series file's bytes per record */
 } ckpt_layout_t;
 /* Rank 0's or everyone's: the header for one step with checksums sums[nvars]. */
 int ckpt_layout_build(ferry_ckpt_t ck, const uint64_t *sums, long long step, double time, ckpt_layout_t *layout);
@@ -180,7 +187,32 @@ int ckpt_nc_encode(const ckpt_nc_t *nc, ckpt_bytes_t *out);
 void ckpt_bytes_put_be(ckpt_bytes_t *b, uint64_t v, int size);
 void ckpt_bytes_put(ckpt_bytes_t *b, const void *p, size_t n);
 int ckpt_nc_add_att(ckpt_nc_atts_t *atts, const char *name, int type, int64_t n, const void *native);
+/* The same with values big-endian already. */
+int ckpt_nc_add_att_be(ckpt_nc_atts_t *atts, const char *name, int type, int64_t n, const void *be);
+void ckpt_nc_free_atts(ckpt_nc_atts_t *atts);
+/* atts.c: appends copies of from's attributes to to. */
+int ckpt_copy_atts(const ckpt_nc_atts_t *from, ckpt_nc_atts_t *to);
+/* The big-endian bytes of v's _FillValue, or NULL. */
+const unsigned char *ckpt_var_fill(const ckpt_var_t *v);
 int ckpt_nc_nctype(MPI_Datatype type);
+
+/* fill.c: the points of steered variables with a _FillValue that no block covers (holes). */
+typedef struct ckpt_gaps {
+    MPI_Offset *seg; /* [n][2]: element index and length of each run of holes in this rank's rows; owned */
+    int n, cap;
+    MPI_Offset longest;
+} ckpt_gaps_t;
+typedef struct ckpt_holes {
+    ckpt_gaps_t *vars; /* [nvars]; owned */
+    int any;           /* some variable has holes to fill (the same on every rank) */
+} ckpt_holes_t;
+/* Local: this rank's share of the holes; adds their fill values' checksums to sums[nvars]. */
+int ckpt_holes_find(ferry_ckpt_t ck, ckpt_holes_t *h, uint64_t *sums);
+/* Collective (when h->any): writes the fill values (begin[i]: where variable i's data begin). */
+int ckpt_holes_write(ferry_ckpt_t ck, ckpt_file_t *f, const MPI_Offset *begin, const ckpt_holes_t *h);
+void ckpt_holes_free(ferry_ckpt_t ck, ckpt_holes_t *h);
+/* Local: v's fill value in native order into out (8 bytes); 0 when it has none. */
+int ckpt_var_fill_native(const ckpt_var_t *v, unsigned char out[8]);
 
 /* write.c, read.c */
 /* The piece of v's block in an image file (steer, gather) whose data begin at begin. */
@@ -196,6 +228,14 @@ int ckpt_read_data(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_nc_t *nc, const u
 /* read.c, local: 0 when nc holds every declared variable with its type and global shape; else
  * MPI_ERR_ARG (missing), MPI_ERR_TYPE or MPI_ERR_DIMS naming the variable and path. */
 int ckpt_match_decls(ferry_ckpt_t ck, const ckpt_nc_t *nc, const char *path);
+/* verify.c. Collective: the checksums of the variables which[0, n) of nc, their data (one record's,
+ * for record variables) at begin + shift, summed over ranks into total[n]; each rank reads a slice. */
+typedef struct ckpt_sum_req {
+    const int *which;
+    int n;
+    MPI_Offset shift;
+} ckpt_sum_req_t;
+int ckpt_sum_vars(MPI_Comm comm, ckpt_file_t *f, const ckpt_nc_t *nc, const ckpt_sum_req_t *req, uint64_t *total);
 /* verify.c: collective; 0 when every checksum matches. */
 int ckpt_verify_file(MPI_Comm comm, ckpt_file_t *f, const ckpt_nc_t *nc);
 
@@ -222,6 +262,20 @@ int ckpt_sync_path(ferry_ckpt_t ck, const char *path);
 /* Collective: ferry_ckpt_verify's check of path, as an error class. */
 int ckpt_verify_path(MPI_Comm comm, const char *path);
 
+/* txn.c. One write in progress: its layout, checksums ([nvars + 1] each, owned), holes to fill, and
+ * for a series the record it writes. */
+typedef struct ckpt_txn {
+    ckpt_layout_t layout;
+    uint64_t *sums, *total;
+    ckpt_holes_t holes;
+    long long step;
+    double time;
+    long long record;     /* series: the record written; -1: a file of its own */
+    MPI_Offset record_at; /* series: the record's first byte */
+} ckpt_txn_t;
+/* Collective: writes the checkpoint into file (a new one; a series file's record t->record),
+ * synced; the user's buffers restored. */
+int ckpt_txn_write(ferry_ckpt_t ck, const char *file, ckpt_txn_t *t, void *const *bufs);
 /* txn.c: collective; writes step as a transaction into the file named (or, when NULL, the set's
  * file of step, pruning the set after it). */
 int ckpt_write_path(ferry_ckpt_t ck, const char *named, long long step, double time, void *const *bufs);
@@ -231,6 +285,23 @@ void ckpt_prune(ferry_ckpt_t ck, long long step);
 
 /* api.c, local: "<base>.<step, 12 digits>.nc" into path; MPI_ERR_ARG for a negative step or a short buffer. */
 int ckpt_step_path(ferry_ckpt_t ck, long long step, char *path, size_t len);
+
+/* series.c (a series set: every step a record of one file, "<base>.nc"). Collective, after the
+ * definitions are agreed: appends step (a lower one starts the series again). */
+int ckpt_series_write(ferry_ckpt_t ck, long long step, double time, void *const *bufs);
+/* Rank 0, inside the write: record t->record's time, step and checksums (sums[nvars]). */
+int ckpt_series_bookkeeping(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_txn_t *t, const uint64_t *sums);
+/* Collective: record of path (written, not yet counted) against its checksums. */
+int ckpt_series_verify_path(ferry_ckpt_t ck, const char *path, long long record);
+/* Whether nc is a series file. */
+int ckpt_nc_is_series(const ckpt_nc_t *nc);
+/* Collective: the checksums of record of the open series file f (header nc), agreed. */
+int ckpt_series_verify(MPI_Comm comm, ckpt_file_t *f, const ckpt_nc_t *nc, int64_t record);
+/* Collective: the newest record of the series file f whose checksums match, into bufs; info (may be
+ * NULL) gets its step and time and counts the newer records skipped. */
+int ckpt_series_read(ferry_ckpt_t ck, ckpt_file_t *f, ckpt_nc_t *nc, void *const *bufs, ferry_ckpt_info_t *info);
+/* restart.c, collective: an image file's (or record's) data into bufs, as the set's strategy reads. */
+int ckpt_read_image(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_nc_t *nc, void *const *bufs);
 
 /* Local hex form of a checksum (16 digits and NUL). */
 void ckpt_hex(uint64_t sum, char out[17]);

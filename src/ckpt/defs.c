@@ -43,26 +43,45 @@ static void put_text(ckpt_bytes_t *b, const char *fmt, ...)
     ckpt_bytes_put(b, line, (size_t)n + 1);
 }
 
+static uint64_t fnv1a(const unsigned char *p, size_t n);
+
+/* One line per attribute: its start for the reader, a hash of all its values for the comparison. */
+static void att_lines(const char *owner, const ckpt_nc_atts_t *atts, ckpt_bytes_t *b)
+{
+    for (int i = 0; i < atts->count; i++) {
+        const ckpt_nc_att_t *a = &atts->atts[i];
+        size_t bytes = (size_t)a->nelems * (size_t)ckpt_nc_type_size(a->type);
+        char hash[17];
+        ckpt_hex(fnv1a(a->values, bytes), hash);
+        int shown = a->type == NC_CHAR ? (int)(a->nelems < 40 ? a->nelems : 40) : 0;
+        put_text(b, "attribute %s:%s: %lld %s, '%.*s' (values %s)", owner, a->name, (long long)a->nelems,
+                 ckpt_nc_type_name(a->type), shown, (const char *)a->values, hash);
+    }
+}
+
 static void var_line(ferry_ckpt_t ck, int i, ckpt_bytes_t *b)
 {
     const ckpt_var_t *v = &ck->vars[i];
     char dims[1100] = "";
     for (int d = 0; d < v->ndims; d++)
         snprintf(dims + strlen(dims), sizeof dims - strlen(dims), "%s%s", d ? ", " : "", ck->dims[v->dimids[d]].name);
-    put_text(b, "variable %d: %s %s(%s)%s%s%s%s%s%s", i, ckpt_nc_type_name(v->nctype), v->name, dims, v->mask ? ", mask '" : "",
-             v->mask ? v->mask : "", v->mask ? "'" : "", v->units ? ", units '" : "", v->units ? v->units : "", v->units ? "'" : "");
+    put_text(b, "variable %d: %s %s(%s)%s%s%s", i, ckpt_nc_type_name(v->nctype), v->name, dims, v->mask ? ", mask '" : "",
+             v->mask ? v->mask : "", v->mask ? "'" : "");
+    att_lines(v->name, &v->atts, b);
 }
 
 /* Every rank's definitions as lines of text: what the hash covers and the difference is named from. */
 static int defs_text(ferry_ckpt_t ck, const char *call, ckpt_bytes_t *b)
 {
     put_text(b, "call: %s", call);
-    put_text(b, "options: strategy %s, %s transfers, CDF-%d, %s MPI-IO, keep %d, align %lld",
+    put_text(b, "options: strategy %s, %s transfers, CDF-%d, %s MPI-IO, keep %d, align %lld%s",
              strategy_names[ck->strategy], ck->independent ? "independent" : "collective",
              ck->format == FERRY_CKPT_CDF2 ? 2 : 5, ck->io_kind == FERRY_CKPT_IO_HOST ? "host" : "ferry", ck->keep,
-             (long long)ck->align);
+             (long long)ck->align, ck->series ? ", a series" : "");
     for (int i = 0; i < ck->ndims; i++) put_text(b, "dimension %d: %s = %lld", i, ck->dims[i].name, (long long)ck->dims[i].len);
     for (int i = 0; i < ck->nvars; i++) var_line(ck, i, b);
+    att_lines("global", &ck->gatts, b);
+    att_lines("time", &ck->time_atts, b);
     put_text(b, "end: %d dimensions, %d variables", ck->ndims, ck->nvars);
     return b->failed ? ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory for the definitions") : 0;
 }

@@ -1,6 +1,7 @@
 /*
  * The netCDF classic header (docs/format/netcdf.md): encoder and decoder of
- * CDF-2 and CDF-5 headers without record variables.
+ * CDF-2 and CDF-5 headers (record variables only in series files: one
+ * dimension of length 0, each record variable's first).
  *
  *   header  = magic numrecs dim_list gatt_list var_list
  *   magic   = 'C' 'D' 'F' 2|5
@@ -157,7 +158,7 @@ int ckpt_nc_encode(const ckpt_nc_t *nc, ckpt_bytes_t *b)
     int nsize = nc->version == 5 ? 8 : 4;
     ckpt_bytes_put(b, "CDF", 3);
     ckpt_bytes_put_be(b, (uint64_t)nc->version, 1);
-    ckpt_bytes_put_be(b, 0, nsize); /* numrecs: no record variables */
+    ckpt_bytes_put_be(b, (uint64_t)nc->numrecs, nsize);
     ckpt_bytes_put_be(b, nc->ndims ? TAG_DIMENSION : 0, 4);
     ckpt_bytes_put_be(b, (uint64_t)nc->ndims, nsize);
     for (int i = 0; i < nc->ndims; i++) {
@@ -171,8 +172,8 @@ int ckpt_nc_encode(const ckpt_nc_t *nc, ckpt_bytes_t *b)
     return b->failed ? ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory for a %zu-byte header", b->cap) : 0;
 }
 
-/* Appends an attribute whose values are given in native byte order. */
-int ckpt_nc_add_att(ckpt_nc_atts_t *atts, const char *name, int type, int64_t n, const void *native)
+/* Appends an attribute with n values of type from values, big-endian already (be) or native. */
+static int add_att(ckpt_nc_atts_t *atts, const char *name, int type, int64_t n, const void *values, int be)
 {
     int size = ckpt_nc_type_size(type);
     ckpt_nc_att_t *grown = ferry__realloc(atts->atts, (size_t)(atts->count + 1) * sizeof *grown);
@@ -182,6 +183,7 @@ int ckpt_nc_add_att(ckpt_nc_atts_t *atts, const char *name, int type, int64_t n,
     a->name = ferry__strdup(name);
     a->type = type;
     a->nelems = n;
+    a->at = -1;
     a->values = ferry__malloc((size_t)n * (size_t)size + 1);
     if (!a->name || !a->values) {
         ferry__free(a->name);
@@ -190,12 +192,22 @@ int ckpt_nc_add_att(ckpt_nc_atts_t *atts, const char *name, int type, int64_t n,
     }
     atts->count++;
     const uint16_t one = 1;
-    int little = *(const unsigned char *)&one == 1;
+    int swap = !be && *(const unsigned char *)&one == 1;
     for (int64_t i = 0; i < n; i++) {
-        const unsigned char *src = (const unsigned char *)native + i * size;
-        for (int k = 0; k < size; k++) a->values[i * size + k] = src[little ? size - 1 - k : k];
+        const unsigned char *src = (const unsigned char *)values + i * size;
+        for (int k = 0; k < size; k++) a->values[i * size + k] = src[swap ? size - 1 - k : k];
     }
     return 0;
+}
+
+int ckpt_nc_add_att(ckpt_nc_atts_t *atts, const char *name, int type, int64_t n, const void *native)
+{
+    return add_att(atts, name, type, n, native, 0);
+}
+
+int ckpt_nc_add_att_be(ckpt_nc_atts_t *atts, const char *name, int type, int64_t n, const void *be)
+{
+    return add_att(atts, name, type, n, be, 1);
 }
 
 /* ---- decoding ---- */
@@ -319,7 +331,8 @@ static void get_header(cursor_t *c, ckpt_nc_t *nc)
     nc->version = magic[3];
     c->nsize = nc->version == 5 ? 8 : 4;
     c->at = 4;
-    if (get_be(c, c->nsize) != 0) corrupt(c, "record variables (numrecs != 0), which ferry does not write");
+    nc->numrecs = (int64_t)get_be(c, c->nsize);
+    if (nc->numrecs < 0 || nc->numrecs == (c->nsize == 4 ? 0xFFFFFFFFll : -1)) corrupt(c, "a streaming record count");
     int64_t n = get_list_header(c, TAG_DIMENSION, 1 << 16, "more than 65536 dimensions");
     nc->dims = ferry__calloc((size_t)n + 1, sizeof *nc->dims);
     for (int64_t i = 0; i < n && nc->dims && !c->corrupt && !c->truncated; i++, nc->ndims++) {
@@ -357,8 +370,20 @@ static int check_atts(const ckpt_nc_atts_t *atts, const char **names, char *why,
     return check_list(names, atts->count, "attribute", why, len);
 }
 
+/* The record dimension: at most one, and only as a variable's first dimension. */
+static int check_record_dim(const ckpt_nc_t *nc, char *why, size_t len)
+{
+    int records = 0;
+    for (int i = 0; i < nc->ndims; i++) records += nc->dims[i].len == 0;
+    for (int i = 0; i < nc->nvars && records <= 1; i++)
+        for (int d = 1; d < nc->vars[i].ndims; d++)
+            if (nc->dims[nc->vars[i].dimids[d]].len == 0)
+                return snprintf(why, len, "variable '%.64s' has the record dimension after its first", nc->vars[i].name), 1;
+    return records > 1 ? snprintf(why, len, "%d record dimensions", records), 1 : 0;
+}
+
 /* What netCDF-C refuses to open or define: invalid names, two dimensions, two variables or two
- * attributes of one list with one name. 0, or MPI_ERR_IO with a message. */
+ * attributes of one list with one name, a misplaced record dimension. 0, or MPI_ERR_IO with a message. */
 static int check_names(const ckpt_nc_t *nc)
 {
     int most = nc->ndims > nc->nvars ? nc->ndims : nc->nvars, bad = 0;
@@ -372,6 +397,7 @@ static int check_names(const ckpt_nc_t *nc)
     for (int i = 0; i < nc->nvars && !bad; i++) names[i] = nc->vars[i].name;
     bad = bad || check_list(names, nc->nvars, "variable", why, sizeof why);
     for (int i = 0; i < nc->nvars && !bad; i++) bad = check_atts(&nc->vars[i].atts, names, why, sizeof why);
+    bad = bad || check_record_dim(nc, why, sizeof why);
     ferry__free(names);
     return bad ? ferry__error_set(MPI_ERR_IO, "ferry_ckpt: invalid netCDF header: %s", why) : 0;
 }
@@ -395,7 +421,7 @@ int ckpt_nc_decode(const unsigned char *buf, size_t len, ckpt_nc_t *out, size_t 
     return cls;
 }
 
-static void free_atts(ckpt_nc_atts_t *atts)
+void ckpt_nc_free_atts(ckpt_nc_atts_t *atts)
 {
     for (int i = 0; i < atts->count; i++) {
         ferry__free(atts->atts[i].name);
@@ -412,9 +438,9 @@ void ckpt_nc_free(ckpt_nc_t *nc)
     for (int i = 0; nc->vars && i < nc->nvars; i++) {
         ferry__free(nc->vars[i].name);
         ferry__free(nc->vars[i].dimids);
-        free_atts(&nc->vars[i].atts);
+        ckpt_nc_free_atts(&nc->vars[i].atts);
     }
-    free_atts(&nc->gatts);
+    ckpt_nc_free_atts(&nc->gatts);
     ferry__free(nc->dims);
     ferry__free(nc->vars);
     memset(nc, 0, sizeof *nc);

@@ -69,15 +69,28 @@ int ckpt_nc_find_var(const ckpt_nc_t *nc, const char *name)
     return -1;
 }
 
+int ckpt_nc_is_record(const ckpt_nc_t *nc, const ckpt_nc_var_t *v)
+{
+    return v->ndims > 0 && nc->dims[v->dimids[0]].len == 0;
+}
+
 int64_t ckpt_nc_var_bytes(const ckpt_nc_t *nc, const ckpt_nc_var_t *v)
 {
     int64_t n = ckpt_nc_type_size(v->type);
-    for (int d = 0; d < v->ndims; d++) {
+    for (int d = ckpt_nc_is_record(nc, v); d < v->ndims; d++) {
         int64_t len = nc->dims[v->dimids[d]].len;
         if (len && n > INT64_MAX / len) return -1;
         n *= len;
     }
     return n;
+}
+
+int64_t ckpt_nc_recsize(const ckpt_nc_t *nc)
+{
+    int64_t size = 0;
+    for (int i = 0; i < nc->nvars; i++)
+        if (ckpt_nc_is_record(nc, &nc->vars[i])) size += nc->vars[i].vsize;
+    return size;
 }
 
 long long ckpt_nc_step(const ckpt_nc_t *nc, const char *path)

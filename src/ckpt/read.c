@@ -111,9 +111,10 @@ static int match_var(const ckpt_nc_t *nc, const ckpt_var_t *v, int stacked, cons
         return ferry__error_set(MPI_ERR_TYPE, "ferry_ckpt: variable %s is %s in %s, declared %s", v->name,
                                 ckpt_nc_type_name(nv->type), path, ckpt_nc_type_name(v->nctype));
     const ckpt_nc_att_t *shape = ckpt_nc_att(&nv->atts, "ferry_global_shape");
-    ok = stacked ? shape && shape->nelems == v->ndims : nv->ndims == v->ndims;
+    int rec = ckpt_nc_is_record(nc, nv); /* a series: time first */
+    ok = stacked ? shape && shape->nelems == v->ndims : nv->ndims - rec == v->ndims;
     for (int d = 0; ok && d < v->ndims; d++) {
-        int64_t len = stacked ? ckpt_nc_att_int(shape, d) : nc->dims[nv->dimids[d]].len;
+        int64_t len = stacked ? ckpt_nc_att_int(shape, d) : nc->dims[nv->dimids[d + rec]].len;
         ok = len == v->global[CKPT_D - v->ndims + d];
     }
     if (!ok)
@@ -163,12 +164,14 @@ static int plan_var(ferry_ckpt_t ck, const read_ctx_t *rc, const ckpt_var_t *v, 
     return cls;
 }
 
-/* Before the read (stacked: points no writer owned stay 0) or after it (to native order). */
+/* Before the read (stacked: points no writer owned stay 0, or the _FillValue) or after it (to native order). */
 static void pass_blocks(ferry_ckpt_t ck, void *const *bufs, ckpt_pass_t pass)
 {
     for (int i = 0; i < ck->nvars; i++) {
         ckpt_block_t b = ckpt_block_of(ck, &ck->vars[i], bufs[i], FERRY_CKPT_STEER);
-        if (b.base) ckpt_walk(&b, pass);
+        unsigned char fill[8];
+        if (b.base && pass == CKPT_ZERO && ckpt_var_fill_native(&ck->vars[i], fill)) ckpt_walk_fill(&b, fill);
+        else if (b.base) ckpt_walk(&b, pass);
     }
 }
 

@@ -92,19 +92,33 @@ static int read_scattered(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_nc_t *nc, 
     return 0;
 }
 
-static int read_open(ferry_ckpt_t ck, const char *path, const ckpt_nc_t *nc, const unsigned char *region,
-                     size_t region_len, void *const *bufs)
+int ckpt_read_image(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_nc_t *nc, void *const *bufs)
+{
+    int cls = ck->strategy == FERRY_CKPT_GATHER ? read_scattered(ck, f, nc, bufs) : ckpt_read_data(ck, f, nc, NULL, 0, bufs);
+    return ferry__error_agree(ck->comm, cls, "ferry_ckpt read");
+}
+
+/* A file's header as read: the model and the bytes up to its first data variable. */
+typedef struct read_header {
+    ckpt_nc_t nc;
+    unsigned char *region;
+    size_t len;
+} read_header_t;
+
+/* Collective: verifies and reads path (a series file: its newest valid record) into bufs. */
+static int read_open(ferry_ckpt_t ck, const char *path, read_header_t *h, void *const *bufs, ferry_ckpt_info_t *info)
 {
     ckpt_file_t f;
     char strategy[16];
+    ckpt_nc_t *nc = &h->nc;
     ckpt_nc_att_text(&nc->gatts, "ferry_strategy", strategy, sizeof strategy);
+    int stacked = strcmp(strategy, "stack") == 0, series = ckpt_nc_is_series(nc);
     int cls = ckpt_file_open(ckpt_io_get(ck->io_kind), ck->comm, path, MPI_MODE_RDONLY, ck->info, &f);
     cls = ferry__error_agree(ck->comm, cls, "ferry_ckpt read");
-    if (!cls) cls = ckpt_verify_file(ck->comm, &f, nc);
-    if (!cls && ck->strategy == FERRY_CKPT_GATHER && strcmp(strategy, "stack") != 0)
-        cls = read_scattered(ck, &f, nc, bufs);
-    else if (!cls)
-        cls = ckpt_read_data(ck, &f, nc, region, region_len, bufs);
+    if (!cls && series) cls = ckpt_series_read(ck, &f, nc, bufs, info);
+    else if (!cls) cls = ckpt_verify_file(ck->comm, &f, nc);
+    if (!cls && !series && stacked) cls = ferry__error_agree(ck->comm, ckpt_read_data(ck, &f, nc, h->region, h->len, bufs), "ferry_ckpt read");
+    else if (!cls && !series) cls = ckpt_read_image(ck, &f, nc, bufs);
     cls = ferry__error_agree(ck->comm, cls, "ferry_ckpt read");
     int closed = ckpt_file_close(&f);
     return cls ? cls : closed;
@@ -119,21 +133,22 @@ enum { READ_OK, READ_BAD_FILE, READ_BAD_DECLS };
 static int read_file(ferry_ckpt_t ck, const char *path, void *const *bufs, ferry_ckpt_info_t *info, int verified_only,
                      int *how)
 {
-    ckpt_nc_t nc;
-    unsigned char *region;
-    size_t region_len;
+    read_header_t h;
     *how = READ_BAD_FILE;
-    FERRY_TRY(ckpt_read_header(ck->comm, path, ck->io_kind, &nc, &region, &region_len));
-    int cls = ckpt_match_decls(ck, &nc, path); /* the same header on every rank: the same answer */
+    FERRY_TRY(ckpt_read_header(ck->comm, path, ck->io_kind, &h.nc, &h.region, &h.len));
+    int cls = ckpt_match_decls(ck, &h.nc, path); /* the same header on every rank: the same answer */
     if (cls) *how = READ_BAD_DECLS;
-    if (!cls && verified_only && !ckpt_nc_sealed(&nc))
+    if (!cls && verified_only && !ckpt_nc_sealed(&h.nc))
         cls = ferry__error_set(MPI_ERR_UNSUPPORTED_OPERATION, "ferry_ckpt: %s is not a ferry checkpoint: it carries no "
                                "checksums, so nothing says it is whole", path);
-    if (!cls) cls = read_open(ck, path, &nc, region, region_len, bufs);
-    if (!cls && info) fill_info(&nc, path, info);
+    ferry_ckpt_info_t found = {0};
+    if (!cls) cls = read_open(ck, path, &h, bufs, &found);
+    if (!cls && info) fill_info(&h.nc, path, info);
+    if (info) info->fallbacks += found.fallbacks;
+    if (!cls && info && ckpt_nc_is_series(&h.nc)) info->step = found.step, info->time = found.time;
     if (!cls) *how = READ_OK;
-    ckpt_nc_free(&nc);
-    ckpt_region_free(region);
+    ckpt_nc_free(&h.nc);
+    ckpt_region_free(h.region);
     return cls;
 }
 
@@ -178,11 +193,29 @@ static int shared_steps(ferry_ckpt_t ck, long long **steps, int *count_out)
     return cls;
 }
 
+/* Collective: the newest valid record of the set's series file. */
+static int restart_series(ferry_ckpt_t ck, void *const *bufs, ferry_ckpt_info_t *info)
+{
+    char path[4200];
+    int how = READ_BAD_FILE, cls = ckpt_step_path(ck, 0, path, sizeof path), exists = 0;
+    if (ck->rank == 0) exists = access(path, F_OK) == 0;
+    int64_t found = exists;
+    cls = ferry__error_agree_max(ck->comm, cls, "ferry_ckpt_restart", &found, 1);
+    if (!cls && found) cls = read_file(ck, path, bufs, info, 1, &how);
+    if (!cls && !found) cls = MPI_ERR_NO_SUCH_FILE;
+    if (cls && how == READ_BAD_FILE) {
+        if (found && ck->rank == 0) fprintf(stderr, "ferry_ckpt: restart: %s: %s\n", path, ferry__error_message());
+        cls = ferry__error_set(MPI_ERR_NO_SUCH_FILE, "ferry_ckpt_restart: no valid record in the series %s", path);
+    }
+    return cls;
+}
+
 int ferry_ckpt_restart(ferry_ckpt_t ck, void *const *bufs, ferry_ckpt_info_t *info)
 {
     if (info) memset(info, 0, sizeof *info);
     if (!ck) return ferry__error_code(ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_restart: a NULL set"));
     int cls = read_prologue(ck, bufs, "ferry_ckpt_restart", "ferry_ckpt_restart", 0), how = READ_BAD_FILE;
+    if (!cls && ck->series) return ferry__error_code(restart_series(ck, bufs, info));
     long long *steps = NULL;
     int n = 0;
     if (!cls) cls = shared_steps(ck, &steps, &n);
@@ -216,7 +249,8 @@ int ckpt_verify_path(MPI_Comm comm, const char *path)
     ckpt_file_t f;
     cls = ckpt_file_open(ckpt_io_get(FERRY_CKPT_IO_FERRY), comm, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &f);
     if (!cls) {
-        cls = ckpt_verify_file(comm, &f, &nc);
+        cls = ckpt_verify_file(comm, &f, &nc); /* every record of a series */
+        for (int64_t r = 0; !cls && ckpt_nc_is_series(&nc) && r < nc.numrecs; r++) cls = ckpt_series_verify(comm, &f, &nc, r);
         int closed = ckpt_file_close(&f);
         cls = cls ? cls : closed;
     }

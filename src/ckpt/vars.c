@@ -46,11 +46,15 @@ static int suffix_of_var(ferry_ckpt_t ck, const char *name, const char *suffix)
 }
 
 /* Stacked files add dimensions ferry_rank, ferry_dim<n>, <v>_stacked and variables <v>_start,
- * <v>_count, <v>_offset (docs/format/netcdf.md): a declared name must not be one of them. */
-static int clashes_with_stack(ferry_ckpt_t ck, const char *name, int is_var)
+ * <v>_count, <v>_offset; series files dimensions time, ferry_var, ferry_hex and variables time,
+ * ferry_step, ferry_checksum (docs/format/netcdf.md): a declared name must not be one of them. */
+static int clashes_with_layout(ferry_ckpt_t ck, const char *name, int is_var)
 {
     static const char *const index_suffixes[] = {"_start", "_count", "_offset"};
     char own[300];
+    if (ck->series)
+        return !strcmp(name, "time") || !strcmp(name, is_var ? "ferry_step" : "ferry_var") ||
+               !strcmp(name, is_var ? "ferry_checksum" : "ferry_hex");
     if (ck->strategy != FERRY_CKPT_STACK) return 0;
     if (!is_var) {
         int reserved = strcmp(name, "ferry_rank") == 0 || (strncmp(name, "ferry_dim", 9) == 0 && name[9] >= '1' && name[9] <= '4' && !name[10]);
@@ -69,9 +73,9 @@ int ckpt_check_new_name(ferry_ckpt_t ck, const char *what, const char *name, int
     FERRY_TRY(check_name(what, is_var ? "variable" : "dimension", name));
     if (is_var ? var_named(ck, name) : dim_named(ck, name))
         return ferry__error_set(MPI_ERR_ARG, "%s: a %s named '%s' is already defined", what, is_var ? "variable" : "dimension", name);
-    if (clashes_with_stack(ck, name, is_var))
-        return ferry__error_set(MPI_ERR_ARG, "%s: '%s' is a name the stacked layout gives one of its own dimensions or index "
-                                "variables (docs/format/netcdf.md)", what, name);
+    if (clashes_with_layout(ck, name, is_var))
+        return ferry__error_set(MPI_ERR_ARG, "%s: '%s' is a name the %s layout gives one of its own dimensions or "
+                                "variables (docs/format/netcdf.md)", what, name, ck->series ? "series" : "stacked");
     return 0;
 }
 
@@ -131,9 +135,9 @@ int ferry_ckpt_def_var(ferry_ckpt_t ck, const ferry_ckpt_var_t *d, int *varid)
     normalize(ck, d, v);
     v->name = ferry__strdup(d->name);
     v->mask = d->mask ? ferry__strdup(d->mask) : NULL;
-    v->units = d->units ? ferry__strdup(d->units) : NULL;
-    if (!v->name || (d->mask && !v->mask) || (d->units && !v->units)) {
-        ferry__free(v->name), ferry__free(v->mask), ferry__free(v->units);
+    int units = d->units ? ckpt_nc_add_att(&v->atts, "units", NC_CHAR, (int64_t)strlen(d->units), d->units) : 0;
+    if (!v->name || (d->mask && !v->mask) || units) {
+        ferry__free(v->name), ferry__free(v->mask), ckpt_nc_free_atts(&v->atts);
         return ferry__error_code(ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt_def_var: no memory"));
     }
     ckpt_defs_changed(ck);

@@ -37,6 +37,7 @@ typedef struct fcase {
     const char *name;
     int io, strategy, independent, fill; /* full: fill 0 injected ENOSPC, 1 part of the space, 2 none */
     int unreserved;                      /* full, host: as where fallocate is not supported */
+    int series;                          /* full: the steps as records of one file */
     const char *kind;                    /* mismatch: what differs */
 } fcase_t;
 
@@ -144,7 +145,7 @@ static const char *fill_names[] = {"injected", "part", "none"};
 static ferry_ckpt_t full_set(const char *base, const fcase_t *c, ckpt_case_var_t *v)
 {
     /* 800 KiB: a second one does not fit beside the first in 1200 KiB */
-    cc_set_t s = {.base = base, .opt = {.strategy = c->strategy, .independent = c->independent, .io = c->io}, .keep = 1,
+    cc_set_t s = {.base = base, .opt = {.strategy = c->strategy, .independent = c->independent, .io = c->io, .series = c->series}, .keep = 1,
                   .type = MPI_DOUBLE, .n = 320, .halo = 1, .seed = 5, .var = "temp"};
     return cc_make_set(&s, v);
 }
@@ -201,6 +202,13 @@ static int full_cases(const char *mount, fcase_t *cases, char names[][80])
                                          .strategy = s, .independent = indep, .fill = fill, .unreserved = io == 2};
                     n++;
                 }
+    for (int fill = 1; fill < 3 && has_fs; fill++) /* a series: the record is not counted, the file cut back */
+        for (int io = 0; io < 3; io++) {
+            snprintf(names[n], 80, "full-%s-%s-series-steer-coll", fill_names[fill], io == 2 ? "host-unreserved" : io_names[io]);
+            cases[n] = (fcase_t){.name = names[n], .io = io ? FERRY_CKPT_IO_HOST : FERRY_CKPT_IO_FERRY, .fill = fill,
+                                 .unreserved = io == 2, .series = 1};
+            n++;
+        }
     return n;
 }
 
