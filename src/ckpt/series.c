@@ -215,6 +215,8 @@ int ckpt_series_write(ferry_ckpt_t ck, long long step, double time, void *const 
                     .total = ferry__calloc((size_t)ck->nvars + 1, sizeof(uint64_t)), .step = step, .time = time, .record = -1};
     int cls = t.sums && t.total ? ckpt_step_path(ck, step, path, sizeof path) : ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt_write: no memory");
     if (!cls && ck->nvars == 0) cls = ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_write: the series %s has no variable", path);
+    if (!cls && ck->format == FERRY_CKPT_CDF2 && step > INT32_MAX)
+        cls = ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_write: step %lld does not fit CDF-2's 32-bit ferry_step (use CDF-5)", step);
     if (!cls) cls = ckpt_check_overlaps(ck, "ferry_ckpt_write");
     int built = cls ? cls : ckpt_layout_build(ck, NULL, step, time, &t.layout);
     cls = ferry__error_agree(ck->comm, built, "ferry_ckpt_write");

@@ -3,7 +3,8 @@
  * (issue 30). Three steps appended; restart takes the newest and another
  * decomposition reads the same values, holes holding the _FillValue (or 0
  * without one); a damaged record is skipped; a lower step starts the series
- * again from its place; other definitions in the same file are refused. And
+ * again from its place; other definitions in the same file are refused; a
+ * partial record past the ones counted (a killed write) is ignored. And
  * the _FillValue in files of their own: steered and gathered files hold it in
  * their holes, a stacked file's reader puts it where no writer was.
  */
@@ -147,6 +148,32 @@ static void series(int strategy)
     FT_OK(ferry_ckpt_free(&ck));
 }
 
+/* What a kill inside a series write leaves: a partial record past the records counted. It is not
+ * read, verify passes, and the next write takes its place. */
+static void killed_record(void)
+{
+    ckpt_case_var_t v[2];
+    ferry_ckpt_t ck = series_set("killed", FERRY_CKPT_STEER, 0, v, 0);
+    char path[4200];
+    FT_OK(ferry_ckpt_path(ck, 1, path, sizeof path));
+    write_steps(ck, v, 1, 2);
+    if (ft_rank == 0) { /* 5000 bytes of a record 2 that was never counted */
+        static unsigned char junk[5000];
+        memset(junk, 0xA5, sizeof junk);
+        int fd = open(path, O_WRONLY | O_APPEND);
+        FT_CHECK(fd >= 0 && write(fd, junk, sizeof junk) == (ssize_t)sizeof junk);
+        close(fd);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    FT_OK(ferry_ckpt_verify(MPI_COMM_WORLD, path));
+    restart_expect("killed", FERRY_CKPT_STEER, 2, 0);
+    write_steps(ck, v, 3, 3);
+    FT_OK(ferry_ckpt_verify(MPI_COMM_WORLD, path));
+    restart_expect("killed", FERRY_CKPT_STEER, 3, 0);
+    free(v[0].buf), free(v[1].buf);
+    FT_OK(ferry_ckpt_free(&ck));
+}
+
 /* Files of their own with holes: the writer's strategy puts the fill value into them (steer,
  * gather) or the reader does (stack); verify counts it. */
 static void single_files(int strategy)
@@ -168,6 +195,7 @@ int main(int argc, char **argv)
     ft_init(&argc, &argv);
     series(FERRY_CKPT_STEER);
     series(FERRY_CKPT_GATHER);
+    killed_record();
     for (int strategy = 0; strategy < 3; strategy++) single_files(strategy);
     return ft_finish();
 }
