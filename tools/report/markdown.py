@@ -67,7 +67,8 @@ def _cell(doc, key):
         if (row["table"], row["case"], row["op"], row["unit"]) == (key[0], key[1], key[2], key[4]):
             c, base = key[3], "host" if "host" in row["contenders"] else "tasklocal"  # the container has no host
             ratio = 1.0 if c == base else row["ratios"].get(c + "/" + base)
-            return [render.fmt(row["contenders"].get(c)), render.fmt(ratio) if base in row["contenders"] else "-"]
+            wrong = " (wrong bytes)" if c == "host" and row["extra"].get("host_wrong") else ""
+            return [render.fmt(row["contenders"].get(c)) + wrong, render.fmt(ratio) if base in row["contenders"] else "-"]
     return ["-", "-"]
 
 

@@ -48,8 +48,8 @@ def launcher(host, ranks, run_mpi=None, nodes=0):
     when `nodes`)."""
     spec = HOSTS[host]
     env = {}
-    if nodes:
-        env = {"FERRY_CLUSTER_MPIRUN_ARGS": " ".join(spec["mca"])}
+    if nodes:  # the hosts' bytes may be wrong there: marked in the row, not a failed run (docs/cluster.md)
+        env = {"FERRY_CLUSTER_MPIRUN_ARGS": " ".join(spec["mca"]), "FERRY_BENCH_HOST_WRONG_OK": "1"}
         return [CLUSTER, "run", "--mpi", spec["mpi"], "-n", str(ranks), "--"], env
     if run_mpi:  # the test suite's runner (tests/common/run_mpi.sh): the same flags the tests use
         if spec["mca"]:
