@@ -40,6 +40,9 @@ tests=(mpiio_differential.np3 coll_random.np4 coll_racing_writer_two.np4 coll_sh
        software_hdf5.np4 software_pnetcdf.np4)
 pattern="^($(IFS='|'; echo "${tests[*]}" | sed 's/\./\\./g'))\$"
 
+# One cluster at a time on a machine: wait for whoever else is using it (other sessions' faults, benchmarks).
+exec 9>/run/ferry-cluster.lock
+flock 9
 brought_up=0
 if [ "$("$cluster" env 2>/dev/null | sed -n 's/^FERRY_CLUSTER_NODES="\(.*\)"/\1/p' | wc -w)" != "$nodes" ]; then
   "$cluster" up --nodes "$nodes" || exit 1

@@ -5,6 +5,7 @@ output to <out>/raw/<host>/<run id>.txt; a run that fails or times out is
 recorded in <out>/json/<host>/<run id>.failed with its exit status, and the
 set goes on.
 """
+import fcntl
 import os
 import shlex
 import subprocess
@@ -129,7 +130,7 @@ class ClusterNodes:
     the end if it brought it up."""
 
     def __init__(self):
-        self.nodes, self.brought_up = self._current(), False
+        self.nodes, self.brought_up, self.lock = self._current(), False, None
 
     @staticmethod
     def _current():
@@ -140,6 +141,10 @@ class ClusterNodes:
         return 0
 
     def have(self, nodes):
+        if nodes and self.lock is None:  # one cluster user at a time (tests/cluster/run-cluster-tests.sh too)
+            self.lock = open("/run/ferry-cluster.lock", "w")
+            fcntl.flock(self.lock, fcntl.LOCK_EX)
+            self.nodes = self._current()
         if nodes and nodes != self.nodes:
             subprocess.run([CLUSTER, "up", "--nodes", str(nodes)], check=True)
             os.makedirs(os.path.join(os.environ.get("FERRY_CLUSTER_MOUNT", "/mnt/ferry-cluster"), "bench"),
@@ -149,3 +154,5 @@ class ClusterNodes:
     def done(self):
         if self.brought_up:
             subprocess.run([CLUSTER, "down"], check=True)
+        if self.lock is not None:
+            self.lock.close()
