@@ -186,8 +186,8 @@ static int posix_size(ferry__fs_file_t *file, MPI_Offset *size)
 }
 
 /* Lustre's layout, read with its LL_IOC_LOV_GETSTRIPE ioctl without its
- * headers (the lov_user_md_v1 prefix is a stable ABI); 0 when not Lustre
- * or the ioctl fails, and then the caller's layout stays. */
+ * headers (the lov_user_md_v1 prefix is a stable ABI), on Lustre or where
+ * the name said "lustre:"; when the ioctl fails the caller's layout stays. */
 enum { LUSTRE_MAGIC = 0x0BD00BD0 };
 struct lustre_layout_prefix {
     uint32_t magic, pattern;
@@ -198,9 +198,8 @@ struct lustre_layout_prefix {
 };
 #define FERRY_LL_IOC_LOV_GETSTRIPE _IOW('f', 155, long)
 
-static void lustre_layout(int fd, const struct statfs *fs, ferry__fs_layout_t *layout)
+static void lustre_layout(int fd, ferry__fs_layout_t *layout)
 {
-    if ((uint32_t)fs->f_type != LUSTRE_MAGIC) return;
     struct lustre_layout_prefix lum;
     memset(&lum, 0, sizeof lum);
     lum.magic = 0x0BD10BD0; /* LOV_USER_MAGIC_V1 */
@@ -218,9 +217,12 @@ static int posix_layout(ferry__fs_file_t *file, ferry__fs_layout_t *layout)
     layout->stripe_size = layout->block_size;
     layout->stripe_count = 1;
     struct statfs fs;
-    if (fstatfs(fd_of(file), &fs) != 0) return 0;
-    layout->memory_backed = fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC;
-    lustre_layout(fd_of(file), &fs, layout);
+    int have_fs = fstatfs(fd_of(file), &fs) == 0;
+    layout->memory_backed = have_fs && (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC);
+    /* The name's prefix chose the layout code (names.c); without one, statfs does. */
+    int lustre = file->kind == FERRY_FS_KIND_LUSTRE ||
+                 (file->kind == FERRY_FS_KIND_AUTO && have_fs && (uint32_t)fs.f_type == LUSTRE_MAGIC);
+    if (lustre) lustre_layout(fd_of(file), layout);
     return 0;
 }
 
