@@ -48,6 +48,7 @@ static void stripped(const char *name, const char *path)
     MPI_Barrier(MPI_COMM_WORLD);
     if (!exists(path)) ft_fail(__FILE__, __LINE__, "open '%s' did not make '%s'", name, path);
     if (strcmp(name, path) != 0 && exists(name)) ft_fail(__FILE__, __LINE__, "open '%s' made a file of that name", name);
+    MPI_Barrier(MPI_COMM_WORLD); /* every rank looked before rank 0 deletes */
     FT_OK(delete_on_rank0(name));
     FT_CHECK(!exists(path));
     MPI_Barrier(MPI_COMM_WORLD);
