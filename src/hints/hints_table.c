@@ -44,11 +44,13 @@ static const hint_spec_t hint_table[] = {
      "data sieving for noncontiguous reads: automatic chooses per batch by the cost model (docs/indep.md)"},
     {"romio_ds_write", HINT_SWITCH, FIELD(ds_write), FERRY_HINT_AUTOMATIC, 0, 0, switch_words, "indep",
      "data sieving for noncontiguous writes (writes lock their byte range either way: docs/indep.md)"},
-    {"ind_rd_buffer_size", HINT_SIZE, FIELD(ind_rd_buffer_size), 1 << 20, 4096, 1 << 30, NULL, "indep",
+    {"ind_rd_buffer_size", HINT_SIZE, FIELD(ind_rd_buffer_size), 1 << 20, 1, 1 << 30, NULL, "indep",
      "bytes per data sieving read window; 1 MiB stays in a core's cache between the kernel's copy into it and "
-     "the copy out (ROMIO's 4 MiB measured 10-20% slower on tmpfs, docs/benchmarks-noncontig.md)"},
-    {"ind_wr_buffer_size", HINT_SIZE, FIELD(ind_wr_buffer_size), 1 << 20, 4096, 1 << 30, NULL, "indep",
-     "bytes per data sieving write window (read, patched and written back under a byte-range lock)"},
+     "the copy out (ROMIO's 4 MiB measured 10-20% slower on tmpfs, docs/benchmarks-noncontig.md); any positive "
+     "size is taken, as ROMIO takes it (its test syshints sets 49), though windows below a page make sieving slow"},
+    {"ind_wr_buffer_size", HINT_SIZE, FIELD(ind_wr_buffer_size), 1 << 20, 1, 1 << 30, NULL, "indep",
+     "bytes per data sieving write window (read, patched and written back under a byte-range lock); any positive "
+     "size, as for ind_rd_buffer_size"},
     {"access_style", HINT_WORDS, FIELD(access_style), 0, 0, 0, access_words, "indep",
      "how the file will be accessed; random enables guided prefetching of noncontiguous reads"},
     {"ferry_develop", HINT_SWITCH, FIELD(develop), 0, 0, 0, bool_words, "mpiio",

@@ -5,7 +5,8 @@
  * a program that passes its own info too.
  *
  * - Within a hints file the first line of a key wins (ROMIO's reader skips
- *   keys it already has); the program's info wins over the file.
+ *   keys it already has); the program's info wins over the file; ROMIO's
+ *   small sieving windows (syshints sets 49 bytes) are taken.
  * - Keys ferry does not know are echoed by get_info with the value given
  *   last, and named in ferry_hints_ignored.
  * - A refused value stays in ferry_hints_rejected when the program's info,
@@ -49,30 +50,35 @@ static void set_info_pairs(ferry_File fh, const char *const pairs[][2], int n)
     MPI_Info_free(&info);
 }
 
-/* syshints.c's case: the file's first ind_rd_buffer_size (49, below ferry's
- * bound) is refused and stays noted under the program's own info; its
- * second (60) is never considered; romio_no_indep_rw is echoed. */
+/* syshints.c's file, plus a value ferry refuses: the first of each
+ * repeated key counts (ind_rd_buffer_size 49, which ROMIO takes and so
+ * does ferry; cb_buffer_size 100, below ferry's bound, refused and noted
+ * even though the program passes an info of its own), romio_no_indep_rw
+ * is echoed, and the program's romio_cb_read wins over the file's. */
 static void romio_syshints_case(void)
 {
     setenv("ROMIO_HINTS",
            ft_write_text("syshints", "romio_cb_read enable\n"
-                                  "# repeated keys: only the first counts\n"
-                                  "ind_rd_buffer_size 49\n"
-                                  "ind_rd_buffer_size 60\n"
-                                  "ind_wr_buffer_size 65536\n"
-                                  "ind_wr_buffer_size 131072\n"
-                                  "romio_no_indep_rw true\n"),
+                                     "# repeated keys: only the first counts\n"
+                                     "ind_rd_buffer_size 49\n"
+                                     "ind_rd_buffer_size 60\n"
+                                     "ind_wr_buffer_size 65536\n"
+                                     "ind_wr_buffer_size 131072\n"
+                                     "cb_buffer_size 100\n"
+                                     "cb_buffer_size 200\n"
+                                     "romio_no_indep_rw true\n"),
            1);
     MPI_Info mine = MPI_INFO_NULL;
     info_set(&mine, "romio_cb_read", "disable");
     ferry_File fh;
     FT_OK(ferry_File_open(MPI_COMM_WORLD, ft_path("data"), MPI_MODE_CREATE | MPI_MODE_RDWR, mine, &fh));
     MPI_Info_free(&mine);
-    expect_value(fh, "romio_cb_read", "disable");      /* the program wins over the file */
-    expect_value(fh, "ind_wr_buffer_size", "65536");   /* the first of a repeated key */
-    expect_value(fh, "ind_rd_buffer_size", "1048576"); /* 49 refused: the default stays */
-    expect_in(fh, "ferry_hints_rejected", "ind_rd_buffer_size=49 (outside", 1);
-    expect_in(fh, "ferry_hints_rejected", "=60", 0);
+    expect_value(fh, "romio_cb_read", "disable");    /* the program wins over the file */
+    expect_value(fh, "ind_rd_buffer_size", "49");    /* the first of a repeated key */
+    expect_value(fh, "ind_wr_buffer_size", "65536");
+    expect_value(fh, "cb_buffer_size", "1048576");   /* 100 refused: the default stays */
+    expect_in(fh, "ferry_hints_rejected", "cb_buffer_size=100 (outside", 1);
+    expect_in(fh, "ferry_hints_rejected", "=200", 0);
     expect_value(fh, "romio_no_indep_rw", "true");
     expect_value(fh, "ferry_hints_ignored", "romio_no_indep_rw");
     unsetenv("ROMIO_HINTS");
@@ -83,14 +89,14 @@ static void romio_syshints_case(void)
     expect_value(fh, "romio_no_indep_rw", "false");
     expect_value(fh, "my_library_tag", "run 7");
     expect_value(fh, "ferry_hints_ignored", "romio_no_indep_rw,my_library_tag");
-    expect_in(fh, "ferry_hints_rejected", "ind_rd_buffer_size=49", 1);
+    expect_in(fh, "ferry_hints_rejected", "cb_buffer_size=100", 1);
     expect_in(fh, "ferry_hints_rejected", "cb_nodes=2k", 1);
     MPI_Info valid = MPI_INFO_NULL;
-    info_set(&valid, "ind_rd_buffer_size", "8192"); /* a valid value replaces the refused one */
+    info_set(&valid, "cb_buffer_size", "16384"); /* a valid value replaces the refused one */
     FT_OK(ferry_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", valid));
     MPI_Info_free(&valid);
-    expect_value(fh, "ind_rd_buffer_size", "8192");
-    expect_in(fh, "ferry_hints_rejected", "ind_rd_buffer_size", 0);
+    expect_value(fh, "cb_buffer_size", "16384");
+    expect_in(fh, "ferry_hints_rejected", "cb_buffer_size", 0);
     expect_in(fh, "ferry_hints_rejected", "cb_nodes=2k", 1);
     FT_OK(ferry_File_close(&fh));
 }
@@ -114,11 +120,49 @@ static void ferry_keys_passed_back(void)
     FT_OK(ferry_File_close(&fh));
 }
 
+/* ROMIO takes any positive sieving window: ferry's work with 49 bytes
+ * (smaller than the pieces, and not a multiple of them). Ranks interleave
+ * blocks of 12 bytes every 12 * size; written and read through sieving. */
+static void tiny_windows(void)
+{
+    const char *const tiny[][2] = {{"ind_rd_buffer_size", "49"},
+                                   {"ind_wr_buffer_size", "49"},
+                                   {"romio_ds_read", "enable"},
+                                   {"romio_ds_write", "enable"}};
+    enum { BLOCKS = 40, BLOCK = 12 };
+    ferry_File fh;
+    FT_OK(ferry_File_open(MPI_COMM_WORLD, ft_path("tiny"), MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    set_info_pairs(fh, tiny, 4);
+    expect_value(fh, "ind_wr_buffer_size", "49");
+    MPI_Datatype tile, spaced;
+    MPI_Type_contiguous(BLOCK, MPI_BYTE, &tile);
+    MPI_Type_create_resized(tile, 0, (MPI_Aint)BLOCK * ft_size, &spaced);
+    MPI_Type_commit(&spaced);
+    char mine[BLOCKS * BLOCK], back[BLOCKS * BLOCK], whole[BLOCKS * BLOCK * 8];
+    ft_fill(mine, sizeof mine, 7 + (uint64_t)ft_rank);
+    FT_OK(ferry_File_set_view(fh, (MPI_Offset)BLOCK * ft_rank, MPI_BYTE, spaced, "native", MPI_INFO_NULL));
+    FT_OK(ferry_File_write(fh, mine, (int)sizeof mine, MPI_BYTE, MPI_STATUS_IGNORE)); /* independent: sieving */
+    FT_OK(ferry_File_sync(fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    FT_OK(ferry_File_sync(fh));
+    FT_OK(ferry_File_read_at(fh, 0, back, (int)sizeof back, MPI_BYTE, MPI_STATUS_IGNORE));
+    FT_EQ_MEM(back, mine, sizeof back);
+    FT_CHECK(ft_info_number(fh, "ferry_stats_sieve_extra_bytes") > 0); /* the windows did sieve */
+    FT_OK(ferry_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    FT_CHECK(ft_size <= 8);
+    FT_OK(ferry_File_read_at(fh, 0, whole, BLOCKS * BLOCK * ft_size, MPI_BYTE, MPI_STATUS_IGNORE));
+    for (int b = 0; b < BLOCKS; b++) FT_EQ_MEM(whole + (b * ft_size + ft_rank) * BLOCK, mine + b * BLOCK, BLOCK);
+    MPI_Type_free(&tile);
+    MPI_Type_free(&spaced);
+    FT_OK(ferry_File_close(&fh));
+}
+
 int main(int argc, char **argv)
 {
     ft_init(&argc, &argv);
     unsetenv("FERRY_HINTS");
     romio_syshints_case();
     ferry_keys_passed_back();
+    tiny_windows();
     return ft_finish();
 }
