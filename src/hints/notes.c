@@ -81,16 +81,19 @@ void ferry__hints_echo(ferry__hints_t *hints, const char *key, const char *value
     ferry__hints_forget_rejected(hints, key);
 }
 
-/* An info value holds at most MPI_MAX_INFO_VAL characters (256 on Open MPI):
- * a longer note ends in "...". */
+/* Open MPI refuses an info value of MPI_MAX_INFO_VAL (256) characters or
+ * more, through MPI_COMM_WORLD's handler, which aborts by default: a longer
+ * note is cut to MPI_MAX_INFO_VAL - 1 characters ending in "...". */
 static int set_note(MPI_Info info, const char *key, const char *text)
 {
-    char value[MPI_MAX_INFO_VAL + 1];
-    size_t len = strlen(text);
-    if (len >= sizeof value - 1) len = sizeof value - 1;
-    memcpy(value, text, len);
-    value[len] = '\0';
-    if (strlen(text) > len) memcpy(value + len - 3, "...", 3);
+    char value[MPI_MAX_INFO_VAL];
+    size_t len = strlen(text), max = sizeof value - 1;
+    if (len > max) {
+        memcpy(value, text, max - 3);
+        memcpy(value + max - 3, "...", 4);
+    } else {
+        memcpy(value, text, len + 1);
+    }
     return MPI_Info_set(info, (char *)key, value) == MPI_SUCCESS ? 0 : MPI_ERR_INFO;
 }
 

@@ -157,6 +157,28 @@ static void tiny_windows(void)
     FT_OK(ferry_File_close(&fh));
 }
 
+/* Many refusals make a note longer than an info value may be (Open MPI
+ * aborts the program at 256 characters): it is cut, ending in "...". */
+static void long_notes(void)
+{
+    const char *const bad[][2] = {
+        {"ferry_pack_buffer_size", "a-value-that-is-no-size-at-all-but-long-enough-to-fill-the-note-1"},
+        {"cb_buffer_size", "a-value-that-is-no-size-at-all-but-long-enough-to-fill-the-note-2"},
+        {"ferry_prefetch_size", "a-value-that-is-no-size-at-all-but-long-enough-to-fill-the-note-3"},
+        {"ferry_write_behind", "a-value-that-is-no-size-at-all-but-long-enough-to-fill-the-note-4"},
+        {"IBM_io_buffer_size", "a-value-that-is-no-size-at-all-but-long-enough-to-fill-the-note-5"},
+        {"striping_unit", "a-value-that-is-no-size-at-all-but-long-enough-to-fill-the-note-6"}};
+    ferry_File fh;
+    FT_OK(ferry_File_open(MPI_COMM_WORLD, ft_path("data"), MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    set_info_pairs(fh, bad, 6);
+    int found = 0;
+    const char *note = ft_info_lookup(fh, "ferry_hints_rejected", &found);
+    size_t len = strlen(note);
+    FT_CHECK(found && len <= MPI_MAX_INFO_VAL - 1 && strcmp(note + len - 3, "...") == 0);
+    FT_CHECK(strstr(note, "ferry_pack_buffer_size=a-value") == note);
+    FT_OK(ferry_File_close(&fh));
+}
+
 int main(int argc, char **argv)
 {
     ft_init(&argc, &argv);
@@ -164,5 +186,6 @@ int main(int argc, char **argv)
     romio_syshints_case();
     ferry_keys_passed_back();
     tiny_windows();
+    long_notes();
     return ft_finish();
 }
