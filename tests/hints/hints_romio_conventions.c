@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "ferry_test.h"
+#include "hints/hints.h"
 
 static void expect_value(ferry_File fh, const char *key, const char *expected)
 {
@@ -174,7 +175,10 @@ static void long_notes(void)
     int found = 0;
     const char *note = ft_info_lookup(fh, "ferry_hints_rejected", &found);
     size_t len = strlen(note);
-    FT_CHECK(found && len <= MPI_MAX_INFO_VAL - 1 && strcmp(note + len - 3, "...") == 0);
+    FT_CHECK(found && len <= MPI_MAX_INFO_VAL - 1);
+    /* Open MPI's limit (256) cuts this note; MPICH's (1024) holds all ferry keeps (FERRY_HINTS_REJECTED_MAX). */
+    if (MPI_MAX_INFO_VAL < FERRY_HINTS_REJECTED_MAX) FT_CHECK(strcmp(note + len - 3, "...") == 0);
+    else FT_CHECK(note[len - 1] == ')');
     FT_CHECK(strstr(note, "ferry_pack_buffer_size=a-value") == note);
     FT_OK(ferry_File_close(&fh));
 }
