@@ -224,12 +224,13 @@ static int posix_layout(ferry__fs_file_t *file, ferry__fs_layout_t *layout)
     layout->stripe_size = layout->block_size;
     layout->stripe_count = 1;
     struct statfs fs;
-    if (fstatfs(fd_of(file), &fs) != 0) return 0;
-    layout->memory_backed = fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC;
+    int have_fs = fstatfs(fd_of(file), &fs) == 0;
+    layout->memory_backed = have_fs && (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC);
     layout->client_caches = client_caches(file);
     snprintf(layout->kind, sizeof layout->kind, "%s", layout->memory_backed ? "memory" : "local");
     if (layout->client_caches) snprintf(layout->kind, sizeof layout->kind, "network client");
-    ferry__fs_network_layout(fd_of(file), file->path, layout);
+    /* The name's prefix chose the layout code (names.c); without one, statfs does. */
+    if (file->kind != FERRY_FS_KIND_UNIX) ferry__fs_network_layout(fd_of(file), file->path, file->kind, layout);
     return 0;
 }
 
