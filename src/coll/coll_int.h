@@ -28,10 +28,19 @@
 #include "datatype/datatype.h"
 #include "view/view.h"
 
-/* The cost model's constants (those of indep/cost.c): seconds per
- * file-system call and per byte the kernel copies. */
+/* The cost model's file-system costs: the layout's (fs.h: a local file
+ * system's kernel call and copy, or a network client's round trips), these
+ * where the layout has none (the scaling model's forged files). */
 static const double FERRY_COLL_CALL = 3.0e-6;
 static const double FERRY_COLL_BYTE = 0.1e-9;
+static inline double ferry__coll_call_cost(const ferry__fs_layout_t *l)
+{
+    return l->call_seconds > 0 ? l->call_seconds : FERRY_COLL_CALL;
+}
+static inline double ferry__coll_byte_cost(const ferry__fs_layout_t *l)
+{
+    return l->byte_seconds > 0 ? l->byte_seconds : FERRY_COLL_BYTE;
+}
 
 /* What each rank brings to one call, known to every rank after the allgather. */
 typedef struct ferry__coll_rank {

@@ -29,6 +29,9 @@ typedef struct ferry__fs_layout {
     int stripe_count;       /* storage targets, 1 when unstriped */
     int memory_backed;      /* pages live in memory only (tmpfs): reading ahead gains nothing */
     int client_caches;      /* a network client's page cache, dropped at sync and after locks (coherence.c) */
+    /* What a transfer costs here, for the cost models (coll/choose.c): seconds per file-system
+     * call, per byte moved, per byte-range lock and unlock; 0 where unknown (the callers' defaults). */
+    double call_seconds, byte_seconds, lock_seconds;
     char kind[64];          /* what the file system is, for get_info's ferry_fs_layout */
 } ferry__fs_layout_t;
 

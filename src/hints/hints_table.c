@@ -65,7 +65,8 @@ static const hint_spec_t hint_table[] = {
     {"cb_buffer_size", HINT_SIZE, FIELD(cb_buffer_size), 1 << 20, 8192, 1 << 30, NULL, "coll",
      "bytes an aggregator uses per collective call: a third for the file window, a third for each of the two "
      "steps in flight (the data it receives or sends); 1 MiB keeps a window in cache and lets the kernel read "
-     "ahead of cold reads (docs/coll.md)"},
+     "ahead of cold reads (docs/coll.md); 16 MiB by default on a network file system's client, where every step "
+     "crosses nodes and every call the network (docs/cluster.md)"},
     {"cb_nodes", HINT_COUNT, FIELD(cb_nodes), 0, 0, 1 << 24, NULL, "coll",
      "aggregators of collective calls (at most the ranks allowed by cb_config_list); 0: per node, one per third of "
      "cb_buffer_size of the call's data, at most the node's ranks (docs/coll.md)"},
@@ -102,6 +103,8 @@ static const hint_spec_t hint_table[] = {
 };
 #undef FIELD
 enum { TABLE_LENGTH = sizeof hint_table / sizeof hint_table[0] };
+enum { NETWORK_CB_BUFFER_SIZE = 16 << 20 };
+_Static_assert(TABLE_LENGTH <= 64, "ferry__hints_t.given has a bit per hint");
 
 static MPI_Offset *size_field(ferry__hints_t *hints, const hint_spec_t *spec)
 {
@@ -244,14 +247,25 @@ static int take_value(ferry__hints_t *hints, const hint_spec_t *spec, const char
 
 static void apply_one(ferry__hints_t *hints, const hint_spec_t *spec, const char *value)
 {
-    if (take_value(hints, spec, value)) ferry__hints_forget_rejected(hints, spec->name);
+    if (!take_value(hints, spec, value)) return;
+    ferry__hints_forget_rejected(hints, spec->name);
+    hints->given |= (uint64_t)1 << (spec - hint_table);
 }
+
 
 static const hint_spec_t *find_spec(const char *key)
 {
     for (int i = 0; i < TABLE_LENGTH; i++)
         if (strcmp(hint_table[i].name, key) == 0) return &hint_table[i];
     return NULL;
+}
+
+/* What the program, a hints file or set_info left at the table's default
+ * is the file system's to choose; 16 MiB is ROMIO's default too. */
+void ferry__hints_fit_network(ferry__hints_t *hints)
+{
+    const hint_spec_t *spec = find_spec("cb_buffer_size");
+    if (!(hints->given & ((uint64_t)1 << (spec - hint_table)))) hints->cb_buffer_size = NETWORK_CB_BUFFER_SIZE;
 }
 
 /* A key the table does not know: ferry's own reports (a program may pass
