@@ -239,19 +239,27 @@ static int ranks_on_my_node(void)
     return here;
 }
 
+/* How MPI_COMM_WORLD sits on nodes, learned once (collectively, at the start:
+ * the checks below also run on sub-communicators): the fewest and most ranks
+ * a node runs. */
+static int node_ranks_fewest, node_ranks_most;
+
+static void learn_nodes(void)
+{
+    int here = ranks_on_my_node();
+    MPI_Allreduce(&here, &node_ranks_fewest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&here, &node_ranks_most, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+}
+
 /* Whether some node runs two ranks or more (one rank a node ships nothing through slabs). */
 static int shared_nodes(void)
 {
-    int here = ranks_on_my_node(), most = 0;
-    MPI_Allreduce(&here, &most, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    return most > 1;
+    return node_ranks_most > 1;
 }
 
 static int several_nodes(void)
 {
-    int here = ranks_on_my_node(), fewest = 0;
-    MPI_Allreduce(&here, &fewest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    return fewest < ft_size;
+    return node_ranks_fewest < ft_size;
 }
 
 static void expect_shm(ferry_File fh, const char *shm)
@@ -310,9 +318,7 @@ static void overlapping_reads(void)
     long long least, most, mine = ft_info_number(fh, "ferry_stats_coll_shm_bytes") - before;
     MPI_Allreduce(&mine, &most, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
     MPI_Allreduce(&mine, &least, 1, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
-    int crowded = ranks_on_my_node() >= 3, any_crowded = 0;
-    MPI_Allreduce(&crowded, &any_crowded, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (any_crowded || !shared_nodes()) FT_EQ(most, 0);
+    if (node_ranks_most >= 3 || !shared_nodes()) FT_EQ(most, 0);
     else FT_CHECK((several_nodes() ? most : least) > 0); /* at 2 ranks a node the other copy just fits */
     FT_OK(ferry_File_close(&fh));
     layout_free(&l);
@@ -559,6 +565,7 @@ static void threads_at_once(int provided)
 int main(int argc, char **argv)
 {
     int provided = ft_init_thread(&argc, &argv, MPI_THREAD_MULTIPLE);
+    learn_nodes();
     reuse_cycles(); /* first: it counts the shared window's making */
     static const char *const settings[] = {"enable", "disable", "auto"};
     for (int p = 0; p < PATTERNS; p++)
