@@ -153,6 +153,14 @@ int ferry__coll_state_update(ferry_File fh, MPI_Comm comm, int hints_changed);
  * fails the call here, on every rank alike (me->cls). */
 void ferry__coll_fill_regular(ferry_File fh, ferry__coll_rank_t *me);
 
+/* coll.c: whether a rank's part moves before the call's first collective
+ * (one contiguous range, long enough that shipping could at most halve its
+ * cost, or filling cb_buffer_size): the call then needs only that
+ * collective when every rank's does. The model (model.c) applies the same
+ * rule. */
+int ferry__coll_goes_early(ferry_File fh, int write, const ferry__coll_rank_t *me);
+#define FERRY_COLL_NOTHING_LEFT "independent (nothing to ship: contiguous ranges moved early, or no data)"
+
 /* state.c, the view cache's local steps (the scaling model runs them for
  * virtual ranks too): take the shape index's scratch before what ranks say
  * is known (0 or MPI_ERR_NO_MEM); the cache's estimated bytes once built
