@@ -138,8 +138,8 @@ static void field_number(FILE *out, const char *key, double value, int first)
 /* Times, memory held and bytes exchanged are better low; speeds and shares high. */
 static int higher_is_better(const char *unit)
 {
-    return strcmp(unit, "s") != 0 && strcmp(unit, "ms") != 0 && strcmp(unit, "ns") != 0 && strcmp(unit, "MiB") != 0 &&
-           strcmp(unit, "B") != 0;
+    return strcmp(unit, "s") != 0 && strcmp(unit, "ms") != 0 && strcmp(unit, "us") != 0 && strcmp(unit, "ns") != 0 &&
+           strcmp(unit, "MiB") != 0 && strcmp(unit, "B") != 0;
 }
 
 static int is_ferry(const char *contender)

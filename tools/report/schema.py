@@ -15,7 +15,7 @@ ENVIRONMENT = {"hostname": str, "kernel": str, "cpus": NUMBER, "ranks": NUMBER, 
 HOST_MPI = {"name": str, "version": str, "io": str, "library": str}
 ROW = {"table": str, "case": str, "op": str, "unit": str, "higher_is_better": bool, "contenders": dict,
        "ratios": dict, "extra": dict}
-UNITS = {"MiB/s", "GB/s", "fraction", "s", "ms", "ns", "MiB"}  # MiB: memory held, lower is better
+UNITS = {"MiB/s", "GB/s", "fraction", "s", "ms", "us", "ns", "MiB"}  # MiB: memory held, lower is better
 
 
 def _fields(obj, spec, where, problems):

@@ -30,6 +30,9 @@ SECTIONS = [
     ("partition", "File partitioning (partition, seed 000)", "Small random records per rank, with and without MPI_MODE_UNIQUE_OPEN."),
     ("views", "Huge irregular views (views, issue 20)", "An indexed filetype of 1-3-int blocks dealt round-robin: "
      "set_view and write_all seconds and peak memory (lower is better), ferry's view-cache bound in force."),
+    ("calls", "A collective call's fixed cost (calls, issue 31)", "write_at_all and read_at_all of 0, 1 KiB and "
+     "64 KiB per rank, regular (every rank the same window of its view) and irregular: median microseconds per "
+     "call, lower is better."),
     ("open", "Open and close (open, issue 20)", "open+close of one file repeated, alone and with one write_shared: "
      "median ms per cycle, lower is better."),
     ("ylib", "Y-Lib stripe-aware aggregation (ylib, seed 002)", "Strided write_all on a striped layout given by hints."),
@@ -73,6 +76,7 @@ def cluster_runs(sizes, reps, nodes=2, ranks=4):
                                            "--reps", reps]),
         c("btio", "btio", ["--class", sizes["btio"], "--reps", reps]),
         c("ckpt", "ckpt", ["--n", sizes["ckpt_n"], "--reps", reps]),
+        c("calls", "calls", ["--cycles", sizes["calls"], "--reps", reps]),
         c("container", "container", ["--bytes", sizes["container"], "--reps", reps], hosts=PER_MPI),
     ]
 
@@ -110,6 +114,7 @@ def _set(sizes, reps, rank_counts, volumes, btio_class, btio_scale_class):
         run("partition", "partition-disk", "partition", disk + ["--bytes", sizes["partition"], "--reps", reps]),
         run("views", "views-shm", "views", shm + ["--blocks", sizes["views"], "--reps", reps]),
         run("open", "open-shm", "open", shm + ["--cycles", sizes["open"], "--reps", reps]),
+        run("calls", "calls-shm", "calls", shm + ["--cycles", sizes["calls"], "--reps", reps]),
         run("open", "open-disk", "open", disk + ["--cycles", sizes["open"], "--reps", reps]),
         run("ylib", "ylib-shm", "ylib", shm + ["--bytes", sizes["ylib"], "--reps", reps]),
         run("types", "types", "types", ["--bytes", sizes["types"], "--reps", reps], ranks=1, hosts=PER_MPI),
@@ -124,13 +129,13 @@ def _set(sizes, reps, rank_counts, volumes, btio_class, btio_scale_class):
     return runs + _volume(volumes, reps) + _scaling(sizes, rank_counts, btio_scale_class, reps)
 
 
-QUICK_SIZES = {"nc_cluster": "2m", "btio": "A", "contig": "64m", "nc": "256k", "nc_scale": "256k", "budget": "0.5", "discontig": "16m",
+QUICK_SIZES = {"calls": "30", "nc_cluster": "2m", "btio": "A", "contig": "64m", "nc": "256k", "nc_scale": "256k", "budget": "0.5", "discontig": "16m",
                "mar": "32m", "partition": "8m", "ylib": "4m", "types": "64k", "overlap": "16m", "ckpt_n": "256", "disk": "/var/tmp",
                "container": "16m", "open": "20", "views": "1m"}
-FULL_SIZES = {"nc_cluster": "4m", "btio": "B", "contig": "1g", "nc": "4m", "nc_scale": "4m", "budget": "2", "discontig": "64m", "mar": "256m",
+FULL_SIZES = {"calls": "100", "nc_cluster": "4m", "btio": "B", "contig": "1g", "nc": "4m", "nc_scale": "4m", "budget": "2", "discontig": "64m", "mar": "256m",
               "partition": "16m", "ylib": "64m", "types": "256k", "overlap": "64m", "ckpt_n": "512", "disk": "/var/tmp",
               "container": "64m", "open": "40", "views": "10m"}
-SMOKE_SIZES = {"nc_cluster": "16k", "btio": "S", "contig": "1m", "nc": "16k", "nc_scale": "16k", "budget": "0.2", "discontig": "256k",
+SMOKE_SIZES = {"calls": "3", "nc_cluster": "16k", "btio": "S", "contig": "1m", "nc": "16k", "nc_scale": "16k", "budget": "0.2", "discontig": "256k",
                "mar": "1m", "partition": "64k", "ylib": "256k", "types": "16k", "overlap": "1m", "ckpt_n": "64", "disk": "/var/tmp",
                "container": "256k", "open": "2", "views": "10k"}
 
