@@ -21,7 +21,7 @@
  *                 bytes for writes (read, write back), times the ranks whose
  *                 ranges overlap it for writes (their window locks serialize)
  *   two-phase   = total / aggregators * SHIP + extent / aggregators * BYTE
- *                 (twice for writes with holes) + steps * STEP
+ *                 (twice for writes with holes) + steps * STEP (coll_int.h)
  *
  * The choice and its reason land in the call's statistics (strategy:
  * get_info's ferry_stats_strategy, FERRY_STATS).
@@ -33,7 +33,6 @@
 #include "datarep/datarep.h"
 
 static const double SHIP = 0.6e-9;  /* seconds per byte packed, sent and unpacked */
-static const double STEP = 20e-6;   /* seconds per two-phase step (messages and their waits) */
 
 static void say(const ferry__request_t *req, const char *what, const char *why)
 {
@@ -135,7 +134,7 @@ static double two_phase_cost(ferry_File fh, int write, const ferry__coll_rank_t 
     double total = 0, extent = (double)(d->hi - d->lo), naggs = d->naggs;
     for (int r = 0; r < fh->nprocs; r++) total += (double)ranks[r].bytes;
     double io = extent / naggs * ferry__coll_byte_cost(&fh->layout) * (write && total < extent ? 2 : 1);
-    return total / naggs * SHIP + io + (double)d->steps * STEP;
+    return total / naggs * SHIP + io + (double)d->steps * FERRY_COLL_STEP;
 }
 
 static int auto_kind(ferry_File fh)

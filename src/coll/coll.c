@@ -130,19 +130,25 @@ void ferry__coll_fill_regular(ferry_File fh, ferry__coll_rank_t *me)
     }
 }
 
-/* A contiguous range goes early when shipping could at most halve its
- * cost: once its bytes take as long as the file system's fixed cost of a
- * call (about 30 KB locally, 80 KB through a network client, fs.h), or it
- * fills cb_buffer_size. The call then needs one collective, which both
- * decides and agrees, instead of two. */
+/* A contiguous range goes early when shipping cannot pay, so the call
+ * needs one collective, which both decides and agrees, instead of two:
+ * - its bytes take as long as the file system's fixed cost of a call
+ *   (shipping could at most halve its cost: about 30 KB locally, 80 KB
+ *   through a network client, fs.h), or it fills cb_buffer_size;
+ * - or every call that aggregating could save on the most crowded node
+ *   (its ranks' calls queue on the file and share its cores) costs less
+ *   than one step of messages: a few ranks per node on a local file
+ *   system, never through a network client's round trips. */
 int ferry__coll_goes_early(ferry_File fh, int write, const ferry__coll_rank_t *me)
 {
     const ferry__coll_hints_t *h = &fh->coll->hints;
     if (h->strategy != FERRY_CB_AUTO || (write ? h->cb_write : h->cb_read) == FERRY_HINT_ENABLE) return 0;
+    if (me->cls != 0 || me->bytes == 0 || me->bytes != me->hi - me->lo) return 0;
     const ferry__fs_layout_t *layout = &fh->layout;
-    double crossover = ferry__coll_call_cost(layout) / ferry__coll_byte_cost(layout);
+    double call = ferry__coll_call_cost(layout), crossover = call / ferry__coll_byte_cost(layout);
     MPI_Offset enough = crossover < (double)h->buffer_size ? (MPI_Offset)crossover : h->buffer_size;
-    return me->cls == 0 && me->bytes > 0 && me->bytes == me->hi - me->lo && me->bytes >= enough;
+    int few = fh->coll->most_per_node > 0 && fh->coll->most_per_node * call < FERRY_COLL_STEP;
+    return me->bytes >= enough || few;
 }
 
 static int anyone_has_bytes(const ferry_File fh)

@@ -33,6 +33,8 @@
  * where the layout has none (the scaling model's forged files). */
 static const double FERRY_COLL_CALL = 3.0e-6;
 static const double FERRY_COLL_BYTE = 0.1e-9;
+/* Seconds per two-phase step: its messages and their waits (choose.c, coll.c's early rule). */
+static const double FERRY_COLL_STEP = 20e-6;
 static inline double ferry__coll_call_cost(const ferry__fs_layout_t *l)
 {
     return l->call_seconds > 0 ? l->call_seconds : FERRY_COLL_CALL;
@@ -128,6 +130,7 @@ struct ferry__coll_state {
     ferry__coll_hints_t hints;
     int nodes;                  /* distinct nodes */
     int *node_of, *local_of;    /* per rank: node index, rank within the node */
+    int most_per_node;          /* ranks on the most crowded node */
     int *spread;                /* all ranks: first of every node, then second of every node... */
     int *aggs;                  /* room for nprocs aggregators (ferry__domains_t.aggs points here) */
     ferry__coll_rank_t *ranks;  /* the current call's inputs, nprocs entries */

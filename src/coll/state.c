@@ -154,10 +154,12 @@ void ferry__coll_map_nodes(ferry__coll_state_t *s, int nprocs)
     int *met = s->spread; /* per leader: its node's ranks met so far; spread is refilled below */
     for (int r = 0; r < nprocs; r++) met[r] = 0;
     s->nodes = 0;
+    s->most_per_node = 0;
     for (int r = 0; r < nprocs; r++) {
         if (leader[r] == r) s->node_of[r] = s->nodes++;
         s->node_of[r] = s->node_of[leader[r]];
         s->local_of[r] = met[leader[r]]++;
+        if (s->local_of[r] >= s->most_per_node) s->most_per_node = s->local_of[r] + 1;
     }
     ferry__coll_spread_ranks(s, nprocs);
     s->nodes_known = 1;
