@@ -8,6 +8,7 @@ set goes on.
 import fcntl
 import os
 import shlex
+import signal
 import subprocess
 import sys
 import time
@@ -70,6 +71,21 @@ def _paths(out, host, rid):
             os.path.join(json_dir, rid + ".failed"))
 
 
+def _run_bounded(argv, env, timeout):
+    """(exit status, output) of argv, 124 when it outlived timeout seconds. The launcher and every rank it
+    started run in a process group of their own, killed whole on a timeout: killing the launcher alone
+    left hung ranks spinning for the rest of the set."""
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+        return proc.returncode, out
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        return 124, "timed out after %s s\n%s" % (timeout, out or "")
+
+
 def run_one(r, host, bench, out, options):
     """Runs r on host; returns (seconds, exit status)."""
     json_path, raw_path, failed_path = _paths(out, host, r["id"])
@@ -83,11 +99,7 @@ def run_one(r, host, bench, out, options):
     if options.get("hints"):
         env["FERRY_HINTS"] = os.path.abspath(options["hints"])
     start = time.time()
-    try:
-        proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=options.get("timeout", 1800))
-        status, text = proc.returncode, proc.stdout + proc.stderr
-    except subprocess.TimeoutExpired as e:
-        status, text = 124, "timed out after %s s\n%s" % (e.timeout, e.stdout or "")
+    status, text = _run_bounded(argv, env, options.get("timeout", 1800))
     with open(raw_path, "w") as f:
         f.write("$ " + " ".join(shlex.quote(a) for a in argv) + "\n" + text)
     if status == 0 and not os.path.exists(json_path):

@@ -43,7 +43,7 @@ SECTIONS = [
      "'x host' column is the speed ratio to task-local files. Sweeps over N: `tools/bench-container.sh`."),
     ("cluster", "On the cluster in a box (issue 27)", "The same workloads on tools/cluster's nodes (network "
      "namespaces on one bridge, TCP between nodes, shared memory inside one) with the files on its GlusterFS "
-     "volume, one FUSE client per node, 2 nodes x 2 ranks unless the run says otherwise (docs/cluster.md). "
+     "volume, one FUSE client per node, 4 ranks on 2 nodes (cluster2-) or 4 nodes (cluster4-) (docs/cluster.md). "
      "Every contender runs on the same mount in the same run."),
     ("ckpt", "Checkpoint/restart (issue 17)", "Seconds per checkpoint (lower is better) of an ocean model's "
      "3-D and 2-D fields through each ferry_ckpt strategy, on ferry and on the host MPI-IO through the same code "
@@ -141,12 +141,12 @@ SMOKE_SIZES = {"calls": "3", "nc_cluster": "16k", "btio": "S", "contig": "1m", "
 
 
 def runs_of(name, cluster=False):
-    """The runs of the set `name`: quick, full or smoke; the full set always has the cluster's runs (at 2 and
-    at 4 nodes), the others when `cluster`."""
+    """The runs of the set `name`: quick, full or smoke; the full set always has the cluster's runs, the
+    quick one when `cluster` (both at 2 and at 4 nodes), the smoke one at 2 nodes when `cluster`."""
     if name == "full":
         return (_set(FULL_SIZES, "5", [1, 2, 4, 8, 16], ["4m", "16m", "64m", "256m", "1g"], "B", "B")
                 + cluster_runs(FULL_SIZES, "5") + cluster_runs(FULL_SIZES, "5", nodes=4))
     if name == "smoke":
         return _set(SMOKE_SIZES, "1", [1, 2], ["1m", "2m"], "S", "S") + (cluster_runs(SMOKE_SIZES, "1") if cluster else [])
     return _set(QUICK_SIZES, "3", [1, 2, 4], ["4m", "16m", "64m"], "A", "A") + (
-        cluster_runs(QUICK_SIZES, "3") if cluster else [])
+        cluster_runs(QUICK_SIZES, "3") + cluster_runs(QUICK_SIZES, "3", nodes=4) if cluster else [])
