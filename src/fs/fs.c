@@ -19,6 +19,7 @@ const ferry__fs_ops_t *ferry__fs_driver_for(const char *path)
 int ferry__fs_open(const char *path, int flags, ferry__fs_file_t **file)
 {
     FERRY_TRY(ferry__fs_driver_for(path)->open(path, flags, file));
+    (*file)->readable = (flags & FERRY_FS_READ) != 0;
     if (((*file)->ranges = ferry__fs_ranges_create())) return 0;
     (*file)->ops->close(*file);
     *file = NULL;
@@ -34,7 +35,7 @@ int ferry__fs_close(ferry__fs_file_t *file)
 
 int ferry__fs_lock(ferry__fs_file_t *f, MPI_Offset off, MPI_Offset len, int mode)
 {
-    FERRY_TRY(ferry__fs_ranges_take(f->ranges, off, len));
+    FERRY_TRY(ferry__fs_ranges_take(f, off, len, mode == FERRY_FS_LOCK_WRITE));
     int rc = f->ops->lock(f, off, len, mode);
     if (rc != 0) ferry__fs_ranges_give(f->ranges, off, len);
     return rc;
@@ -45,6 +46,14 @@ int ferry__fs_unlock(ferry__fs_file_t *f, MPI_Offset off, MPI_Offset len)
     int rc = f->ops->unlock(f, off, len);
     ferry__fs_ranges_give(f->ranges, off, len);
     return rc;
+}
+
+int ferry__fs_sync(ferry__fs_file_t *f)
+{
+    pthread_mutex_lock(&f->ranges->mutex);
+    ferry__fs_leases_drop_locked(f);
+    pthread_mutex_unlock(&f->ranges->mutex);
+    return f->ops->sync(f);
 }
 
 int ferry__fs_layout_report(const ferry__fs_layout_t *layout, MPI_Info info)

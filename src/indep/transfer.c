@@ -144,7 +144,11 @@ static int lock_atomic(ferry__transfer_t *t, MPI_Offset *first)
 {
     ferry_File fh = t->fh;
     FERRY_TRY(ferry__view_file_offset(&fh->view, t->req->skip, first));
-    int rc = ferry__fs_lock(fh->fs, *first, t->file_end - *first, t->write ? FERRY_FS_LOCK_WRITE : FERRY_FS_LOCK_READ);
+    MPI_Offset len = t->file_end - *first;
+    int leased = 0; /* another open file writes lock-free there: this write sieves nothing */
+    int rc = t->write ? ferry__fs_lock_rmw(fh->fs, *first, len, &leased)
+                      : ferry__fs_lock(fh->fs, *first, len, FERRY_FS_LOCK_READ);
+    t->sieve_refused = leased;
     if (rc == MPI_ERR_UNSUPPORTED_OPERATION)
         return ferry__error_set(rc, "ferry: %s '%s': atomic mode needs byte-range locks, which the file system refuses",
                                 t->write ? "write" : "read", fh->filename);
