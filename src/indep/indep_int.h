@@ -28,6 +28,7 @@ typedef struct ferry__transfer {
                        * lease or a shared lock, sieved windows by an exclusive lock (fs.h) */
     int sieve_refused; /* another open file writes lock-free in a window: no sieving writes (pieces only) */
     int atomic;       /* atomic mode: the whole range the transfer touches is locked; no inner locks */
+    int prefetch;     /* reads: upcoming file ranges are announced to the kernel (prefetch.c) */
     ferry__datarep_stream_t *convert; /* windows of a non-native representation (owned); NULL: native */
     int typed_copy;   /* reads into noncontiguous memory of long pieces: sieving copies from the
                        * window straight into memory (one copy, not pack + unpack); vectored rounds
@@ -72,8 +73,10 @@ int ferry__indep_guard(ferry__transfer_t *t, MPI_Offset offset, MPI_Offset len, 
 int ferry__indep_lock_rmw(ferry__transfer_t *t, MPI_Offset offset, MPI_Offset len, int *locked);
 int ferry__indep_unlock_rmw(ferry__transfer_t *t, MPI_Offset offset, MPI_Offset len, int locked);
 
-/* prefetch.c: announce the file ranges of view stream bytes [from, from + len)
- * (at most ferry_prefetch_size of them), and drop ranges already read. */
+/* prefetch.c: decide once per read whether to prefetch (t->prefetch);
+ * announce the file ranges of view stream bytes [from, from + len) (at most
+ * ferry_prefetch_size of them), and drop ranges already read. */
+void ferry__indep_prefetch_decide(ferry__transfer_t *t);
 void ferry__indep_prefetch(ferry__transfer_t *t, MPI_Offset from, MPI_Offset len);
 void ferry__indep_release(ferry__transfer_t *t, MPI_Offset from, MPI_Offset len);
 

@@ -115,13 +115,14 @@ static int unpack_window(ferry__transfer_t *t, const char *data, MPI_Count len, 
 
 static int run(ferry__transfer_t *t, MPI_Count *done)
 {
-    if (!t->write) ferry__indep_prefetch(t, t->req->skip, t->total);
+    ferry__indep_prefetch_decide(t);
+    ferry__indep_prefetch(t, t->req->skip, t->total);
     while (*done < t->total) {
         MPI_Count len = t->total - *done < t->batch ? t->total - *done : t->batch;
         char *data = t->direct ? t->direct + *done : t->staging;
         if (t->write && !t->direct)
             FERRY_TRY(pack_window(t, *done, data, len));
-        if (!t->write) ferry__indep_prefetch(t, t->req->skip + *done + len, t->total - *done - len);
+        ferry__indep_prefetch(t, t->req->skip + *done + len, t->total - *done - len);
         MPI_Count moved = 0;
         int rc = move_batch(t, *done, len, data, &moved);
         if (!t->write && !t->direct && !t->typed_copy && moved > 0 && rc == 0)
