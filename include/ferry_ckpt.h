@@ -25,11 +25,26 @@
  *
  * Transactions: ferry_ckpt_write(step) writes "<base>.<step>.nc.tmp",
  * syncs it, then renames it to "<base>.<step>.nc" and keeps the newest K
- * checkpoints (hint ferry_ckpt_keep, default 2). Every variable carries a
- * checksum attribute; ferry_ckpt_restart takes the newest checkpoint that
- * is complete and passes its checksums, falling back to older ones with a
- * message on stderr. A job killed at any moment never damages an earlier
- * checkpoint.
+ * checkpoints (hint ferry_ckpt_keep, default 2). A set is one series: the
+ * step just written is the newest, so checkpoints of the set with a higher
+ * step (an earlier run's, or a future abandoned by a restart that fell back)
+ * are removed once it is committed, with a message on stderr; the step just
+ * written is never removed. Every variable carries a checksum attribute and
+ * the header one of its own; ferry_ckpt_restart takes the newest checkpoint
+ * that is complete and passes its checksums, falling back to older ones with
+ * a message on stderr. A write that fails (a full device included, on
+ * ferry's MPI-IO and the host's) returns an error on every rank, removes its
+ * temporary file and leaves the previous checkpoints as they were; a job
+ * killed at any moment never damages an earlier checkpoint.
+ *
+ * Definitions are local calls; every collective call (write, restart, read)
+ * first checks that all ranks defined the same dimensions, variables and
+ * options and make the same call: a difference is MPI_ERR_NOT_SAME on every
+ * rank naming it (and blocks of two ranks that overlap, MPI_ERR_ARG at a
+ * write), never a hang. Names follow netCDF's rules (netCDF-C's
+ * NC_check_name: UTF-8, no '/', no control characters, no trailing space,
+ * first a letter, digit, '_' or multibyte character), at most 200 bytes;
+ * a stacked set also reserves its layout's own names (docs/format/netcdf.md).
  *
  * Hints (MPI_Info in the options; the rest go to MPI_File_open):
  *   ferry_ckpt_keep   checkpoints kept, >= 1 (default 2)
@@ -38,9 +53,10 @@
  *
  * Every function returns MPI_SUCCESS or an MPI error code whose class is
  * standard and whose string (ferry_Error_string) names the operation, the
- * file and the cause. Functions marked collective must be called by every
- * rank of the communicator with the same arguments except buffers and the
- * rank's own block.
+ * file and the cause; a NULL argument where one is required is MPI_ERR_ARG
+ * (in a collective call, on every rank). Functions marked collective must be
+ * called by every rank of the communicator with the same arguments except
+ * buffers and the rank's own block.
  */
 #ifndef FERRY_CKPT_H
 #define FERRY_CKPT_H
@@ -64,6 +80,8 @@ typedef struct ferry_ckpt_options {
     int format;      /* FERRY_CKPT_CDF5 (0, default) or FERRY_CKPT_CDF2 (every variable under 4 GiB) */
     int io;          /* FERRY_CKPT_IO_FERRY (0, default) or FERRY_CKPT_IO_HOST */
     MPI_Info info;   /* borrowed for the call; MPI_INFO_NULL or 0 for none */
+    int series;      /* 1: every write appends its step as a record of one file "<base>.nc" along the
+                        record dimension time (steer or gather; see ferry_ckpt_write) */
 } ferry_ckpt_options_t;
 
 /* One variable: the global array and this rank's block of it. */
@@ -92,27 +110,50 @@ typedef struct ferry_ckpt_info {
 /* Collective. A checkpoint set named by base ("dir/name"); opt may be NULL
  * (steer, collective, CDF-5, ferry). Free with ferry_ckpt_free. */
 FERRY_API int ferry_ckpt_create(MPI_Comm comm, const char *base, const ferry_ckpt_options_t *opt, ferry_ckpt_t *ck);
-/* Local (same on every rank): a dimension of the global index space. */
+/* Local (the same on every rank, checked at the next collective call): a
+ * dimension of the global index space. MPI_ERR_ARG for a name netCDF refuses
+ * or one already defined. */
 FERRY_API int ferry_ckpt_def_dim(ferry_ckpt_t ck, const char *name, MPI_Offset len, int *dimid);
-/* Collective: a variable, with this rank's block (copied). */
+/* Local (the same on every rank but the block, checked at the next
+ * collective call): a variable, with this rank's block (copied). */
 FERRY_API int ferry_ckpt_def_var(ferry_ckpt_t ck, const ferry_ckpt_var_t *var, int *varid);
+enum { FERRY_CKPT_GLOBAL = -1, FERRY_CKPT_TIME = -2 };
+/* Local (the same on every rank, checked at the next collective call): the
+ * netCDF attribute name of variable varid, or of the file (FERRY_CKPT_GLOBAL),
+ * as nc_put_att: n values of type (MPI_CHAR for text, or a variable type),
+ * copied; an attribute of that name is replaced. Examples: long_name, units,
+ * _FillValue (one value of the variable's type: points no rank's block
+ * covers then hold it instead of 0), title, history, Conventions; in a series
+ * FERRY_CKPT_TIME names the time variable (units "days since 2000-01-01",
+ * calendar). Names beginning "ferry_" are ferry's own (MPI_ERR_ARG). */
+FERRY_API int ferry_ckpt_put_att(ferry_ckpt_t ck, int varid, const char *name, MPI_Datatype type, MPI_Offset n,
+                                 const void *values);
 /* Collective: writes every variable (bufs[varid]: the rank's local buffer with
  * halos; NULL allowed where the rank owns nothing) as checkpoint step, then
- * commits it and drops checkpoints beyond the newest K. The buffers are
- * byte-swapped in place during the call and restored before it returns. */
+ * commits it, removes the set's checkpoints of higher steps (an earlier
+ * series) and drops those beyond the newest K. The buffers are byte-swapped
+ * in place during the call and restored before it returns, also when it
+ * fails. */
 FERRY_API int ferry_ckpt_write(ferry_ckpt_t ck, long long step, double time, void *const *bufs);
 /* Collective: the same into one named file (temporary name, sync, rename). */
 FERRY_API int ferry_ckpt_write_file(ferry_ckpt_t ck, const char *path, long long step, double time,
                                     void *const *bufs);
 /* Collective: reads the newest valid checkpoint of the set into this rank's
  * blocks (halos untouched; points no writer owned read as 0). info may be NULL.
- * MPI_ERR_NO_SUCH_FILE when no checkpoint is valid. */
+ * MPI_ERR_NO_SUCH_FILE when no checkpoint is valid (damaged, incomplete and
+ * foreign files are skipped with a message). When the newest intact
+ * checkpoint does not hold a declared variable, or holds it with another type
+ * or global shape, the declarations are wrong, not the files: MPI_ERR_ARG,
+ * MPI_ERR_TYPE or MPI_ERR_DIMS naming the variable, and no fallback. */
 FERRY_API int ferry_ckpt_restart(ferry_ckpt_t ck, void *const *bufs, ferry_ckpt_info_t *info);
-/* Collective: reads one file (checksums verified) into this rank's blocks. */
+/* Collective: reads one file (checksums verified) into this rank's blocks. A
+ * netCDF file ferry did not write (no checksums) is read unverified; its
+ * info.step is the number in its name "<...>.<digits>.nc", or -1. */
 FERRY_API int ferry_ckpt_read_file(ferry_ckpt_t ck, const char *path, void *const *bufs, ferry_ckpt_info_t *info);
-/* Collective: MPI_SUCCESS when path is a complete checkpoint whose data match
- * every checksum; otherwise an error (MPI_ERR_IO for corrupt data) whose
- * string says what is wrong. */
+/* Collective: MPI_SUCCESS when path is a complete checkpoint whose header and
+ * data match their checksums; otherwise an error (MPI_ERR_IO for corrupt
+ * data, MPI_ERR_UNSUPPORTED_OPERATION for a netCDF file without checksums)
+ * whose string says what is wrong. */
 FERRY_API int ferry_ckpt_verify(MPI_Comm comm, const char *path);
 /* Local: the file name of step in the set. */
 FERRY_API int ferry_ckpt_path(ferry_ckpt_t ck, long long step, char *path, int len);

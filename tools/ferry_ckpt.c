@@ -57,8 +57,13 @@ static int info(const char *path)
         return 1;
     }
     if (rank == 0) {
+        long long step = ckpt_nc_step(&nc, path);
         printf("%s: netCDF CDF-%d, %d dimensions, %d variables, header region %zu bytes\n", path, nc.version, nc.ndims,
                nc.nvars, len);
+        if (ckpt_nc_att(&nc.gatts, "ferry_series")) printf("  a ferry series of %lld records along time\n", (long long)nc.numrecs);
+        else if (ckpt_nc_sealed(&nc)) printf("  a ferry checkpoint of step %lld\n", step);
+        else if (step >= 0) printf("  not a ferry checkpoint (no checksums); its name says step %lld\n", step);
+        else printf("  not a ferry checkpoint (no checksums, no step)\n");
         print_atts(&nc.gatts, "  ");
         for (int i = 0; i < nc.nvars; i++) print_var(&nc, &nc.vars[i]);
     }

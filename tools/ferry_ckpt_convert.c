@@ -94,7 +94,8 @@ int ckpt_convert(const char *in, const char *out)
     ferry_ckpt_t ck = NULL;
     ferry_ckpt_info_t info;
     if (strcmp(strategy, "stack") != 0) rc = MPI_ERR_ARG;
-    if (!rc) rc = ferry_ckpt_create(MPI_COMM_WORLD, out, NULL, &ck);
+    ferry_ckpt_options_t keep_format = {.format = nc.version == 2 ? FERRY_CKPT_CDF2 : FERRY_CKPT_CDF5};
+    if (!rc) rc = ferry_ckpt_create(MPI_COMM_WORLD, out, &keep_format, &ck);
     if (!rc) rc = define(ck, &nc, slabs, &nslabs);
     for (int i = 0; i < nslabs; i++) bufs[i] = slabs[i].buf;
     if (!rc) rc = ferry_ckpt_read_file(ck, in, bufs, &info);

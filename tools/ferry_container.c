@@ -165,9 +165,9 @@ static int cat_stream(const options_t *o, ferry_container_set_t set, int stream,
     bar_start(&bar, o, "cat", info.length);
     copy_job_t job = {set, NULL, stream, out, &bar, &done, info.length};
     if (!status) status = copy_stream(&job, buf);
-    if (out && out != stdout && fclose(out) != 0) status = EXIT_UNREADABLE;
-    if (out == stdout && fflush(stdout) != 0) status = EXIT_UNREADABLE;
-    if (status && out && out != stdout) discard(out_name);
+    int to_stdout = out == stdout;
+    if (out && (to_stdout ? fflush(out) : fclose(out)) != 0) status = EXIT_UNREADABLE;
+    if (status && out && !to_stdout) discard(out_name);
     free(buf);
     return status;
 }

@@ -9,6 +9,7 @@
 
 #include "ckpt/ckpt_int.h"
 #include "base/alloc.h"
+#include "progress/progress.h"
 
 void *ckpt_alloc(ferry_ckpt_t ck, size_t size)
 {
@@ -45,44 +46,66 @@ static long long directory_block(const char *base)
     return block < 512 ? 512 : block;
 }
 
+/* Local: the options and hints (every rank's keep is compared at the first collective call). */
 static int set_options(ferry_ckpt_t ck, const ferry_ckpt_options_t *opt)
 {
     ferry_ckpt_options_t o = opt ? *opt : (ferry_ckpt_options_t){0};
     if (o.strategy < 0 || o.strategy > 2 || o.io < 0 || o.io > 1 || o.format < 0 || o.format > 1)
         return ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_create: unknown strategy, io or format (%d, %d, %d)", o.strategy,
                                 o.io, o.format);
+    if (o.series && o.strategy == FERRY_CKPT_STACK)
+        return ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_create: a series needs the image layout (steer or gather), not stack");
+    ck->series = o.series != 0;
     ck->strategy = o.strategy;
     ck->independent = o.independent != 0;
     ck->format = o.format;
     ck->io_kind = o.io;
-    ck->info = MPI_INFO_NULL;
     if (o.info && o.info != MPI_INFO_NULL) MPI_Info_dup(o.info, &ck->info);
     ck->keep = (int)info_number(ck->info, "ferry_ckpt_keep", 2);
+    if (ck->keep < 1)
+        return ferry__error_set(MPI_ERR_INFO_VALUE, "ferry_ckpt_create: ferry_ckpt_keep must be >= 1 (not %d)", ck->keep);
+    return 0;
+}
+
+/* Collective: rank 0's alignment (a hint, or the directory's block size) for every rank. */
+static int agree_alignment(ferry_ckpt_t ck)
+{
     long long align = ck->rank == 0 ? info_number(ck->info, "ferry_ckpt_align", directory_block(ck->base)) : 0;
-    MPI_Bcast(&align, 1, MPI_LONG_LONG, 0, ck->comm);
+    int rc = ferry__progress_bcast(&align, 1, MPI_LONG_LONG, 0, ck->comm);
+    if (rc != MPI_SUCCESS) return ferry__error_host(rc, "ferry_ckpt_create", ck->base, "MPI_Bcast");
     ck->align = align;
-    if (ck->keep < 1 || ck->align < 4 || ck->align % 4)
-        return ferry__error_set(MPI_ERR_INFO_VALUE, "ferry_ckpt_create: ferry_ckpt_keep must be >= 1 and ferry_ckpt_align a multiple of 4 (%d, %lld)",
-                                ck->keep, align);
+    if (align < 4 || align % 4)
+        return ferry__error_set(MPI_ERR_INFO_VALUE, "ferry_ckpt_create: ferry_ckpt_align must be a positive multiple of 4 (not %lld)",
+                                align);
     return 0;
 }
 
 int ferry_ckpt_create(MPI_Comm comm, const char *base, const ferry_ckpt_options_t *opt, ferry_ckpt_t *out)
 {
-    *out = NULL;
+    MPI_Comm dup = MPI_COMM_NULL;
+    if (out) *out = NULL;
+    if (comm == MPI_COMM_NULL)
+        return ferry__error_code(ferry__error_set(MPI_ERR_COMM, "ferry_ckpt_create: MPI_COMM_NULL"));
+    int rc = ferry__progress_comm_dup(comm, &dup);
+    if (rc != MPI_SUCCESS) return ferry__error_code(ferry__error_host(rc, "ferry_ckpt_create", base, "MPI_Comm_dup"));
     ferry_ckpt_t ck = ferry__calloc(1, sizeof *ck);
-    int cls = ck && base && base[0] ? 0 : ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_create: no memory or an empty name");
+    int cls = !ck ? ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt_create: no memory")
+              : !out || !base || !base[0] ? ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_create: a NULL output, or a NULL or empty name")
+                                          : 0;
     if (ck) {
-        MPI_Comm_dup(comm, &ck->comm);
-        MPI_Comm_rank(ck->comm, &ck->rank);
-        MPI_Comm_size(ck->comm, &ck->nprocs);
-        ck->base = base ? ferry__strdup(base) : NULL;
+        ck->comm = dup;
         ck->info = MPI_INFO_NULL;
+        MPI_Comm_rank(dup, &ck->rank);
+        MPI_Comm_size(dup, &ck->nprocs);
+        ck->base = base ? ferry__strdup(base) : NULL;
+        if (!cls && !ck->base) cls = ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt_create: no memory");
         if (!cls) cls = set_options(ck, opt);
     }
-    cls = ck ? ferry__error_agree(ck->comm, cls, "ferry_ckpt_create") : cls;
+    cls = ferry__error_agree(dup, cls, "ferry_ckpt_create");
+    if (!cls) cls = ferry__error_agree(dup, agree_alignment(ck), "ferry_ckpt_create");
     if (cls) {
-        ferry_ckpt_free(&ck);
+        if (ck) ferry_ckpt_free(&ck);
+        else MPI_Comm_free(&dup);
         return ferry__error_code(cls);
     }
     *out = ck;
@@ -91,14 +114,18 @@ int ferry_ckpt_create(MPI_Comm comm, const char *base, const ferry_ckpt_options_
 
 int ferry_ckpt_def_dim(ferry_ckpt_t ck, const char *name, MPI_Offset len, int *dimid)
 {
-    if (!ck || !name || !name[0] || strlen(name) > 200 || len < 1)
-        return ferry__error_code(ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_def_dim: dimension '%s' needs a name and a length >= 1",
-                                                  name ? name : "(null)"));
-    ckpt_dim_t *grown = ferry__realloc(ck->dims, (size_t)(ck->ndims + 1) * sizeof *grown);
-    if (!grown) return ferry__error_code(ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt_def_dim: no memory"));
-    ck->dims = grown;
-    grown[ck->ndims].name = ferry__strdup(name);
+    const char *what = "ferry_ckpt_def_dim";
+    int cls = !ck || !dimid ? ferry__error_set(MPI_ERR_ARG, "%s: a NULL set or dimid", what) : 0;
+    if (!cls) cls = ckpt_check_new_name(ck, what, name, 0);
+    if (!cls && len < 1) cls = ferry__error_set(MPI_ERR_ARG, "%s: dimension '%s' needs a length >= 1 (not %lld)", what, name, (long long)len);
+    ckpt_dim_t *grown = cls ? NULL : ferry__realloc(ck->dims, (size_t)(ck->ndims + 1) * sizeof *grown);
+    char *copy = grown ? ferry__strdup(name) : NULL;
+    if (!cls && !copy) cls = ferry__error_set(MPI_ERR_NO_MEM, "%s: no memory", what);
+    if (grown) ck->dims = grown;
+    if (cls) return ferry__error_code(cls);
+    grown[ck->ndims].name = copy;
     grown[ck->ndims].len = len;
+    ckpt_defs_changed(ck);
     *dimid = ck->ndims++;
     return MPI_SUCCESS;
 }
@@ -107,7 +134,7 @@ static void free_var(ckpt_var_t *v)
 {
     ferry__free(v->name);
     ferry__free(v->mask);
-    ferry__free(v->units);
+    ckpt_nc_free_atts(&v->atts);
     ferry__free(v->blocks);
 }
 
@@ -119,21 +146,29 @@ int ferry_ckpt_free(ferry_ckpt_t *ckp)
     for (int i = 0; i < ck->ndims; i++) ferry__free(ck->dims[i].name);
     ferry__free(ck->vars);
     ferry__free(ck->dims);
+    ckpt_nc_free_atts(&ck->gatts);
+    ckpt_nc_free_atts(&ck->time_atts);
     ferry__free(ck->base);
     if (ck->info != MPI_INFO_NULL) MPI_Info_free(&ck->info);
-    if (ck->comm != MPI_COMM_NULL && ck->comm) MPI_Comm_free(&ck->comm);
+    if (ck->comm != MPI_COMM_NULL) MPI_Comm_free(&ck->comm);
     ferry__free(ck);
     *ckp = NULL;
     return MPI_SUCCESS;
 }
 
+int ckpt_step_path(ferry_ckpt_t ck, long long step, char *path, size_t len)
+{
+    int n = ck->series ? snprintf(path, len, "%s.nc", ck->base) : snprintf(path, len, "%s.%012lld.nc", ck->base, step);
+    if (n < 0 || (size_t)n >= len || step < 0)
+        return ferry__error_set(MPI_ERR_ARG, "ferry_ckpt: step %lld of %s: negative or name too long", step, ck->base);
+    return 0;
+}
+
 int ferry_ckpt_path(ferry_ckpt_t ck, long long step, char *path, int len)
 {
-    int n = snprintf(path, (size_t)len, "%s.%012lld.nc", ck->base, step);
-    if (n < 0 || n >= len || step < 0)
-        return ferry__error_code(ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_path: step %lld of %s: negative or name too long",
-                                                  step, ck->base));
-    return MPI_SUCCESS;
+    if (!ck || !path || len < 1)
+        return ferry__error_code(ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_path: a NULL set or path, or a length below 1"));
+    return ferry__error_code(ckpt_step_path(ck, step, path, (size_t)len));
 }
 
 long long ferry_ckpt_peak_memory(ferry_ckpt_t ck)

@@ -50,9 +50,12 @@ typedef struct ckpt_nc_var {
     int64_t vsize, begin;
 } ckpt_nc_var_t;
 
-/* A netCDF classic header (no record variables). */
+/* A netCDF classic header. A dimension of length 0 is the record (unlimited)
+ * dimension; a variable whose first dimension it is, a record variable: its
+ * record k lies at begin + k * recsize (ckpt_nc_recsize). */
 typedef struct ckpt_nc {
     int version; /* 2 (CDF-2) or 5 (CDF-5) */
+    int64_t numrecs;
     int ndims, nvars;
     ckpt_nc_dim_t *dims;
     ckpt_nc_atts_t gatts;
@@ -64,6 +67,11 @@ typedef struct ckpt_nc {
  * inside it (read more and try again). out is owned: ckpt_nc_free. */
 int ckpt_nc_decode(const unsigned char *buf, size_t len, ckpt_nc_t *out, size_t *used);
 void ckpt_nc_free(ckpt_nc_t *nc);
+/* netCDF's name rules (netCDF-C's NC_check_name): not empty; valid UTF-8; first a letter, a digit,
+ * '_' or a multibyte character; no control character, no '/'; at most 256 bytes; no trailing
+ * space. NULL for a valid name, else what is wrong ("holds a '/'"). */
+enum { CKPT_NC_MAX_NAME = 256 };
+const char *ckpt_nc_name_problem(const char *name);
 /* Bytes per value of an nc_type; 0 for types ferry does not write. */
 int ckpt_nc_type_size(int type);
 const char *ckpt_nc_type_name(int type);
@@ -74,10 +82,18 @@ int64_t ckpt_nc_att_int(const ckpt_nc_att_t *att, int64_t k);
 double ckpt_nc_att_double(const ckpt_nc_att_t *att, int64_t k);
 /* A text attribute into out (NUL-terminated, cut to len); "" when absent. */
 void ckpt_nc_att_text(const ckpt_nc_atts_t *atts, const char *name, char *out, size_t len);
+/* The step of the file at path: its ferry_step, else the digits of a name "<...>.<digits>.nc"
+ * (a netCDF file ferry did not write, named like a checkpoint), else -1. */
+long long ckpt_nc_step(const ckpt_nc_t *nc, const char *path);
 /* The variable named name, or -1. */
 int ckpt_nc_find_var(const ckpt_nc_t *nc, const char *name);
-/* Bytes of a variable's data (product of its dimensions times the type size). */
+/* Bytes of a variable's data (product of its dimensions times the type size;
+ * of one record for a record variable). */
 int64_t ckpt_nc_var_bytes(const ckpt_nc_t *nc, const ckpt_nc_var_t *v);
+/* Whether v is a record variable. */
+int ckpt_nc_is_record(const ckpt_nc_t *nc, const ckpt_nc_var_t *v);
+/* Bytes of one record: the record variables' vsizes added up. */
+int64_t ckpt_nc_recsize(const ckpt_nc_t *nc);
 
 /* The checkpoint checksum of n big-endian values of size esize starting at
  * element index first of a variable (docs/checkpoint.md: the sum over
@@ -102,10 +118,14 @@ void ckpt_region_free(unsigned char *region);
 /* The bytes it covers: up to the first data variable (one with a
  * ferry_checksum), or the header when there is none. */
 int64_t ckpt_header_covered(const ckpt_nc_t *nc, int64_t used);
+/* Whether nc carries a header checksum (a ferry checkpoint, not a foreign netCDF file). */
+int ckpt_nc_sealed(const ckpt_nc_t *nc);
 /* Writes the checksum of region[0, covered) into the attribute's value. */
 void ckpt_header_seal(const ckpt_nc_t *nc, unsigned char *region, int64_t covered);
-/* 0 when the checksum matches or the file has none (written before it
- * existed, or not by ferry); MPI_ERR_IO naming path otherwise. */
+/* 0 when the checksum matches, or when the file has none and no other
+ * attribute of ferry's (a netCDF file ferry did not write); MPI_ERR_IO naming
+ * path otherwise: a file carrying ferry's attributes must carry the checksum,
+ * so damage to its name cannot switch the check off. */
 int ckpt_header_check(const ckpt_nc_t *nc, unsigned char *region, size_t len, int64_t used, const char *path);
 
 #endif

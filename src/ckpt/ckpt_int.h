@@ -42,17 +42,21 @@ typedef struct ckpt_io {
     const char *name;
     int converts;
     int agrees; /* its collective calls fail on every rank or on none (ferry's end in one agreement) */
+    /* its writes may report success for bytes a full device refused, and its sync may hang after a
+     * failed write (Open MPI 4.1.4's OMPIO, durable.c): ckpt reserves space first and syncs by path */
+    int untrusted;
     int (*open)(MPI_Comm comm, const char *path, int amode, MPI_Info info, ckpt_file_t *f);
     int (*close)(ckpt_file_t *f);
     int (*set_view)(ckpt_file_t *f, MPI_Datatype filetype, const char *datarep);
-    int (*write)(ckpt_file_t *f, const void *buf, int count, MPI_Datatype type);
-    int (*write_all)(ckpt_file_t *f, const void *buf, int count, MPI_Datatype type);
-    int (*read)(ckpt_file_t *f, void *buf, int count, MPI_Datatype type);
-    int (*read_all)(ckpt_file_t *f, void *buf, int count, MPI_Datatype type);
-    int (*write_at)(ckpt_file_t *f, MPI_Offset off, const void *buf, int count, MPI_Datatype type);
-    int (*write_at_all)(ckpt_file_t *f, MPI_Offset off, const void *buf, int count, MPI_Datatype type);
-    int (*read_at)(ckpt_file_t *f, MPI_Offset off, void *buf, int count, MPI_Datatype type);
-    int (*read_at_all)(ckpt_file_t *f, MPI_Offset off, void *buf, int count, MPI_Datatype type);
+    /* Transfers fill *st: ckpt_io_transfer* compare its count with what was asked. */
+    int (*write)(ckpt_file_t *f, const void *buf, int count, MPI_Datatype type, MPI_Status *st);
+    int (*write_all)(ckpt_file_t *f, const void *buf, int count, MPI_Datatype type, MPI_Status *st);
+    int (*read)(ckpt_file_t *f, void *buf, int count, MPI_Datatype type, MPI_Status *st);
+    int (*read_all)(ckpt_file_t *f, void *buf, int count, MPI_Datatype type, MPI_Status *st);
+    int (*write_at)(ckpt_file_t *f, MPI_Offset off, const void *buf, int count, MPI_Datatype type, MPI_Status *st);
+    int (*write_at_all)(ckpt_file_t *f, MPI_Offset off, const void *buf, int count, MPI_Datatype type, MPI_Status *st);
+    int (*read_at)(ckpt_file_t *f, MPI_Offset off, void *buf, int count, MPI_Datatype type, MPI_Status *st);
+    int (*read_at_all)(ckpt_file_t *f, MPI_Offset off, void *buf, int count, MPI_Datatype type, MPI_Status *st);
     int (*set_size)(ckpt_file_t *f, MPI_Offset size);
     int (*get_size)(ckpt_file_t *f, MPI_Offset *size);
     int (*sync)(ckpt_file_t *f);
@@ -70,13 +74,16 @@ int ckpt_io_check(const ckpt_file_t *f, int rc, const char *op);
 enum { CKPT_WRITE = 1, CKPT_COLLECTIVE = 2 };
 /* Collective: ckpt_io_check of a collective call, agreed over comm when the backend does not agree itself. */
 int ckpt_io_collective(MPI_Comm comm, const ckpt_file_t *f, int rc, const char *op);
-/* A transfer through the current view. */
+/* A transfer through the current view: 0 only when the backend returned MPI_SUCCESS and its
+ * status counts every byte asked for (Open MPI's OMPIO returns MPI_SUCCESS with a count of 0 on
+ * the rank whose write hit ENOSPC); a short transfer is MPI_ERR_NO_SPACE (write) or MPI_ERR_IO. */
 int ckpt_io_transfer(ckpt_file_t *f, int how, void *buf, int count, MPI_Datatype type);
 /* An explicit-offset transfer (byte offsets under the default view). */
 int ckpt_io_transfer_at(ckpt_file_t *f, int how, MPI_Offset off, void *buf, int count, MPI_Datatype type);
 
 typedef struct ckpt_var {
-    char *name, *mask, *units; /* owned; mask and units may be NULL */
+    char *name, *mask;  /* owned; mask may be NULL */
+    ckpt_nc_atts_t atts; /* the user's attributes (ferry_ckpt_put_att, units), owned */
     MPI_Datatype type;
     int nctype, esize, ndims;
     int dimids[CKPT_D];
@@ -102,7 +109,11 @@ struct ferry_ckpt {
     int ndims;
     ckpt_var_t *vars;
     int nvars;
+    ckpt_nc_atts_t gatts;     /* the user's global attributes, owned */
+    int series;               /* every write appends a record to <base>.nc (series.c) */
+    ckpt_nc_atts_t time_atts; /* a series' time variable's attributes, owned */
     long long mem_now, mem_peak;
+    int shared; /* every variable's blocks[] and offsets[] hold every rank's block (defs.c) */
 };
 
 /* Allocation that counts what the module holds (ferry_ckpt_peak_memory). */
@@ -136,6 +147,8 @@ typedef struct ckpt_block {
 ckpt_block_t ckpt_block_of(const ferry_ckpt_t ck, const ckpt_var_t *v, void *buf, int strategy);
 /* Applies pass to every element; returns the checksum for CKPT_SUM and CKPT_SUM_SWAP. */
 uint64_t ckpt_walk(const ckpt_block_t *b, ckpt_pass_t pass);
+/* Sets every element of the block to value (esize bytes, native). */
+void ckpt_walk_fill(const ckpt_block_t *b, const unsigned char *value);
 
 /* plan.c: one view and one transfer for many variables. */
 typedef struct ckpt_piece {
@@ -158,7 +171,8 @@ typedef struct ckpt_layout {
     ckpt_nc_t nc;
     unsigned char *region; /* header and index variables, up to the first data variable; owned */
     MPI_Offset region_len, total;
-    MPI_Offset *begin; /* [nvars] file offset of each declared variable's data; owned */
+    MPI_Offset *begin;  /* [nvars] file offset of each declared variable's data (record 0 in a series); owned */
+    MPI_Offset recsize; /* a series file's bytes per record */
 } ckpt_layout_t;
 /* Rank 0's or everyone's: the header for one step with checksums sums[nvars]. */
 int ckpt_layout_build(ferry_ckpt_t ck, const uint64_t *sums, long long step, double time, ckpt_layout_t *layout);
@@ -171,8 +185,34 @@ typedef struct ckpt_bytes {
 } ckpt_bytes_t;
 int ckpt_nc_encode(const ckpt_nc_t *nc, ckpt_bytes_t *out);
 void ckpt_bytes_put_be(ckpt_bytes_t *b, uint64_t v, int size);
+void ckpt_bytes_put(ckpt_bytes_t *b, const void *p, size_t n);
 int ckpt_nc_add_att(ckpt_nc_atts_t *atts, const char *name, int type, int64_t n, const void *native);
+/* The same with values big-endian already. */
+int ckpt_nc_add_att_be(ckpt_nc_atts_t *atts, const char *name, int type, int64_t n, const void *be);
+void ckpt_nc_free_atts(ckpt_nc_atts_t *atts);
+/* atts.c: appends copies of from's attributes to to. */
+int ckpt_copy_atts(const ckpt_nc_atts_t *from, ckpt_nc_atts_t *to);
+/* The big-endian bytes of v's _FillValue, or NULL. */
+const unsigned char *ckpt_var_fill(const ckpt_var_t *v);
 int ckpt_nc_nctype(MPI_Datatype type);
+
+/* fill.c: the points of steered variables with a _FillValue that no block covers (holes). */
+typedef struct ckpt_gaps {
+    MPI_Offset *seg; /* [n][2]: element index and length of each run of holes in this rank's rows; owned */
+    int n, cap;
+    MPI_Offset longest;
+} ckpt_gaps_t;
+typedef struct ckpt_holes {
+    ckpt_gaps_t *vars; /* [nvars]; owned */
+    int any;           /* some variable has holes to fill (the same on every rank) */
+} ckpt_holes_t;
+/* Local: this rank's share of the holes; adds their fill values' checksums to sums[nvars]. */
+int ckpt_holes_find(ferry_ckpt_t ck, ckpt_holes_t *h, uint64_t *sums);
+/* Collective (when h->any): writes the fill values (begin[i]: where variable i's data begin). */
+int ckpt_holes_write(ferry_ckpt_t ck, ckpt_file_t *f, const MPI_Offset *begin, const ckpt_holes_t *h);
+void ckpt_holes_free(ferry_ckpt_t ck, ckpt_holes_t *h);
+/* Local: v's fill value in native order into out (8 bytes); 0 when it has none. */
+int ckpt_var_fill_native(const ckpt_var_t *v, unsigned char out[8]);
 
 /* write.c, read.c */
 /* The piece of v's block in an image file (steer, gather) whose data begin at begin. */
@@ -185,13 +225,83 @@ int ckpt_scatter_read(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_var_t *v, void
 int ckpt_gather_write(ferry_ckpt_t ck, ckpt_file_t *f, ckpt_layout_t *layout, void *const *bufs, uint64_t *sums);
 int ckpt_read_data(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_nc_t *nc, const unsigned char *region,
                    size_t region_len, void *const *bufs);
+/* read.c, local: 0 when nc holds every declared variable with its type and global shape; else
+ * MPI_ERR_ARG (missing), MPI_ERR_TYPE or MPI_ERR_DIMS naming the variable and path. */
+int ckpt_match_decls(ferry_ckpt_t ck, const ckpt_nc_t *nc, const char *path);
+/* verify.c. Collective: the checksums of the variables which[0, n) of nc, their data (one record's,
+ * for record variables) at begin + shift, summed over ranks into total[n]; each rank reads a slice. */
+typedef struct ckpt_sum_req {
+    const int *which;
+    int n;
+    MPI_Offset shift;
+} ckpt_sum_req_t;
+int ckpt_sum_vars(MPI_Comm comm, ckpt_file_t *f, const ckpt_nc_t *nc, const ckpt_sum_req_t *req, uint64_t *total);
 /* verify.c: collective; 0 when every checksum matches. */
 int ckpt_verify_file(MPI_Comm comm, ckpt_file_t *f, const ckpt_nc_t *nc);
 
-/* txn.c: collective; writes path as a transaction, pruning the set after it when prune. */
-int ckpt_write_path(ferry_ckpt_t ck, const char *path, long long step, double time, void *const *bufs, int prune);
-/* restart.c: rank 0 removes all but the set's newest K checkpoints. */
-void ckpt_prune(ferry_ckpt_t ck);
+/* defs.c: the first step of every collective call of a set. Collective: agrees on every rank's
+ * local_cls (a bad argument) and on a hash of the definitions and of call (a line naming the call
+ * and its step or file); differing definitions are MPI_ERR_NOT_SAME naming the first difference on
+ * every rank; after new definitions every rank's blocks are shared (blocks[], offsets[]). */
+int ckpt_defs_agree(ferry_ckpt_t ck, int local_cls, const char *what, const char *call);
+/* Local: MPI_ERR_ARG when this rank's block of a variable overlaps another rank's (before a write). */
+int ckpt_check_overlaps(ferry_ckpt_t ck, const char *what);
+/* vars.c, local: 0 when name is a valid netCDF name not yet used by a variable (is_var) or
+ * dimension of the set nor by the stacked layout's own; MPI_ERR_ARG naming what otherwise. */
+int ckpt_check_new_name(ferry_ckpt_t ck, const char *what, const char *name, int is_var);
+/* Local: definitions changed (def_dim, def_var): the next collective call shares the blocks again. */
+void ckpt_defs_changed(ferry_ckpt_t ck);
+
+/* durable.c. Rank 0: fsync of path's directory (0 or -1 with errno). */
+int ckpt_sync_directory(const char *path);
+/* Collective: rank 0 reserves bytes for path (fallocate); *reserved 0 where the file system cannot
+ * (the caller verifies the file instead); MPI_ERR_NO_SPACE when the device is full. */
+int ckpt_reserve(ferry_ckpt_t ck, const char *path, MPI_Offset bytes, int *reserved);
+/* Collective: every rank fsyncs path (closed), agreed. */
+int ckpt_sync_path(ferry_ckpt_t ck, const char *path);
+/* Collective: ferry_ckpt_verify's check of path, as an error class. */
+int ckpt_verify_path(MPI_Comm comm, const char *path);
+
+/* txn.c. One write in progress: its layout, checksums ([nvars + 1] each, owned), holes to fill, and
+ * for a series the record it writes. */
+typedef struct ckpt_txn {
+    ckpt_layout_t layout;
+    uint64_t *sums, *total;
+    ckpt_holes_t holes;
+    long long step;
+    double time;
+    long long record;     /* series: the record written; -1: a file of its own */
+    MPI_Offset record_at; /* series: the record's first byte */
+} ckpt_txn_t;
+/* Collective: writes the checkpoint into file (a new one; a series file's record t->record),
+ * synced; the user's buffers restored. */
+int ckpt_txn_write(ferry_ckpt_t ck, const char *file, ckpt_txn_t *t, void *const *bufs);
+/* txn.c: collective; writes step as a transaction into the file named (or, when NULL, the set's
+ * file of step, pruning the set after it). */
+int ckpt_write_path(ferry_ckpt_t ck, const char *named, long long step, double time, void *const *bufs);
+/* restart.c: rank 0, after step was committed: removes the set's steps above it (an earlier
+ * series) and all but the newest K of the others, never step itself. */
+void ckpt_prune(ferry_ckpt_t ck, long long step);
+
+/* api.c, local: "<base>.<step, 12 digits>.nc" into path; MPI_ERR_ARG for a negative step or a short buffer. */
+int ckpt_step_path(ferry_ckpt_t ck, long long step, char *path, size_t len);
+
+/* series.c (a series set: every step a record of one file, "<base>.nc"). Collective, after the
+ * definitions are agreed: appends step (a lower one starts the series again). */
+int ckpt_series_write(ferry_ckpt_t ck, long long step, double time, void *const *bufs);
+/* Rank 0, inside the write: record t->record's time, step and checksums (sums[nvars]). */
+int ckpt_series_bookkeeping(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_txn_t *t, const uint64_t *sums);
+/* Collective: record of path (written, not yet counted) against its checksums. */
+int ckpt_series_verify_path(ferry_ckpt_t ck, const char *path, long long record);
+/* Whether nc is a series file. */
+int ckpt_nc_is_series(const ckpt_nc_t *nc);
+/* Collective: the checksums of record of the open series file f (header nc), agreed. */
+int ckpt_series_verify(MPI_Comm comm, ckpt_file_t *f, const ckpt_nc_t *nc, int64_t record);
+/* Collective: the newest record of the series file f whose checksums match, into bufs; info (may be
+ * NULL) gets its step and time and counts the newer records skipped. */
+int ckpt_series_read(ferry_ckpt_t ck, ckpt_file_t *f, ckpt_nc_t *nc, void *const *bufs, ferry_ckpt_info_t *info);
+/* restart.c, collective: an image file's (or record's) data into bufs, as the set's strategy reads. */
+int ckpt_read_image(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_nc_t *nc, void *const *bufs);
 
 /* Local hex form of a checksum (16 digits and NUL). */
 void ckpt_hex(uint64_t sum, char out[17]);

@@ -95,7 +95,10 @@ static int gather_var(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_var_t *v, void
                                                    (long long)bytes, v->name) : 0;
     cls = ferry__error_agree(ck->comm, cls, "ferry_ckpt gather");
     if (cls) return cls;
-    if (g) memset(g, 0, (size_t)bytes); /* points no rank owns are zeros in the file */
+    unsigned char fill[8];
+    if (g) memset(g, 0, (size_t)bytes); /* points no rank owns are zeros in the file, or the _FillValue */
+    if (g && ckpt_var_fill_native(v, fill))
+        for (MPI_Offset at = 0; at < bytes; at += v->esize) memcpy(g + at, fill, (size_t)v->esize);
     cls = ferry__error_agree(ck->comm, exchange(ck, v, buf, g, 1), "ferry_ckpt gather");
     if (g && !cls) {
         ckpt_block_t b = global_block(v, g);

@@ -7,14 +7,16 @@
  * swapping the blocks in place. FERRY_CKPT_DATAREP=native forces the swaps
  * on ferry too (to compare the two).
  */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ckpt/ckpt_int.h"
 
 /* One backend from its prefix (ferry or MPI) and the handle field it uses:
  * every function is the library's call with the file's handle. */
-#define CKPT_BACKEND(P, H, CONVERTS, AGREES)                                                                                          \
+#define CKPT_BACKEND(P, H, CONVERTS, AGREES, UNTRUSTED)                                                                                          \
     static int P##_open(MPI_Comm c, const char *path, int amode, MPI_Info info, ckpt_file_t *f)                     \
     {                                                                                                               \
         return P##_File_open(c, path, amode, info, &f->H);                                                          \
@@ -24,47 +26,47 @@
     {                                                                                                               \
         return P##_File_set_view(f->H, 0, MPI_BYTE, ft, datarep, MPI_INFO_NULL);                                    \
     }                                                                                                               \
-    static int P##_write(ckpt_file_t *f, const void *b, int n, MPI_Datatype t)                                      \
+    static int P##_write(ckpt_file_t *f, const void *b, int n, MPI_Datatype t, MPI_Status *st)                                      \
     {                                                                                                               \
-        return P##_File_write(f->H, b, n, t, MPI_STATUS_IGNORE);                                                    \
+        return P##_File_write(f->H, b, n, t, st);                                                    \
     }                                                                                                               \
-    static int P##_write_all(ckpt_file_t *f, const void *b, int n, MPI_Datatype t)                                  \
+    static int P##_write_all(ckpt_file_t *f, const void *b, int n, MPI_Datatype t, MPI_Status *st)                                  \
     {                                                                                                               \
-        return P##_File_write_all(f->H, b, n, t, MPI_STATUS_IGNORE);                                                \
+        return P##_File_write_all(f->H, b, n, t, st);                                                \
     }                                                                                                               \
-    static int P##_read(ckpt_file_t *f, void *b, int n, MPI_Datatype t)                                             \
+    static int P##_read(ckpt_file_t *f, void *b, int n, MPI_Datatype t, MPI_Status *st)                                             \
     {                                                                                                               \
-        return P##_File_read(f->H, b, n, t, MPI_STATUS_IGNORE);                                                     \
+        return P##_File_read(f->H, b, n, t, st);                                                     \
     }                                                                                                               \
-    static int P##_read_all(ckpt_file_t *f, void *b, int n, MPI_Datatype t)                                         \
+    static int P##_read_all(ckpt_file_t *f, void *b, int n, MPI_Datatype t, MPI_Status *st)                                         \
     {                                                                                                               \
-        return P##_File_read_all(f->H, b, n, t, MPI_STATUS_IGNORE);                                                 \
+        return P##_File_read_all(f->H, b, n, t, st);                                                 \
     }                                                                                                               \
-    static int P##_write_at(ckpt_file_t *f, MPI_Offset o, const void *b, int n, MPI_Datatype t)                     \
+    static int P##_write_at(ckpt_file_t *f, MPI_Offset o, const void *b, int n, MPI_Datatype t, MPI_Status *st)                     \
     {                                                                                                               \
-        return P##_File_write_at(f->H, o, b, n, t, MPI_STATUS_IGNORE);                                              \
+        return P##_File_write_at(f->H, o, b, n, t, st);                                              \
     }                                                                                                               \
-    static int P##_write_at_all(ckpt_file_t *f, MPI_Offset o, const void *b, int n, MPI_Datatype t)                 \
+    static int P##_write_at_all(ckpt_file_t *f, MPI_Offset o, const void *b, int n, MPI_Datatype t, MPI_Status *st)                 \
     {                                                                                                               \
-        return P##_File_write_at_all(f->H, o, b, n, t, MPI_STATUS_IGNORE);                                         \
+        return P##_File_write_at_all(f->H, o, b, n, t, st);                                         \
     }                                                                                                               \
-    static int P##_read_at(ckpt_file_t *f, MPI_Offset o, void *b, int n, MPI_Datatype t)                            \
+    static int P##_read_at(ckpt_file_t *f, MPI_Offset o, void *b, int n, MPI_Datatype t, MPI_Status *st)                            \
     {                                                                                                               \
-        return P##_File_read_at(f->H, o, b, n, t, MPI_STATUS_IGNORE);                                               \
+        return P##_File_read_at(f->H, o, b, n, t, st);                                               \
     }                                                                                                               \
-    static int P##_read_at_all(ckpt_file_t *f, MPI_Offset o, void *b, int n, MPI_Datatype t)                        \
+    static int P##_read_at_all(ckpt_file_t *f, MPI_Offset o, void *b, int n, MPI_Datatype t, MPI_Status *st)                        \
     {                                                                                                               \
-        return P##_File_read_at_all(f->H, o, b, n, t, MPI_STATUS_IGNORE);                                          \
+        return P##_File_read_at_all(f->H, o, b, n, t, st);                                          \
     }                                                                                                               \
     static int P##_set_size(ckpt_file_t *f, MPI_Offset s) { return P##_File_set_size(f->H, s); }                 \
     static int P##_get_size(ckpt_file_t *f, MPI_Offset *s) { return P##_File_get_size(f->H, s); }                 \
     static int P##_sync(ckpt_file_t *f) { return P##_File_sync(f->H); }                                           \
-    static const ckpt_io_t P##_backend = {#P, CONVERTS, AGREES, P##_open,     P##_close,   P##_set_view,     P##_write,     \
+    static const ckpt_io_t P##_backend = {#P, CONVERTS, AGREES, UNTRUSTED, P##_open,     P##_close,   P##_set_view,     P##_write,     \
                                           P##_write_all, P##_read,    P##_read_all, P##_write_at,    P##_write_at_all, \
                                           P##_read_at,  P##_read_at_all, P##_set_size, P##_get_size, P##_sync};
 
-CKPT_BACKEND(ferry, ff, 1, 1)
-CKPT_BACKEND(MPI, mf, 0, 0)
+CKPT_BACKEND(ferry, ff, 1, 1, 0)
+CKPT_BACKEND(MPI, mf, 0, 0, 1)
 
 const ckpt_io_t *ckpt_io_get(int which)
 {
@@ -78,8 +80,23 @@ int ckpt_io_check(const ckpt_file_t *f, int rc, const char *op)
     int len = 0, cls = MPI_ERR_OTHER;
     ferry_Error_string(rc, why, &len);
     MPI_Error_class(rc, &cls);
-    return ferry__error_set(cls, "ferry_ckpt: %s on '%s' (%s MPI-IO): %s", op, f->path,
-                            f->io == &MPI_backend ? "host" : "ferry", why);
+    /* The cause first, the path once: an MPI error string is cut at MPI_MAX_ERROR_STRING (256 on
+     * Open MPI). Of MPICH's error stack, its last line holds the cause. */
+    const char *stack = strstr(why, "error stack:"), *last = stack ? strrchr(stack, '\n') : NULL;
+    const char *cause = last && last[1] ? last + 1 : why;
+    int named = strstr(cause, f->path) != NULL;
+    return ferry__error_set(cls, "ferry_ckpt: %s (%s MPI-IO): %s%s%s%s", op, f->io == &MPI_backend ? "host" : "ferry", cause,
+                            named ? "" : " (file '", named ? "" : f->path, named ? "" : "')");
+}
+
+/* After a failed transfer through the host: MPICH 4.0.2's ROMIO returns from an independent write
+ * whose data-sieving read-modify-write failed (ENOSPC) without releasing the byte-range lock it
+ * took, and the other ranks' sieving writes wait on it forever. Closing any descriptor of a file
+ * releases all the process's fcntl locks on it (POSIX), so the failed rank opens and closes it. */
+static void release_stale_locks(const ckpt_file_t *f)
+{
+    int fd = open(f->path, O_RDONLY);
+    if (fd >= 0) close(fd);
 }
 
 int ckpt_io_collective(MPI_Comm comm, const ckpt_file_t *f, int rc, const char *op)
@@ -111,21 +128,47 @@ int ckpt_file_close(ckpt_file_t *f)
     return cls;
 }
 
+/* 0 when st counts the count elements of type asked for; a short transfer otherwise (the
+ * count, not the return code alone: see ckpt_io_transfer). */
+static int check_count(const ckpt_file_t *f, const MPI_Status *st, int count, MPI_Datatype type, const char *op,
+                       int write)
+{
+    MPI_Count size = 0, got = 0;
+    MPI_Type_size_x(type, &size);
+    MPI_Count want = size * (MPI_Count)count;
+    if (want == 0) return 0;
+    if (MPI_Get_elements_x(st, MPI_BYTE, &got) != MPI_SUCCESS || got == MPI_UNDEFINED) got = -1;
+    if (got == want) return 0;
+    return ferry__error_set(write ? MPI_ERR_NO_SPACE : MPI_ERR_IO,
+                            "ferry_ckpt: a short %s%s: %s moved %lld of %lld bytes and returned success (%s MPI-IO, file '%s')",
+                            write ? "write" : "read", write ? " (is the device full?)" : "", op, (long long)got,
+                            (long long)want, f->io == &MPI_backend ? "host" : "ferry", f->path);
+}
+
 int ckpt_io_transfer(ckpt_file_t *f, int how, void *buf, int count, MPI_Datatype type)
 {
     const ckpt_io_t *io = f->io;
     int write = how & CKPT_WRITE, collective = how & CKPT_COLLECTIVE;
-    int rc = write ? (collective ? io->write_all : io->write)(f, buf, count, type)
-                   : (collective ? io->read_all : io->read)(f, buf, count, type);
-    return ckpt_io_check(f, rc, write ? (collective ? "write_all" : "write") : (collective ? "read_all" : "read"));
+    const char *op = write ? (collective ? "write_all" : "write") : (collective ? "read_all" : "read");
+    MPI_Status st;
+    int rc = write ? (collective ? io->write_all : io->write)(f, buf, count, type, &st)
+                   : (collective ? io->read_all : io->read)(f, buf, count, type, &st);
+    int cls = ckpt_io_check(f, rc, op);
+    if (!cls) cls = check_count(f, &st, count, type, op, write);
+    if (cls && f->io->untrusted) release_stale_locks(f);
+    return cls;
 }
 
 int ckpt_io_transfer_at(ckpt_file_t *f, int how, MPI_Offset off, void *buf, int count, MPI_Datatype type)
 {
     const ckpt_io_t *io = f->io;
     int write = how & CKPT_WRITE, collective = how & CKPT_COLLECTIVE;
-    int rc = write ? (collective ? io->write_at_all : io->write_at)(f, off, buf, count, type)
-                   : (collective ? io->read_at_all : io->read_at)(f, off, buf, count, type);
-    return ckpt_io_check(f, rc,
-                         write ? (collective ? "write_at_all" : "write_at") : (collective ? "read_at_all" : "read_at"));
+    const char *op = write ? (collective ? "write_at_all" : "write_at") : (collective ? "read_at_all" : "read_at");
+    MPI_Status st;
+    int rc = write ? (collective ? io->write_at_all : io->write_at)(f, off, buf, count, type, &st)
+                   : (collective ? io->read_at_all : io->read_at)(f, off, buf, count, type, &st);
+    int cls = ckpt_io_check(f, rc, op);
+    if (!cls) cls = check_count(f, &st, count, type, op, write);
+    if (cls && f->io->untrusted) release_stale_locks(f);
+    return cls;
 }

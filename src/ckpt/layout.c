@@ -82,6 +82,7 @@ static int add_var(ckpt_nc_t *nc, const char *name, int type, int ndims, const i
 static int global_atts(ferry_ckpt_t ck, ckpt_nc_t *nc, long long step, double time)
 {
     int64_t nranks = ck->nprocs, st = step;
+    FERRY_TRY(ckpt_copy_atts(&ck->gatts, &nc->gatts)); /* the user's first: title, history, Conventions, ... */
     FERRY_TRY(add_text(&nc->gatts, "ferry_version", FERRY_VERSION_STRING));
     FERRY_TRY(ckpt_nc_add_att(&nc->gatts, "ferry_nranks", NC_INT, 1, &(int32_t){(int32_t)nranks}));
     FERRY_TRY(add_ints(&nc->gatts, nc->version, "ferry_step", &st, 1));
@@ -139,7 +140,7 @@ static int data_var_atts(ferry_ckpt_t ck, ckpt_nc_t *nc, ckpt_nc_var_t *out, con
     char hex[17], dims[1100] = "";
     int64_t shape[CKPT_D];
     ckpt_hex(sum, hex);
-    if (v->units) FERRY_TRY(add_text(&out->atts, "units", v->units));
+    FERRY_TRY(ckpt_copy_atts(&v->atts, &out->atts)); /* the user's first: long_name, units, _FillValue, ... */
     if (v->mask) FERRY_TRY(add_text(&out->atts, "ferry_mask", v->mask));
     FERRY_TRY(add_text(&out->atts, "ferry_checksum", hex));
     if (ck->strategy != FERRY_CKPT_STACK) {
@@ -159,7 +160,6 @@ static int data_var_atts(ferry_ckpt_t ck, ckpt_nc_t *nc, ckpt_nc_var_t *out, con
 
 static int build_model(ferry_ckpt_t ck, const uint64_t *sums, long long step, double time, ckpt_nc_t *nc)
 {
-    nc->version = ck->format == FERRY_CKPT_CDF2 ? 2 : 5;
     for (int i = 0; i < ck->ndims; i++) FERRY_TRY(add_dim(nc, ck->dims[i].name, ck->dims[i].len));
     FERRY_TRY(global_atts(ck, nc, step, time));
     int *stacked = ferry__calloc((size_t)ck->nvars + 1, sizeof *stacked), cls = 0;
@@ -175,6 +175,38 @@ static int build_model(ferry_ckpt_t ck, const uint64_t *sums, long long step, do
     }
     ferry__free(stacked);
     return cls;
+}
+
+/* A series file (issue 30): dimensions time (the record dimension), ferry_var and ferry_hex; global
+ * attributes that stay the same from record to record; record variables time(time),
+ * ferry_step(time), ferry_checksum(time, ferry_var, ferry_hex) (each data variable's checksum in
+ * the record, 16 hex digits) and the data variables, time first. */
+static int series_model(ferry_ckpt_t ck, ckpt_nc_t *nc)
+{
+    int rec[3], ids[CKPT_D + 1];
+    ckpt_nc_var_t *out;
+    for (int i = 0; i < ck->ndims; i++) FERRY_TRY(add_dim(nc, ck->dims[i].name, ck->dims[i].len));
+    FERRY_TRY(add_dim(nc, "time", 0));
+    FERRY_TRY(add_dim(nc, "ferry_var", ck->nvars));
+    FERRY_TRY(add_dim(nc, "ferry_hex", 16));
+    for (int k = 0; k < 3; k++) rec[k] = nc->ndims - 3 + k;
+    FERRY_TRY(ckpt_copy_atts(&ck->gatts, &nc->gatts));
+    FERRY_TRY(add_text(&nc->gatts, "ferry_version", FERRY_VERSION_STRING));
+    FERRY_TRY(add_text(&nc->gatts, "ferry_series", "time"));
+    FERRY_TRY(add_text(&nc->gatts, CKPT_HEADER_CHECKSUM, "0000000000000000"));
+    FERRY_TRY(add_var(nc, "time", NC_DOUBLE, 1, rec, &out));
+    FERRY_TRY(ckpt_copy_atts(&ck->time_atts, &out->atts)); /* units "days since ...", calendar, ... */
+    FERRY_TRY(add_var(nc, "ferry_step", nc->version == 5 ? NC_INT64 : NC_INT, 1, rec, &out));
+    FERRY_TRY(add_var(nc, "ferry_checksum", NC_CHAR, 3, rec, &out));
+    for (int i = 0; i < ck->nvars; i++) {
+        const ckpt_var_t *v = &ck->vars[i];
+        ids[0] = rec[0];
+        memcpy(ids + 1, v->dimids, (size_t)v->ndims * sizeof *ids);
+        FERRY_TRY(add_var(nc, v->name, v->nctype, v->ndims + 1, ids, &out));
+        FERRY_TRY(ckpt_copy_atts(&v->atts, &out->atts));
+        if (v->mask) FERRY_TRY(add_text(&out->atts, "ferry_mask", v->mask));
+    }
+    return 0;
 }
 
 static int64_t round_up(int64_t x, int64_t to)
@@ -195,14 +227,16 @@ static int place(ferry_ckpt_t ck, ckpt_nc_t *nc, int64_t header_len, ckpt_layout
         if (nc->version == 2 && v->vsize > (int64_t)UINT32_MAX - 3)
             return ferry__error_set(MPI_ERR_ARG, "ferry_ckpt: variable %s has %lld bytes: CDF-2 holds under 4 GiB (use CDF-5)",
                                     v->name, (long long)bytes);
-        if (i == first_data) layout->region_len = round_up(at, ck->align);
-        if (i >= first_data) at = round_up(at, ck->align);
+        if (i == first_data && !ck->series) layout->region_len = round_up(at, ck->align);
+        if (i >= first_data && !ck->series) at = round_up(at, ck->align);
+        if (i == 0 && ck->series) at = layout->region_len = round_up(at, ck->align); /* records contiguous after it */
         v->begin = at;
         if (i >= first_data) layout->begin[i - first_data] = at;
         at += v->vsize;
     }
     if (first_data == nc->nvars) layout->region_len = round_up(at, 4);
-    layout->total = at;
+    layout->total = ck->series ? layout->region_len : at; /* a series file holds no record yet */
+    layout->recsize = ck->series ? at - layout->region_len : 0;
     return 0;
 }
 
@@ -237,8 +271,12 @@ static int seal_region(ckpt_layout_t *layout, size_t header_len)
 {
     ckpt_nc_t decoded;
     size_t used = 0;
-    if (ckpt_nc_decode(layout->region, header_len, &decoded, &used) != 0)
-        return ferry__error_set(MPI_ERR_INTERN, "ferry_ckpt: the header it encoded does not decode");
+    int cls = ckpt_nc_decode(layout->region, header_len, &decoded, &used);
+    if (cls) {
+        char why[300];
+        snprintf(why, sizeof why, "%s", cls == MPI_ERR_TRUNCATE ? "truncated" : ferry__error_message());
+        return ferry__error_set(MPI_ERR_INTERN, "ferry_ckpt: the header it encoded does not decode (%s)", why);
+    }
     ckpt_header_seal(&decoded, layout->region, ckpt_header_covered(&decoded, (int64_t)used));
     ckpt_nc_free(&decoded);
     return 0;
@@ -262,7 +300,8 @@ int ckpt_layout_build(ferry_ckpt_t ck, const uint64_t *sums, long long step, dou
     memset(layout, 0, sizeof *layout);
     layout->begin = ckpt_alloc(ck, (size_t)(ck->nvars + 1) * sizeof *layout->begin);
     if (!layout->begin) return ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory");
-    int cls = build_model(ck, sums, step, time, &layout->nc);
+    layout->nc.version = ck->format == FERRY_CKPT_CDF2 ? 2 : 5;
+    int cls = ck->series ? series_model(ck, &layout->nc) : build_model(ck, sums, step, time, &layout->nc);
     if (!cls) cls = check_cdf2_dims(&layout->nc);
     if (!cls) cls = ckpt_nc_encode(&layout->nc, &header);
     if (!cls) cls = place(ck, &layout->nc, (int64_t)header.len, layout);

@@ -1,6 +1,7 @@
 /*
  * The netCDF classic header (docs/format/netcdf.md): encoder and decoder of
- * CDF-2 and CDF-5 headers without record variables.
+ * CDF-2 and CDF-5 headers (record variables only in series files: one
+ * dimension of length 0, each record variable's first).
  *
  *   header  = magic numrecs dim_list gatt_list var_list
  *   magic   = 'C' 'D' 'F' 2|5
@@ -16,7 +17,7 @@
 #include "ckpt/ckpt_int.h"
 #include "base/alloc.h"
 
-enum { TAG_DIMENSION = 0x0A, TAG_VARIABLE = 0x0B, TAG_ATTRIBUTE = 0x0C, MAX_NAME = 256, MAX_VAR_DIMS = 64 };
+enum { TAG_DIMENSION = 0x0A, TAG_VARIABLE = 0x0B, TAG_ATTRIBUTE = 0x0C, MAX_VAR_DIMS = 64 };
 
 int ckpt_nc_type_size(int type)
 {
@@ -46,9 +47,48 @@ int ckpt_nc_nctype(MPI_Datatype type)
     return 0;
 }
 
+/* ---- names ---- */
+
+/* Bytes of the valid UTF-8 sequence at p (1 for ASCII), or 0: overlong forms, surrogates and code
+ * points above U+10FFFF are invalid, as netCDF-C's validator has them. A NUL ends any sequence. */
+static int utf8_length(const unsigned char *p)
+{
+    unsigned c = p[0];
+    int n = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    uint32_t code = n > 1 ? c & (0x7Fu >> n) : c;
+    for (int i = 1; i < n; i++) {
+        if ((p[i] & 0xC0) != 0x80) return 0;
+        code = code << 6 | (p[i] & 0x3Fu);
+    }
+    if ((n == 3 && code < 0x800) || (n == 4 && (code < 0x10000 || code > 0x10FFFF)) || (code >= 0xD800 && code <= 0xDFFF))
+        return 0;
+    return n;
+}
+
+const char *ckpt_nc_name_problem(const char *name)
+{
+    const unsigned char *p = (const unsigned char *)name;
+    if (!name || !p[0]) return "is empty";
+    int alnum = (p[0] >= 'a' && p[0] <= 'z') || (p[0] >= 'A' && p[0] <= 'Z') || (p[0] >= '0' && p[0] <= '9');
+    if (!alnum && p[0] != '_' && p[0] < 0x80) return "must begin with a letter, a digit, '_' or a multibyte character";
+    size_t at = 0;
+    unsigned last = 0;
+    while (p[at]) {
+        int n = utf8_length(p + at);
+        if (!n) return "is not valid UTF-8";
+        if (n == 1 && (p[at] < 0x20 || p[at] == 0x7F)) return "holds a control character";
+        if (n == 1 && p[at] == '/') return "holds a '/'";
+        last = p[at];
+        at += (size_t)n;
+        if (at > CKPT_NC_MAX_NAME) return "is longer than 256 bytes";
+    }
+    if (last == ' ') return "ends in a space";
+    return NULL;
+}
+
 /* ---- encoding ---- */
 
-static void put_raw(ckpt_bytes_t *b, const void *p, size_t n)
+void ckpt_bytes_put(ckpt_bytes_t *b, const void *p, size_t n)
 {
     if (b->failed) return;
     if (b->len + n > b->cap) {
@@ -70,20 +110,20 @@ void ckpt_bytes_put_be(ckpt_bytes_t *b, uint64_t v, int size)
 {
     unsigned char out[8];
     for (int i = 0; i < size; i++) out[i] = (unsigned char)(v >> (8 * (size - 1 - i)));
-    put_raw(b, out, (size_t)size);
+    ckpt_bytes_put(b, out, (size_t)size);
 }
 
 static void put_pad(ckpt_bytes_t *b, size_t n)
 {
     static const unsigned char zeros[4];
-    put_raw(b, zeros, (4 - n % 4) % 4);
+    ckpt_bytes_put(b, zeros, (4 - n % 4) % 4);
 }
 
 static void put_name(ckpt_bytes_t *b, const char *name, int nsize)
 {
     size_t n = strlen(name);
     ckpt_bytes_put_be(b, n, nsize);
-    put_raw(b, name, n);
+    ckpt_bytes_put(b, name, n);
     put_pad(b, n);
 }
 
@@ -97,7 +137,7 @@ static void put_atts(ckpt_bytes_t *b, const ckpt_nc_atts_t *atts, int nsize)
         put_name(b, a->name, nsize);
         ckpt_bytes_put_be(b, (uint64_t)a->type, 4);
         ckpt_bytes_put_be(b, (uint64_t)a->nelems, nsize);
-        put_raw(b, a->values, bytes);
+        ckpt_bytes_put(b, a->values, bytes);
         put_pad(b, bytes);
     }
 }
@@ -116,9 +156,9 @@ static void put_var(ckpt_bytes_t *b, const ckpt_nc_var_t *v, int nsize)
 int ckpt_nc_encode(const ckpt_nc_t *nc, ckpt_bytes_t *b)
 {
     int nsize = nc->version == 5 ? 8 : 4;
-    put_raw(b, "CDF", 3);
+    ckpt_bytes_put(b, "CDF", 3);
     ckpt_bytes_put_be(b, (uint64_t)nc->version, 1);
-    ckpt_bytes_put_be(b, 0, nsize); /* numrecs: no record variables */
+    ckpt_bytes_put_be(b, (uint64_t)nc->numrecs, nsize);
     ckpt_bytes_put_be(b, nc->ndims ? TAG_DIMENSION : 0, 4);
     ckpt_bytes_put_be(b, (uint64_t)nc->ndims, nsize);
     for (int i = 0; i < nc->ndims; i++) {
@@ -132,8 +172,8 @@ int ckpt_nc_encode(const ckpt_nc_t *nc, ckpt_bytes_t *b)
     return b->failed ? ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory for a %zu-byte header", b->cap) : 0;
 }
 
-/* Appends an attribute whose values are given in native byte order. */
-int ckpt_nc_add_att(ckpt_nc_atts_t *atts, const char *name, int type, int64_t n, const void *native)
+/* Appends an attribute with n values of type from values, big-endian already (be) or native. */
+static int add_att(ckpt_nc_atts_t *atts, const char *name, int type, int64_t n, const void *values, int be)
 {
     int size = ckpt_nc_type_size(type);
     ckpt_nc_att_t *grown = ferry__realloc(atts->atts, (size_t)(atts->count + 1) * sizeof *grown);
@@ -143,6 +183,7 @@ int ckpt_nc_add_att(ckpt_nc_atts_t *atts, const char *name, int type, int64_t n,
     a->name = ferry__strdup(name);
     a->type = type;
     a->nelems = n;
+    a->at = -1;
     a->values = ferry__malloc((size_t)n * (size_t)size + 1);
     if (!a->name || !a->values) {
         ferry__free(a->name);
@@ -151,12 +192,22 @@ int ckpt_nc_add_att(ckpt_nc_atts_t *atts, const char *name, int type, int64_t n,
     }
     atts->count++;
     const uint16_t one = 1;
-    int little = *(const unsigned char *)&one == 1;
+    int swap = !be && *(const unsigned char *)&one == 1;
     for (int64_t i = 0; i < n; i++) {
-        const unsigned char *src = (const unsigned char *)native + i * size;
-        for (int k = 0; k < size; k++) a->values[i * size + k] = src[little ? size - 1 - k : k];
+        const unsigned char *src = (const unsigned char *)values + i * size;
+        for (int k = 0; k < size; k++) a->values[i * size + k] = src[swap ? size - 1 - k : k];
     }
     return 0;
+}
+
+int ckpt_nc_add_att(ckpt_nc_atts_t *atts, const char *name, int type, int64_t n, const void *native)
+{
+    return add_att(atts, name, type, n, native, 0);
+}
+
+int ckpt_nc_add_att_be(ckpt_nc_atts_t *atts, const char *name, int type, int64_t n, const void *be)
+{
+    return add_att(atts, name, type, n, be, 1);
 }
 
 /* ---- decoding ---- */
@@ -214,7 +265,7 @@ static const unsigned char *get_bytes(cursor_t *c, size_t n)
 
 static char *get_name(cursor_t *c)
 {
-    int64_t n = get_count(c, MAX_NAME, "a name longer than 256 bytes");
+    int64_t n = get_count(c, CKPT_NC_MAX_NAME, "a name longer than 256 bytes");
     const unsigned char *p = get_bytes(c, (size_t)n);
     if (!p) return NULL;
     char *name = ferry__malloc((size_t)n + 1);
@@ -280,7 +331,8 @@ static void get_header(cursor_t *c, ckpt_nc_t *nc)
     nc->version = magic[3];
     c->nsize = nc->version == 5 ? 8 : 4;
     c->at = 4;
-    if (get_be(c, c->nsize) != 0) corrupt(c, "record variables (numrecs != 0), which ferry does not write");
+    nc->numrecs = (int64_t)get_be(c, c->nsize);
+    if (nc->numrecs < 0 || nc->numrecs == (c->nsize == 4 ? 0xFFFFFFFFll : -1)) corrupt(c, "a streaming record count");
     int64_t n = get_list_header(c, TAG_DIMENSION, 1 << 16, "more than 65536 dimensions");
     nc->dims = ferry__calloc((size_t)n + 1, sizeof *nc->dims);
     for (int64_t i = 0; i < n && nc->dims && !c->corrupt && !c->truncated; i++, nc->ndims++) {
@@ -292,6 +344,62 @@ static void get_header(cursor_t *c, ckpt_nc_t *nc)
     nc->vars = ferry__calloc((size_t)n + 1, sizeof *nc->vars);
     for (int64_t i = 0; i < n && nc->vars && !c->corrupt && !c->truncated; i++, nc->nvars++)
         get_var(c, nc, &nc->vars[i]);
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The first invalid or repeated name of a list (kind: "dimension", ...), as a message in why. */
+static int check_list(const char **names, int n, const char *kind, char *why, size_t len)
+{
+    for (int i = 0; i < n; i++) {
+        const char *problem = ckpt_nc_name_problem(names[i]);
+        if (problem) return snprintf(why, len, "the %s name '%.64s' %s", kind, names[i], problem), 1;
+    }
+    qsort(names, (size_t)n, sizeof *names, by_name);
+    for (int i = 1; i < n; i++)
+        if (strcmp(names[i - 1], names[i]) == 0) return snprintf(why, len, "two %ss named '%.64s'", kind, names[i]), 1;
+    return 0;
+}
+
+static int check_atts(const ckpt_nc_atts_t *atts, const char **names, char *why, size_t len)
+{
+    for (int i = 0; i < atts->count; i++) names[i] = atts->atts[i].name;
+    return check_list(names, atts->count, "attribute", why, len);
+}
+
+/* The record dimension: at most one, and only as a variable's first dimension. */
+static int check_record_dim(const ckpt_nc_t *nc, char *why, size_t len)
+{
+    int records = 0;
+    for (int i = 0; i < nc->ndims; i++) records += nc->dims[i].len == 0;
+    for (int i = 0; i < nc->nvars && records <= 1; i++)
+        for (int d = 1; d < nc->vars[i].ndims; d++)
+            if (nc->dims[nc->vars[i].dimids[d]].len == 0)
+                return snprintf(why, len, "variable '%.64s' has the record dimension after its first", nc->vars[i].name), 1;
+    return records > 1 ? snprintf(why, len, "%d record dimensions", records), 1 : 0;
+}
+
+/* What netCDF-C refuses to open or define: invalid names, two dimensions, two variables or two
+ * attributes of one list with one name, a misplaced record dimension. 0, or MPI_ERR_IO with a message. */
+static int check_names(const ckpt_nc_t *nc)
+{
+    int most = nc->ndims > nc->nvars ? nc->ndims : nc->nvars, bad = 0;
+    for (int i = 0; i < nc->nvars; i++) most = nc->vars[i].atts.count > most ? nc->vars[i].atts.count : most;
+    most = nc->gatts.count > most ? nc->gatts.count : most;
+    const char **names = ferry__malloc((size_t)most * sizeof *names + 1);
+    char why[200] = "";
+    if (!names) return ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory to check a header's names");
+    for (int i = 0; i < nc->ndims; i++) names[i] = nc->dims[i].name;
+    bad = check_list(names, nc->ndims, "dimension", why, sizeof why) || check_atts(&nc->gatts, names, why, sizeof why);
+    for (int i = 0; i < nc->nvars && !bad; i++) names[i] = nc->vars[i].name;
+    bad = bad || check_list(names, nc->nvars, "variable", why, sizeof why);
+    for (int i = 0; i < nc->nvars && !bad; i++) bad = check_atts(&nc->vars[i].atts, names, why, sizeof why);
+    bad = bad || check_record_dim(nc, why, sizeof why);
+    ferry__free(names);
+    return bad ? ferry__error_set(MPI_ERR_IO, "ferry_ckpt: invalid netCDF header: %s", why) : 0;
 }
 
 int ckpt_nc_decode(const unsigned char *buf, size_t len, ckpt_nc_t *out, size_t *used)
@@ -308,10 +416,12 @@ int ckpt_nc_decode(const unsigned char *buf, size_t len, ckpt_nc_t *out, size_t 
         ckpt_nc_free(out);
         return ferry__error_set(MPI_ERR_IO, "ferry_ckpt: corrupt netCDF header: %s", c.why);
     }
-    return 0;
+    int cls = check_names(out);
+    if (cls) ckpt_nc_free(out);
+    return cls;
 }
 
-static void free_atts(ckpt_nc_atts_t *atts)
+void ckpt_nc_free_atts(ckpt_nc_atts_t *atts)
 {
     for (int i = 0; i < atts->count; i++) {
         ferry__free(atts->atts[i].name);
@@ -328,9 +438,9 @@ void ckpt_nc_free(ckpt_nc_t *nc)
     for (int i = 0; nc->vars && i < nc->nvars; i++) {
         ferry__free(nc->vars[i].name);
         ferry__free(nc->vars[i].dimids);
-        free_atts(&nc->vars[i].atts);
+        ckpt_nc_free_atts(&nc->vars[i].atts);
     }
-    free_atts(&nc->gatts);
+    ckpt_nc_free_atts(&nc->gatts);
     ferry__free(nc->dims);
     ferry__free(nc->vars);
     memset(nc, 0, sizeof *nc);

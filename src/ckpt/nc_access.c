@@ -1,6 +1,7 @@
 /*
  * Reading values out of a decoded netCDF header (ckpt.h).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "ckpt/ckpt_int.h"
@@ -68,13 +69,36 @@ int ckpt_nc_find_var(const ckpt_nc_t *nc, const char *name)
     return -1;
 }
 
+int ckpt_nc_is_record(const ckpt_nc_t *nc, const ckpt_nc_var_t *v)
+{
+    return v->ndims > 0 && nc->dims[v->dimids[0]].len == 0;
+}
+
 int64_t ckpt_nc_var_bytes(const ckpt_nc_t *nc, const ckpt_nc_var_t *v)
 {
     int64_t n = ckpt_nc_type_size(v->type);
-    for (int d = 0; d < v->ndims; d++) {
+    for (int d = ckpt_nc_is_record(nc, v); d < v->ndims; d++) {
         int64_t len = nc->dims[v->dimids[d]].len;
         if (len && n > INT64_MAX / len) return -1;
         n *= len;
     }
     return n;
+}
+
+int64_t ckpt_nc_recsize(const ckpt_nc_t *nc)
+{
+    int64_t size = 0;
+    for (int i = 0; i < nc->nvars; i++)
+        if (ckpt_nc_is_record(nc, &nc->vars[i])) size += nc->vars[i].vsize;
+    return size;
+}
+
+long long ckpt_nc_step(const ckpt_nc_t *nc, const char *path)
+{
+    const ckpt_nc_att_t *att = ckpt_nc_att(&nc->gatts, "ferry_step");
+    if (att) return ckpt_nc_att_int(att, 0);
+    size_t n = strlen(path), k = n >= 3 ? n - 3 : 0;
+    if (n < 3 || strcmp(path + k, ".nc") != 0) return -1;
+    while (k > 0 && path[k - 1] >= '0' && path[k - 1] <= '9') k--;
+    return k > 0 && k < n - 3 && path[k - 1] == '.' ? strtoll(path + k, NULL, 10) : -1;
 }

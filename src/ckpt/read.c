@@ -100,23 +100,41 @@ static int stack_piece_from(ferry_ckpt_t ck, const ckpt_var_t *v, void *buf, con
     return ckpt_plan_add(ck, plan, &p);
 }
 
-/* Whether the file's variable matches the declared one (type and global shape). */
-static int match_var(const ckpt_nc_t *nc, const ckpt_var_t *v, int stacked, const ckpt_nc_var_t **out)
+/* Whether the file's variable matches the declared one (type and global shape). A mismatch is the
+ * declarations' fault, not the file's: MPI_ERR_ARG (no such variable), MPI_ERR_TYPE or MPI_ERR_DIMS. */
+static int match_var(const ckpt_nc_t *nc, const ckpt_var_t *v, int stacked, const char *path, const ckpt_nc_var_t **out)
 {
     int i = ckpt_nc_find_var(nc, v->name), ok = i >= 0;
     const ckpt_nc_var_t *nv = ok ? &nc->vars[i] : NULL;
-    if (!ok) return ferry__error_set(MPI_ERR_IO, "ferry_ckpt: the checkpoint has no variable %s", v->name);
+    if (!ok) return ferry__error_set(MPI_ERR_ARG, "ferry_ckpt: %s holds no variable %s, which the set declares", path, v->name);
     if (nv->type != v->nctype)
-        return ferry__error_set(MPI_ERR_TYPE, "ferry_ckpt: variable %s is %s in the checkpoint, declared %s", v->name,
-                                ckpt_nc_type_name(nv->type), ckpt_nc_type_name(v->nctype));
+        return ferry__error_set(MPI_ERR_TYPE, "ferry_ckpt: variable %s is %s in %s, declared %s", v->name,
+                                ckpt_nc_type_name(nv->type), path, ckpt_nc_type_name(v->nctype));
     const ckpt_nc_att_t *shape = ckpt_nc_att(&nv->atts, "ferry_global_shape");
-    ok = stacked ? shape && shape->nelems == v->ndims : nv->ndims == v->ndims;
+    int rec = ckpt_nc_is_record(nc, nv); /* a series: time first */
+    ok = stacked ? shape && shape->nelems == v->ndims : nv->ndims - rec == v->ndims;
     for (int d = 0; ok && d < v->ndims; d++) {
-        int64_t len = stacked ? ckpt_nc_att_int(shape, d) : nc->dims[nv->dimids[d]].len;
+        int64_t len = stacked ? ckpt_nc_att_int(shape, d) : nc->dims[nv->dimids[d + rec]].len;
         ok = len == v->global[CKPT_D - v->ndims + d];
     }
-    if (!ok) return ferry__error_set(MPI_ERR_IO, "ferry_ckpt: variable %s has another global shape in the checkpoint", v->name);
+    if (!ok)
+        return ferry__error_set(MPI_ERR_DIMS, "ferry_ckpt: variable %s has another global shape in %s than declared", v->name,
+                                path);
     *out = nv;
+    return 0;
+}
+
+static int is_stacked(const ckpt_nc_t *nc)
+{
+    char strategy[16];
+    ckpt_nc_att_text(&nc->gatts, "ferry_strategy", strategy, sizeof strategy);
+    return strcmp(strategy, "stack") == 0;
+}
+
+int ckpt_match_decls(ferry_ckpt_t ck, const ckpt_nc_t *nc, const char *path)
+{
+    const ckpt_nc_var_t *nv;
+    for (int i = 0; i < ck->nvars; i++) FERRY_TRY(match_var(nc, &ck->vars[i], is_stacked(nc), path, &nv));
     return 0;
 }
 
@@ -125,12 +143,13 @@ typedef struct read_ctx {
     const unsigned char *region;
     size_t region_len;
     int stacked;
+    const char *path;
 } read_ctx_t;
 
 static int plan_var(ferry_ckpt_t ck, const read_ctx_t *rc, const ckpt_var_t *v, void *buf, ckpt_plan_t *plan)
 {
     const ckpt_nc_var_t *nv = NULL;
-    FERRY_TRY(match_var(rc->nc, v, rc->stacked, &nv));
+    FERRY_TRY(match_var(rc->nc, v, rc->stacked, rc->path, &nv));
     if (!ckpt_elems(v->count)) return 0;
     if (!buf) return ferry__error_set(MPI_ERR_BUFFER, "ferry_ckpt: no buffer for variable %s", v->name);
     if (!rc->stacked) {
@@ -145,21 +164,21 @@ static int plan_var(ferry_ckpt_t ck, const read_ctx_t *rc, const ckpt_var_t *v, 
     return cls;
 }
 
-/* Before the read (stacked: points no writer owned stay 0) or after it (to native order). */
+/* Before the read (stacked: points no writer owned stay 0, or the _FillValue) or after it (to native order). */
 static void pass_blocks(ferry_ckpt_t ck, void *const *bufs, ckpt_pass_t pass)
 {
     for (int i = 0; i < ck->nvars; i++) {
         ckpt_block_t b = ckpt_block_of(ck, &ck->vars[i], bufs[i], FERRY_CKPT_STEER);
-        if (b.base) ckpt_walk(&b, pass);
+        unsigned char fill[8];
+        if (b.base && pass == CKPT_ZERO && ckpt_var_fill_native(&ck->vars[i], fill)) ckpt_walk_fill(&b, fill);
+        else if (b.base) ckpt_walk(&b, pass);
     }
 }
 
 int ckpt_read_data(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_nc_t *nc, const unsigned char *region,
                    size_t region_len, void *const *bufs)
 {
-    char strategy[16];
-    ckpt_nc_att_text(&nc->gatts, "ferry_strategy", strategy, sizeof strategy);
-    read_ctx_t rc = {nc, region, region_len, strcmp(strategy, "stack") == 0};
+    read_ctx_t rc = {nc, region, region_len, is_stacked(nc), f->path};
     ckpt_plan_t plan = {0};
     int cls = 0;
     for (int i = 0; i < ck->nvars && !cls; i++) cls = plan_var(ck, &rc, &ck->vars[i], bufs[i], &plan);

@@ -7,8 +7,6 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +14,7 @@
 
 #include "ckpt/ckpt_int.h"
 #include "base/alloc.h"
+#include "progress/progress.h"
 
 /* Collective: one rank's failure (a system call on rank 0, a local allocation) fails the call everywhere. */
 static int agree_all(ferry_ckpt_t ck, int cls, const char *what)
@@ -23,26 +22,17 @@ static int agree_all(ferry_ckpt_t ck, int cls, const char *what)
     return ferry__error_agree(ck->comm, cls, what);
 }
 
-static int sync_directory(const char *path)
-{
-    char *copy = ferry__strdup(path);
-    int fd = copy ? open(dirname(copy), O_RDONLY | O_DIRECTORY) : -1;
-    ferry__free(copy);
-    if (fd < 0) return -1;
-    int rc = fsync(fd);
-    close(fd);
-    return rc;
-}
-
-/* Rank 0: header and index variables, then (steer, stack) data on every rank. */
-static int write_body(ferry_ckpt_t ck, ckpt_file_t *f, ckpt_layout_t *layout, void *const *bufs, uint64_t *sums,
-                      long long step, double time)
+/* Rank 0: header and index variables (or a series record's time, step and checksums), then
+ * (steer, stack) data on every rank. */
+static int write_body(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_txn_t *t, void *const *bufs, uint64_t *sums)
 {
     int cls = 0;
+    ckpt_layout_t *layout = (ckpt_layout_t *)&t->layout;
     if (ck->strategy == FERRY_CKPT_GATHER) cls = ckpt_gather_write(ck, f, layout, bufs, sums); /* agreed */
-    if (!cls && ck->rank == 0) {
+    if (!cls && ck->rank == 0 && t->record >= 0) cls = ckpt_series_bookkeeping(ck, f, t, sums);
+    if (!cls && ck->rank == 0 && t->record < 0) {
         ckpt_layout_t final;
-        cls = ckpt_layout_build(ck, sums, step, time, &final);
+        cls = ckpt_layout_build(ck, sums, t->step, t->time, &final);
         if (!cls) cls = ckpt_io_transfer_at(f, CKPT_WRITE, 0, final.region, (int)final.region_len, MPI_BYTE);
         ckpt_layout_free(ck, &final);
     }
@@ -54,13 +44,17 @@ static int write_body(ferry_ckpt_t ck, ckpt_file_t *f, ckpt_layout_t *layout, vo
 }
 
 /* Steer and stack: every block's checksum (swapping it to big-endian on the way
- * when the backend does not convert), summed over ranks in one reduction that
- * also counts the ranks that failed (sums[nvars]). */
-static int block_sums(ferry_ckpt_t ck, const ckpt_file_t *f, void *const *bufs, uint64_t *sums, uint64_t *total)
+ * when the backend does not convert: *swapped) and the holes' fill values', summed
+ * over ranks in one reduction that also counts the ranks that failed (sums[nvars]). */
+static int block_sums(ferry_ckpt_t ck, const ckpt_file_t *f, void *const *bufs, ckpt_txn_t *t, int *swapped)
 {
+    uint64_t *sums = t->sums, *total = t->total;
     int cls = ckpt_checksums(ck, bufs, sums, f->swaps);
+    *swapped = f->swaps && !cls;
+    if (!cls) cls = ckpt_holes_find(ck, &t->holes, sums);
     sums[ck->nvars] = cls != 0;
-    MPI_Allreduce(sums, total, ck->nvars + 1, MPI_UINT64_T, MPI_SUM, ck->comm);
+    int rc = ferry__progress_allreduce(sums, total, ck->nvars + 1, MPI_UINT64_T, MPI_SUM, ck->comm);
+    if (rc != MPI_SUCCESS) return ferry__error_host(rc, "ferry_ckpt_write", ck->base, "MPI_Allreduce");
     if (!cls && total[ck->nvars])
         cls = ferry__error_set(MPI_ERR_BUFFER, "ferry_ckpt_write: %llu other rank(s) passed no buffer for a block",
                                (unsigned long long)total[ck->nvars]);
@@ -75,34 +69,45 @@ static void swap_back(ferry_ckpt_t ck, void *const *bufs)
     }
 }
 
-/* One write in progress: its layout and checksums ([nvars + 1] each, owned). */
-typedef struct ckpt_txn {
-    ckpt_layout_t layout;
-    uint64_t *sums, *total;
-    long long step;
-    double time;
-} ckpt_txn_t;
-
-static int write_open_file(ferry_ckpt_t ck, const char *tmp, ckpt_txn_t *t, void *const *bufs)
+/* The file's blocks reserved (host), then the data; synced before the close (ferry) or after it (host). */
+static int write_sized_file(ferry_ckpt_t ck, ckpt_file_t *f, ckpt_txn_t *t, void *const *bufs, int *reserved)
 {
-    uint64_t *sums = t->sums, *total = t->total;
-    ckpt_layout_t *layout = &t->layout;
-    int cls = 0, swapped = 0;
-    ckpt_file_t f = {0};
-    cls = agree_all(ck, ckpt_file_open(ckpt_io_get(ck->io_kind), ck->comm, tmp, MPI_MODE_CREATE | MPI_MODE_WRONLY, ck->info, &f), "ferry_ckpt_write");
-    if (!cls && ck->strategy != FERRY_CKPT_GATHER) {
-        cls = block_sums(ck, &f, bufs, sums, total);
-        swapped = f.swaps && !cls;
-    }
+    const ckpt_layout_t *layout = &t->layout;
     /* The final size first: points no rank writes then read as zeros, also to an MPI-IO whose
      * sieving writes read back what lies around the data (MPICH's ROMIO otherwise writes its
      * buffer's stale bytes there, past the end of file). */
-    if (!cls) cls = ckpt_io_collective(ck->comm, &f, f.io->set_size(&f, layout->total), "set_size");
-    if (!cls) cls = write_body(ck, &f, layout, bufs, ck->strategy == FERRY_CKPT_GATHER ? sums : total, t->step, t->time);
-    if (!cls) cls = ckpt_io_collective(ck->comm, &f, f.io->sync(&f), "sync");
+    int cls = 0;
+    if (t->record >= 0) /* a series record written again: nothing stale may stay where it goes */
+        cls = ckpt_io_collective(ck->comm, f, f->io->set_size(f, t->record_at), "set_size");
+    if (!cls) cls = ckpt_io_collective(ck->comm, f, f->io->set_size(f, layout->total), "set_size");
+    *reserved = 1;
+    if (!cls && f->io->untrusted) cls = ckpt_reserve(ck, f->path, layout->total, reserved);
+    if (!cls) cls = write_body(ck, f, t, bufs, ck->strategy == FERRY_CKPT_GATHER ? t->sums : t->total);
+    if (!cls && t->holes.any) cls = agree_all(ck, ckpt_holes_write(ck, f, layout->begin, &t->holes), "ferry_ckpt_write");
+    if (!cls && !f->io->untrusted) cls = ckpt_io_collective(ck->comm, f, f->io->sync(f), "sync");
+    return cls;
+}
+
+int ckpt_txn_write(ferry_ckpt_t ck, const char *tmp, ckpt_txn_t *t, void *const *bufs)
+{
+    int cls = 0, swapped = 0, reserved = 1;
+    ckpt_file_t f = {0};
+    const ckpt_io_t *io = ckpt_io_get(ck->io_kind);
+    int amode = MPI_MODE_WRONLY | (t->record < 0 ? MPI_MODE_CREATE : 0);
+    cls = agree_all(ck, ckpt_file_open(io, ck->comm, tmp, amode, ck->info, &f), "ferry_ckpt_write");
+    if (!cls && ck->strategy != FERRY_CKPT_GATHER)
+        cls = agree_all(ck, block_sums(ck, &f, bufs, t, &swapped), "ferry_ckpt_write");
+    if (!cls) cls = write_sized_file(ck, &f, t, bufs, &reserved);
     int closed = ckpt_file_close(&f);
     cls = agree_all(ck, cls ? cls : closed, "ferry_ckpt_write");
     if (swapped) swap_back(ck, bufs);
+    if (!cls && io->untrusted) cls = ckpt_sync_path(ck, tmp);
+    if (!cls && !reserved && (cls = t->record < 0 ? ckpt_verify_path(ck->comm, tmp) : ckpt_series_verify_path(ck, tmp, t->record)) != 0) {
+        char why[400];
+        snprintf(why, sizeof why, "%s", ferry__error_message());
+        cls = ferry__error_set(cls, "ferry_ckpt_write: the host MPI-IO reported success, but the file it wrote does not "
+                               "verify (is the device full?): %s", why);
+    }
     return cls;
 }
 
@@ -113,39 +118,76 @@ static int unlink_quietly(const char *path)
 }
 
 /* Rank 0 renames the synced file, syncs the directory and (for the set's own
- * names) drops checkpoints beyond the newest K; one agreement tells everyone. */
-static int commit(ferry_ckpt_t ck, const char *tmp, const char *path, int prune)
+ * names) prunes the set; one agreement tells everyone. */
+static int commit(ferry_ckpt_t ck, const char *tmp, const char *path, int prune, long long step)
 {
     int cls = 0;
     if (ck->rank == 0 && rename(tmp, path) != 0)
         cls = ferry__error_set(MPI_ERR_IO, "ferry_ckpt: cannot rename %s to %s: %s", tmp, path, strerror(errno));
-    if (ck->rank == 0 && !cls && sync_directory(path) != 0)
+    if (ck->rank == 0 && !cls && ckpt_sync_directory(path) != 0)
         cls = ferry__error_set(MPI_ERR_IO, "ferry_ckpt: cannot sync the directory of %s: %s", path, strerror(errno));
-    if (ck->rank == 0 && !cls && prune) ckpt_prune(ck);
+    if (ck->rank == 0 && !cls && prune) ckpt_prune(ck, step);
     return agree_all(ck, cls, "ferry_ckpt_write");
 }
 
-int ckpt_write_path(ferry_ckpt_t ck, const char *path, long long step, double time, void *const *bufs, int prune)
+/* Collective, after the definitions are agreed: the transaction on tmp, then the commit. A failed
+ * write leaves no temporary file behind (it would fill the disk until the next write). */
+static int write_txn(ferry_ckpt_t ck, const char *path, ckpt_txn_t *t, void *const *bufs, int prune)
 {
     size_t n = strlen(path) + 5;
     char *tmp = ferry__malloc(n);
-    ckpt_txn_t t = {.sums = ferry__calloc((size_t)ck->nvars + 1, sizeof(uint64_t)),
-                    .total = ferry__calloc((size_t)ck->nvars + 1, sizeof(uint64_t)), .step = step, .time = time};
-    int cls = tmp && t.sums && t.total ? 0 : ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt_write: no memory");
+    int cls = tmp && t->sums && t->total ? 0 : ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt_write: no memory");
     if (tmp) snprintf(tmp, n, "%s.tmp", path);
     if (!cls && ck->rank == 0) cls = unlink_quietly(tmp); /* a crashed write's leftovers */
-    int built = cls ? cls : ckpt_layout_build(ck, NULL, step, time, &t.layout);
+    if (!cls) cls = ckpt_check_overlaps(ck, "ferry_ckpt_write");
+    int built = cls ? cls : ckpt_layout_build(ck, NULL, t->step, t->time, &t->layout);
     cls = agree_all(ck, built, "ferry_ckpt_write"); /* one agreement for all the preparations */
-    if (!cls) cls = write_open_file(ck, tmp, &t, bufs);
-    if (!built) ckpt_layout_free(ck, &t.layout);
-    if (!cls) cls = commit(ck, tmp, path, prune);
-    ferry__free(t.sums);
-    ferry__free(t.total);
+    int begun = !cls;
+    if (!cls) cls = ckpt_txn_write(ck, tmp, t, bufs);
+    if (!built) ckpt_layout_free(ck, &t->layout);
+    if (!cls) cls = commit(ck, tmp, path, prune, t->step);
+    if (cls && begun && ck->rank == 0 && unlink(tmp) != 0 && errno != ENOENT)
+        fprintf(stderr, "ferry_ckpt: cannot remove %s after a failed write: %s\n", tmp, strerror(errno));
+    if (cls && begun) cls = agree_all(ck, cls, "ferry_ckpt_write"); /* every rank returns after the removal */
     ferry__free(tmp);
     return cls;
 }
 
+int ckpt_write_path(ferry_ckpt_t ck, const char *named, long long step, double time, void *const *bufs)
+{
+    char path[4200], call[4400];
+    int cls = 0;
+    if (named && strlen(named) + 5 >= sizeof path) cls = ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_write_file: the name is too long");
+    else if (named) snprintf(path, sizeof path, "%s", named);
+    else cls = ckpt_step_path(ck, step, path, sizeof path);
+    if (!cls && !bufs && ck->nvars)
+        cls = ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_write on %s: a NULL buffer array for %d variables", ck->base, ck->nvars);
+    if (!cls && named && ck->series)
+        cls = ferry__error_set(MPI_ERR_UNSUPPORTED_OPERATION, "ferry_ckpt_write_file: %s is a series set: its steps go into one file", ck->base);
+    snprintf(call, sizeof call, "%s step %lld%s%.4096s", named ? "ferry_ckpt_write_file" : "ferry_ckpt_write", step,
+             named ? " to " : "", named ? named : "");
+    cls = ckpt_defs_agree(ck, cls, "ferry_ckpt_write", call);
+    if (cls) return cls;
+    if (ck->series) return ckpt_series_write(ck, step, time, bufs);
+    ckpt_txn_t t = {.sums = ferry__calloc((size_t)ck->nvars + 1, sizeof(uint64_t)),
+                    .total = ferry__calloc((size_t)ck->nvars + 1, sizeof(uint64_t)), .step = step, .time = time, .record = -1};
+    cls = write_txn(ck, path, &t, bufs, !named);
+    ckpt_holes_free(ck, &t.holes);
+    ferry__free(t.sums);
+    ferry__free(t.total);
+    return cls;
+}
+
+int ferry_ckpt_write(ferry_ckpt_t ck, long long step, double time, void *const *bufs)
+{
+    if (!ck) return ferry__error_code(ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_write: a NULL set"));
+    return ferry__error_code(ckpt_write_path(ck, NULL, step, time, bufs));
+}
+
 int ferry_ckpt_write_file(ferry_ckpt_t ck, const char *path, long long step, double time, void *const *bufs)
 {
-    return ferry__error_code(ckpt_write_path(ck, path, step, time, bufs, 0));
+    if (!ck) return ferry__error_code(ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_write_file: a NULL set"));
+    if (!path) return ferry__error_code(ckpt_defs_agree(ck, ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_write_file: a NULL path"),
+                                                        "ferry_ckpt_write", ""));
+    return ferry__error_code(ckpt_write_path(ck, path, step, time, bufs));
 }

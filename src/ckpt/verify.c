@@ -9,6 +9,7 @@
 
 #include "ckpt/ckpt_int.h"
 #include "base/alloc.h"
+#include "progress/progress.h"
 
 enum { SLICE_PIECE = 4 << 20, FIRST_READ = 64 << 10 };
 
@@ -27,7 +28,7 @@ static int root_read_header(ckpt_file_t *f, unsigned char **region, size_t *len)
         unsigned char *p = ferry__realloc(*region, n + 1);
         if (!p) return ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory for the header of %s", f->path);
         *region = p;
-        FERRY_TRY(ckpt_io_check(f, f->io->read_at(f, 0, p, (int)n, MPI_BYTE), "read_at"));
+        FERRY_TRY(ckpt_io_transfer_at(f, 0, 0, p, (int)n, MPI_BYTE));
         ckpt_nc_t nc;
         size_t used;
         int cls = ckpt_nc_decode(p, n, &nc, &used);
@@ -43,10 +44,12 @@ static int root_read_header(ckpt_file_t *f, unsigned char **region, size_t *len)
             snprintf(why, sizeof why, "%s", ferry__error_message());
             return ferry__error_set(cls, "%s (%s)", why, f->path);
         }
-        /* The region ends where the first data variable begins (never, without one). */
+        /* The region ends where the first data variable begins (a series: the first record). */
         int64_t end = ckpt_header_covered(&nc, INT64_MAX);
+        for (int i = 0; end == INT64_MAX && ckpt_nc_is_series(&nc) && i < nc.nvars; i++)
+            if (nc.vars[i].begin < end || i == 0) end = nc.vars[i].begin;
         ckpt_nc_free(&nc);
-        *len = n;
+        *len = end < (int64_t)n ? (size_t)end : n; /* the bytes beyond are data, not the region */
         if (end <= (int64_t)n || (MPI_Offset)n >= size || end > (int64_t)1 << 30) return 0;
         want = end;
     }
@@ -83,50 +86,68 @@ int ckpt_read_header(MPI_Comm comm, const char *path, int io, ckpt_nc_t *nc, uns
     return 0;
 }
 
-/* Sums of this rank's slice of every variable with a checksum: [nvars]. */
-static int slice_sums(MPI_Comm comm, ckpt_file_t *f, const ckpt_nc_t *nc, uint64_t *sums, unsigned char *piece)
+/* Sums of this rank's slice of each variable the request names: [req->n]. */
+static int slice_sums(MPI_Comm comm, ckpt_file_t *f, const ckpt_nc_t *nc, const ckpt_sum_req_t *req, uint64_t *sums,
+                      unsigned char *piece)
 {
     int rank, nprocs, cls = 0;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &nprocs);
-    for (int i = 0; i < nc->nvars && !cls; i++) {
-        const ckpt_nc_var_t *v = &nc->vars[i];
+    for (int j = 0; j < req->n && !cls; j++) {
+        const ckpt_nc_var_t *v = &nc->vars[req->which[j]];
         int esize = ckpt_nc_type_size(v->type);
         int64_t n = ckpt_nc_var_bytes(nc, v) / esize, lo = n * rank / nprocs, hi = n * (rank + 1) / nprocs;
         int64_t per = SLICE_PIECE / esize, rounds = ((n + nprocs - 1) / nprocs + per - 1) / per;
-        sums[i] = 0;
-        if (!ckpt_nc_att(&v->atts, "ferry_checksum")) continue;
+        sums[j] = 0;
         for (int64_t k = 0; k < rounds && !cls; k++) {
             int64_t from = lo + k * per, m = from < hi ? (hi - from < per ? hi - from : per) : 0;
-            cls = ckpt_io_transfer_at(f, CKPT_COLLECTIVE, v->begin + from * esize, piece, (int)(m * esize), MPI_BYTE);
-            sums[i] += ckpt_checksum_be(piece, m, esize, from);
+            cls = ckpt_io_transfer_at(f, CKPT_COLLECTIVE, v->begin + req->shift + from * esize, piece, (int)(m * esize), MPI_BYTE);
+            sums[j] += ckpt_checksum_be(piece, m, esize, from);
         }
     }
     return cls;
 }
 
-/* Compares the summed checksums with the attributes. */
-static int compare_sums(const ckpt_file_t *f, const ckpt_nc_t *nc, const uint64_t *sums)
+int ckpt_sum_vars(MPI_Comm comm, ckpt_file_t *f, const ckpt_nc_t *nc, const ckpt_sum_req_t *req, uint64_t *total)
 {
-    for (int i = 0; i < nc->nvars; i++) {
+    uint64_t *sums = ferry__calloc((size_t)req->n + 1, sizeof *sums);
+    unsigned char *piece = ferry__malloc(SLICE_PIECE);
+    int cls = !sums || !piece ? ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory to verify %s", f->path) : 0;
+    cls = ferry__error_agree(comm, cls, "ferry_ckpt verify");
+    if (!cls) cls = ferry__error_agree(comm, slice_sums(comm, f, nc, req, sums, piece), "ferry_ckpt verify");
+    int rc = cls || !req->n ? MPI_SUCCESS : ferry__progress_allreduce(sums, total, req->n, MPI_UINT64_T, MPI_SUM, comm);
+    if (!cls && rc != MPI_SUCCESS)
+        cls = ferry__error_agree(comm, ferry__error_host(rc, "ferry_ckpt verify", f->path, "MPI_Allreduce"), "ferry_ckpt verify");
+    ferry__free(sums);
+    ferry__free(piece);
+    return cls;
+}
+
+/* Compares the summed checksums of the variables which[n] with their attributes. */
+static int compare_sums(const ckpt_file_t *f, const ckpt_nc_t *nc, const int *which, int n, const uint64_t *sums)
+{
+    for (int j = 0; j < n; j++) {
         char stored[40], computed[17];
-        ckpt_nc_att_text(&nc->vars[i].atts, "ferry_checksum", stored, sizeof stored);
-        if (!stored[0]) continue;
-        ckpt_hex(sums[i], computed);
+        ckpt_nc_att_text(&nc->vars[which[j]].atts, "ferry_checksum", stored, sizeof stored);
+        ckpt_hex(sums[j], computed);
         if (strcmp(stored, computed) != 0)
             return ferry__error_set(MPI_ERR_IO, "ferry_ckpt: %s: variable %s fails its checksum (stored %s, data give %s)",
-                                    f->path, nc->vars[i].name, stored, computed);
+                                    f->path, nc->vars[which[j]].name, stored, computed);
     }
     return 0;
 }
 
-/* Whether the file holds every variable's data. */
+/* Whether the file holds every variable's data (every record's, for record variables). */
 static int check_size(ckpt_file_t *f, const ckpt_nc_t *nc)
 {
     MPI_Offset size = 0, need = 0;
+    int64_t recsize = ckpt_nc_recsize(nc);
     FERRY_TRY(ckpt_io_check(f, f->io->get_size(f, &size), "get_size"));
     for (int i = 0; i < nc->nvars; i++) {
-        int64_t end = nc->vars[i].begin + ckpt_nc_var_bytes(nc, &nc->vars[i]);
+        const ckpt_nc_var_t *v = &nc->vars[i];
+        int record = ckpt_nc_is_record(nc, v);
+        if (record && nc->numrecs == 0) continue;
+        int64_t end = v->begin + (record ? (nc->numrecs - 1) * recsize : 0) + ckpt_nc_var_bytes(nc, v);
         if (end > need) need = end;
     }
     if (size < need)
@@ -138,16 +159,17 @@ static int check_size(ckpt_file_t *f, const ckpt_nc_t *nc)
 int ckpt_verify_file(MPI_Comm comm, ckpt_file_t *f, const ckpt_nc_t *nc)
 {
     FERRY_TRY(check_size(f, nc));
-    uint64_t *sums = ferry__calloc((size_t)nc->nvars + 1, sizeof *sums), *total = ferry__calloc((size_t)nc->nvars + 1, sizeof *total);
-    unsigned char *piece = ferry__malloc(SLICE_PIECE);
-    int cls = !sums || !total || !piece ? ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory to verify %s", f->path) : 0;
-    cls = ferry__error_agree(comm, cls, "ferry_ckpt verify");
-    if (!cls) cls = ferry__error_agree(comm, slice_sums(comm, f, nc, sums, piece), "ferry_ckpt verify");
-    if (!cls) MPI_Allreduce(sums, total, nc->nvars, MPI_UINT64_T, MPI_SUM, comm);
-    if (!cls) cls = compare_sums(f, nc, total);
-    ferry__free(sums);
+    int *which = ferry__malloc((size_t)nc->nvars * sizeof *which + 1), n = 0;
+    uint64_t *total = ferry__calloc((size_t)nc->nvars + 1, sizeof *total);
+    int cls = ferry__error_agree(comm, which && total ? 0 : ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory to verify %s", f->path),
+                                 "ferry_ckpt verify");
+    for (int i = 0; !cls && i < nc->nvars; i++)
+        if (ckpt_nc_att(&nc->vars[i].atts, "ferry_checksum")) which[n++] = i;
+    ckpt_sum_req_t req = {which, n, 0};
+    if (!cls) cls = ckpt_sum_vars(comm, f, nc, &req, total);
+    if (!cls) cls = compare_sums(f, nc, which, n, total);
+    ferry__free(which);
     ferry__free(total);
-    ferry__free(piece);
     return cls;
 }
 
@@ -169,14 +191,19 @@ static unsigned char *header_sum_value(const ckpt_nc_t *nc, unsigned char *regio
     return region + a->at;
 }
 
-/* The sum of region[0, covered) with the value read as 16 '0's. */
-static void header_sum(unsigned char *value, const unsigned char *region, int64_t covered, char hex[17])
+/* The sum of region[0, covered) with the value read as 16 '0's and numrecs as zeros (a series
+ * file's record count changes as records are added; nothing else in its header does). */
+static void header_sum(const ckpt_nc_t *nc, unsigned char *value, unsigned char *region, int64_t covered, char hex[17])
 {
-    unsigned char saved[16];
+    unsigned char saved[16], records[8];
+    size_t nsize = nc->version == 5 ? 8 : 4;
     memcpy(saved, value, sizeof saved);
     memset(value, '0', sizeof saved);
+    memcpy(records, region + 4, nsize);
+    memset(region + 4, 0, nsize);
     ckpt_hex(ckpt_checksum_be(region, covered, 1, 0), hex);
     memcpy(value, saved, sizeof saved);
+    memcpy(region + 4, records, nsize);
 }
 
 void ckpt_header_seal(const ckpt_nc_t *nc, unsigned char *region, int64_t covered)
@@ -184,17 +211,35 @@ void ckpt_header_seal(const ckpt_nc_t *nc, unsigned char *region, int64_t covere
     unsigned char *value = header_sum_value(nc, region, covered);
     char hex[17];
     if (!value) return;
-    header_sum(value, region, covered, hex);
+    header_sum(nc, value, region, covered, hex);
     memcpy(value, hex, 16);
+}
+
+int ckpt_nc_sealed(const ckpt_nc_t *nc)
+{
+    return ckpt_nc_att(&nc->gatts, CKPT_HEADER_CHECKSUM) != NULL;
+}
+
+/* Whether a list holds an attribute whose name begins "ferry_" (the prefix is ferry's own). */
+static int has_ferry_att(const ckpt_nc_atts_t *atts)
+{
+    for (int i = 0; i < atts->count; i++)
+        if (atts->atts[i].name && strncmp(atts->atts[i].name, "ferry_", 6) == 0) return 1;
+    return 0;
 }
 
 int ckpt_header_check(const ckpt_nc_t *nc, unsigned char *region, size_t len, int64_t used, const char *path)
 {
-    if (!ckpt_nc_att(&nc->gatts, CKPT_HEADER_CHECKSUM)) return 0;
+    int ferrys = has_ferry_att(&nc->gatts);
+    for (int i = 0; i < nc->nvars && !ferrys; i++) ferrys = has_ferry_att(&nc->vars[i].atts);
+    if (!ckpt_nc_sealed(nc) && ferrys)
+        return ferry__error_set(MPI_ERR_IO, "ferry_ckpt: %s carries ferry's attributes but no %s: its header is damaged "
+                                "(or it was written before ferry sealed headers, 2026-11-26)", path, CKPT_HEADER_CHECKSUM);
+    if (!ckpt_nc_sealed(nc)) return 0;
     int64_t covered = ckpt_header_covered(nc, used);
     unsigned char *value = covered <= (int64_t)len ? header_sum_value(nc, region, covered) : NULL;
     char hex[17];
-    if (value) header_sum(value, region, covered, hex);
+    if (value) header_sum(nc, value, region, covered, hex);
     if (value && memcmp(value, hex, 16) == 0) return 0;
     return ferry__error_set(
         MPI_ERR_IO, "ferry_ckpt: %s fails its header checksum: the header or the index variables are corrupt", path);

@@ -85,6 +85,17 @@ uint64_t ckpt_walk(const ckpt_block_t *b, ckpt_pass_t pass)
     return sum;
 }
 
+void ckpt_walk_fill(const ckpt_block_t *b, const unsigned char *value)
+{
+    if (ckpt_elems(b->count) == 0) return;
+    for (MPI_Offset a = 0; a < b->count[0]; a++)
+        for (MPI_Offset c = 0; c < b->count[1]; c++)
+            for (MPI_Offset d = 0; d < b->count[2]; d++) {
+                unsigned char *p = b->base + (a * b->mem_stride[0] + c * b->mem_stride[1] + d * b->mem_stride[2]) * b->esize;
+                for (MPI_Offset i = 0; i < b->count[3]; i++) memcpy(p + i * b->esize, value, (size_t)b->esize);
+            }
+}
+
 /* Strides of a C-order array of the given shape, in elements. */
 static void strides_of(const MPI_Offset shape[CKPT_D], MPI_Offset stride[CKPT_D])
 {

@@ -1,6 +1,7 @@
 /*
- * Polite waiting (progress.h): the nonblocking form of each call, polled
- * with a yield in between, when the node is oversubscribed.
+ * Polite waiting (progress.h): the nonblocking form of each call where
+ * the host spins, polled with a yield in between where the node is
+ * oversubscribed.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -20,7 +21,14 @@ static const int host_yields_itself = 0;
 #endif
 
 static pthread_once_t configure_once = PTHREAD_ONCE_INIT;
-static int yields; /* set once by configure(), read-only afterwards */
+/* Set once by configure(), read-only afterwards. Whether collectives take
+ * their nonblocking form must be the same on every rank (MPI-3.1 5.12:
+ * blocking and nonblocking collectives do not match; MPICH hung in
+ * MPI_Comm_dup against MPI_Comm_idup when one node of a job was
+ * oversubscribed and another not), so it depends only on the host and
+ * FERRY_WAIT; how this rank waits for them may differ from rank to rank. */
+static int nonblocking;
+static int yields;
 
 /* The launcher's count of this job's processes on this node, 0 if unknown. */
 static long node_ranks_from_launcher(void)
@@ -46,12 +54,13 @@ static void configure(void)
 {
     const char *mode = getenv("FERRY_WAIT");
     if (mode && strcmp(mode, "yield") == 0) {
-        yields = 1;
+        nonblocking = yields = 1;
     } else if (mode && strcmp(mode, "block") == 0) {
-        yields = 0;
+        nonblocking = yields = 0;
     } else {
         long ranks = node_ranks_from_launcher(), cpus = usable_cpus();
-        yields = !host_yields_itself && ranks > 0 && cpus > 0 && ranks > cpus;
+        nonblocking = !host_yields_itself;
+        yields = nonblocking && ranks > 0 && cpus > 0 && ranks > cpus;
     }
 }
 
@@ -59,6 +68,12 @@ int ferry__progress_yields(void)
 {
     pthread_once(&configure_once, configure);
     return yields;
+}
+
+int ferry__progress_nonblocking(void)
+{
+    pthread_once(&configure_once, configure);
+    return nonblocking;
 }
 
 int ferry__progress_waitall(int count, MPI_Request *requests, MPI_Status *statuses)
@@ -80,14 +95,14 @@ static int finish(int started, MPI_Request *request)
 
 int ferry__progress_barrier(MPI_Comm comm)
 {
-    if (!ferry__progress_yields()) return MPI_Barrier(comm);
+    if (!ferry__progress_nonblocking()) return MPI_Barrier(comm);
     MPI_Request r;
     return finish(MPI_Ibarrier(comm, &r), &r);
 }
 
 int ferry__progress_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
 {
-    if (!ferry__progress_yields()) return MPI_Bcast(buf, count, type, root, comm);
+    if (!ferry__progress_nonblocking()) return MPI_Bcast(buf, count, type, root, comm);
     MPI_Request r;
     return finish(MPI_Ibcast(buf, count, type, root, comm, &r), &r);
 }
@@ -95,7 +110,7 @@ int ferry__progress_bcast(void *buf, int count, MPI_Datatype type, int root, MPI
 int ferry__progress_allreduce(const void *send, void *recv, int count, MPI_Datatype type, MPI_Op op,
                               MPI_Comm comm)
 {
-    if (!ferry__progress_yields()) return MPI_Allreduce(send, recv, count, type, op, comm);
+    if (!ferry__progress_nonblocking()) return MPI_Allreduce(send, recv, count, type, op, comm);
     MPI_Request r;
     return finish(MPI_Iallreduce(send, recv, count, type, op, comm, &r), &r);
 }
@@ -103,7 +118,7 @@ int ferry__progress_allreduce(const void *send, void *recv, int count, MPI_Datat
 int ferry__progress_allgather(const void *send, int scount, MPI_Datatype stype, void *recv, int rcount,
                               MPI_Datatype rtype, MPI_Comm comm)
 {
-    if (!ferry__progress_yields()) return MPI_Allgather(send, scount, stype, recv, rcount, rtype, comm);
+    if (!ferry__progress_nonblocking()) return MPI_Allgather(send, scount, stype, recv, rcount, rtype, comm);
     MPI_Request r;
     return finish(MPI_Iallgather(send, scount, stype, recv, rcount, rtype, comm, &r), &r);
 }
@@ -111,7 +126,7 @@ int ferry__progress_allgather(const void *send, int scount, MPI_Datatype stype, 
 int ferry__progress_allgatherv(const void *send, int scount, MPI_Datatype stype, void *recv, const int *rcounts,
                                const int *displs, MPI_Datatype rtype, MPI_Comm comm)
 {
-    if (!ferry__progress_yields())
+    if (!ferry__progress_nonblocking())
         return MPI_Allgatherv(send, scount, stype, recv, rcounts, displs, rtype, comm);
     MPI_Request r;
     return finish(MPI_Iallgatherv(send, scount, stype, recv, rcounts, displs, rtype, comm, &r), &r);
@@ -119,7 +134,7 @@ int ferry__progress_allgatherv(const void *send, int scount, MPI_Datatype stype,
 
 int ferry__progress_scan(const void *send, void *recv, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
-    if (!ferry__progress_yields()) return MPI_Scan(send, recv, count, type, op, comm);
+    if (!ferry__progress_nonblocking()) return MPI_Scan(send, recv, count, type, op, comm);
     MPI_Request r;
     return finish(MPI_Iscan(send, recv, count, type, op, comm, &r), &r);
 }
@@ -127,7 +142,7 @@ int ferry__progress_scan(const void *send, void *recv, int count, MPI_Datatype t
 int ferry__progress_gather(const void *send, int scount, MPI_Datatype stype, void *recv, int rcount,
                            MPI_Datatype rtype, int root, MPI_Comm comm)
 {
-    if (!ferry__progress_yields()) return MPI_Gather(send, scount, stype, recv, rcount, rtype, root, comm);
+    if (!ferry__progress_nonblocking()) return MPI_Gather(send, scount, stype, recv, rcount, rtype, root, comm);
     MPI_Request r;
     return finish(MPI_Igather(send, scount, stype, recv, rcount, rtype, root, comm, &r), &r);
 }
@@ -135,7 +150,7 @@ int ferry__progress_gather(const void *send, int scount, MPI_Datatype stype, voi
 int ferry__progress_gatherv(const void *send, int scount, MPI_Datatype stype, void *recv, const int *rcounts,
                             const int *displs, MPI_Datatype rtype, int root, MPI_Comm comm)
 {
-    if (!ferry__progress_yields())
+    if (!ferry__progress_nonblocking())
         return MPI_Gatherv(send, scount, stype, recv, rcounts, displs, rtype, root, comm);
     MPI_Request r;
     return finish(MPI_Igatherv(send, scount, stype, recv, rcounts, displs, rtype, root, comm, &r), &r);
@@ -144,7 +159,7 @@ int ferry__progress_gatherv(const void *send, int scount, MPI_Datatype stype, vo
 int ferry__progress_scatter(const void *send, int scount, MPI_Datatype stype, void *recv, int rcount,
                             MPI_Datatype rtype, int root, MPI_Comm comm)
 {
-    if (!ferry__progress_yields()) return MPI_Scatter(send, scount, stype, recv, rcount, rtype, root, comm);
+    if (!ferry__progress_nonblocking()) return MPI_Scatter(send, scount, stype, recv, rcount, rtype, root, comm);
     MPI_Request r;
     return finish(MPI_Iscatter(send, scount, stype, recv, rcount, rtype, root, comm, &r), &r);
 }
@@ -152,7 +167,7 @@ int ferry__progress_scatter(const void *send, int scount, MPI_Datatype stype, vo
 int ferry__progress_scatterv(const void *send, const int *scounts, const int *displs, MPI_Datatype stype, void *recv,
                              int rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
 {
-    if (!ferry__progress_yields())
+    if (!ferry__progress_nonblocking())
         return MPI_Scatterv(send, scounts, displs, stype, recv, rcount, rtype, root, comm);
     MPI_Request r;
     return finish(MPI_Iscatterv(send, scounts, displs, stype, recv, rcount, rtype, root, comm, &r), &r);
@@ -160,12 +175,12 @@ int ferry__progress_scatterv(const void *send, const int *scounts, const int *di
 
 int ferry__progress_comm_dup(MPI_Comm comm, MPI_Comm *dup)
 {
-    if (!ferry__progress_yields()) return MPI_Comm_dup(comm, dup);
+    if (!ferry__progress_nonblocking()) return MPI_Comm_dup(comm, dup);
     MPI_Request r;
     return finish(MPI_Comm_idup(comm, dup, &r), &r);
 }
 
 void ferry__progress_line_up(MPI_Comm comm)
 {
-    if (ferry__progress_yields()) ferry__progress_barrier(comm);
+    if (ferry__progress_nonblocking()) ferry__progress_barrier(comm);
 }

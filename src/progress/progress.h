@@ -2,22 +2,26 @@
  * progress: how ferry waits for the host MPI.
  *
  * Every collective and every message wait of ferry goes through these
- * wrappers. By default they are the host's blocking calls. When the node
- * runs more MPI processes than this process has CPUs, they start the
- * nonblocking form and poll it, giving the CPU away (sched_yield) between
- * polls: a busy-polling wait (MPICH's) otherwise spins for the rest of its
- * time slice while the rank it waits for is not running, and every wait
- * costs scheduler quanta (milliseconds) instead of microseconds.
+ * wrappers. Where the host spins in its blocking calls (MPICH) they start
+ * the nonblocking form on every rank, and where the node runs more MPI
+ * processes than this process has CPUs they poll it, giving the CPU away
+ * (sched_yield) between polls: a busy-polling wait otherwise spins for the
+ * rest of its time slice while the rank it waits for is not running, and
+ * every wait costs scheduler quanta (milliseconds) instead of
+ * microseconds. Elsewhere they wait in MPI_Wait. A job whose nodes differ
+ * (one oversubscribed, one not) thus still calls the same collective form
+ * on every rank.
  *
  * Configured once per process:
- *   FERRY_WAIT=auto   (default) yield when oversubscribed, unless the host
- *                     MPI yields by itself (Open MPI does when mpirun
- *                     oversubscribes; MPICH spins): the node's rank count
+ *   FERRY_WAIT=auto   (default) nonblocking forms unless the host MPI yields
+ *                     by itself (Open MPI does when mpirun oversubscribes;
+ *                     MPICH spins), yielding when oversubscribed: the node's rank count
  *                     (OMPI_COMM_WORLD_LOCAL_SIZE, MPI_LOCALNRANKS or
  *                     SLURM_STEP_TASKS_PER_NODE's first entry) exceeds the
  *                     CPUs in this process's affinity mask
  *   FERRY_WAIT=block  always the host's blocking calls
- *   FERRY_WAIT=yield  always poll and yield
+ *   FERRY_WAIT=yield  always the nonblocking forms, polled with yields
+ * (FERRY_WAIT must be the same on every rank.)
  * Return values are the host's.
  */
 #ifndef FERRY_PROGRESS_H
@@ -25,8 +29,12 @@
 
 #include <mpi.h>
 
-/* 1 when waits poll and yield (reads the environment once). */
+/* 1 when this rank's waits poll and yield (reads the environment once). */
 int ferry__progress_yields(void);
+/* 1 when collectives take their nonblocking form: the same on every rank
+ * of a job (it depends on the host MPI and FERRY_WAIT only), since blocking
+ * and nonblocking collectives do not match. */
+int ferry__progress_nonblocking(void);
 
 int ferry__progress_waitall(int count, MPI_Request *requests, MPI_Status *statuses);
 int ferry__progress_barrier(MPI_Comm comm);
@@ -49,8 +57,8 @@ int ferry__progress_scatterv(const void *send, const int *scounts, const int *di
 int ferry__progress_comm_dup(MPI_Comm comm, MPI_Comm *dup);
 
 /* Before a host collective that has no nonblocking form (MPI_Win_allocate,
- * MPI_Win_free): when yielding, a polite barrier, so that the host's
- * blocking call finds every rank already there; nothing otherwise. */
+ * MPI_Win_free): with nonblocking forms, a polite barrier, so that the
+ * host's blocking call finds every rank already there; nothing otherwise. */
 void ferry__progress_line_up(MPI_Comm comm);
 
 int ferry__progress_scan(const void *send, void *recv, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);

@@ -1,6 +1,9 @@
 /* Decompositions, buffers and expected values of the checkpoint tests (ckpt_cases.h). */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "ckpt_cases.h"
 
@@ -136,4 +139,50 @@ void cc_define(ferry_ckpt_t ck, ckpt_case_var_t *v, const char *name, int *varid
     ferry_ckpt_var_t d = {.name = name, .type = v->type, .ndims = v->ndims, .dimids = dimids, .start = v->start,
                           .count = v->count, .halo = halo, .units = "m"};
     FT_OK(ferry_ckpt_def_var(ck, &d, varid));
+}
+
+ferry_ckpt_t cc_make_set(const cc_set_t *s, ckpt_case_var_t *v)
+{
+    ferry_ckpt_options_t o = s->opt;
+    char keep[32];
+    snprintf(keep, sizeof keep, "%d", s->keep);
+    MPI_Info_create(&o.info);
+    if (s->keep) MPI_Info_set(o.info, "ferry_ckpt_keep", keep);
+    ferry_ckpt_t ck;
+    FT_OK(ferry_ckpt_create(MPI_COMM_WORLD, s->base, &o, &ck));
+    MPI_Info_free(&o.info);
+    memset(v, 0, sizeof *v);
+    v->ndims = 2;
+    v->halo = s->halo;
+    v->type = s->type;
+    v->global[0] = v->global[1] = s->n;
+    cc_block(2, v->global, ft_rank, ft_size, s->seed, v->start, v->count);
+    int id;
+    cc_define(ck, v, s->var, &id);
+    return ck;
+}
+
+int cc_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+void cc_set_header_step(const char *path, long long step, long long to)
+{
+    if (ft_rank == 0) {
+        static unsigned char head[1 << 16];
+        int fd = open(path, O_RDWR);
+        FT_CHECK(fd >= 0);
+        ssize_t n = pread(fd, head, sizeof head, 0);
+        const unsigned char *name = memmem(head, n > 0 ? (size_t)n : 0, "ferry_step", 10);
+        FT_CHECK(name != NULL);
+        /* The name padded to 12 bytes, its type and an 8-byte count come before the 8-byte value. */
+        off_t at = (off_t)(name - head) + 12 + 4 + 8 + 7;
+        FT_EQ(head[at], (unsigned char)step);
+        unsigned char b = (unsigned char)to;
+        FT_CHECK(pwrite(fd, &b, 1, at) == 1);
+        close(fd);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
 }

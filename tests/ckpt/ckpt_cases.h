@@ -26,6 +26,24 @@ void cc_fill(ckpt_case_var_t *v, int var, long long step);
 void cc_check(const ckpt_case_var_t *v, int var, long long step);
 /* Defines the dims and the variable in ck. */
 void cc_define(ferry_ckpt_t ck, ckpt_case_var_t *v, const char *name, int *varid);
+/* A set of one 2-D variable var of n x n values of type, this rank's block of a random
+ * bisection (seed), halo cells around it (v is filled in; its buffer is not allocated). */
+typedef struct cc_set {
+    const char *base;
+    ferry_ckpt_options_t opt; /* opt.info is ignored */
+    int keep;                 /* ferry_ckpt_keep; 0: the default */
+    MPI_Datatype type;
+    MPI_Offset n;
+    int halo;
+    uint64_t seed;
+    const char *var;
+} cc_set_t;
+ferry_ckpt_t cc_make_set(const cc_set_t *s, ckpt_case_var_t *v);
+/* Whether path exists (local). */
+int cc_exists(const char *path);
+/* Rank 0 sets the low byte of a CDF-5 checkpoint's ferry_step from step to to (damage the
+ * data checksums cannot see); collective (a barrier after it). */
+void cc_set_header_step(const char *path, long long step, long long to);
 /* The value of global point idx of variable var at step, as bits of v->type. */
 void cc_value(MPI_Datatype type, long long idx, int var, long long step, void *out);
 int cc_esize(MPI_Datatype type);

@@ -193,8 +193,12 @@ int main(int argc, char **argv)
     ft_init(&argc, &argv);
     const char *mine = ft_path("ferry"), *host = ft_path("host"), *holes = ft_path("holes");
     ferry_writes(mine, 0);
-    host_writes(host);
-    compare_files(mine, host);
+    /* On tools/cluster's caching clients the hosts' shared pointers (ROMIO's lock file)
+     * read stale offsets: MPICH's file came out 1836 bytes for 2368. */
+    if (!getenv("FERRY_TEST_CLUSTER")) {
+        host_writes(host);
+        compare_files(mine, host);
+    }
     ferry_writes(holes, 1);
     check_holes_file(holes);
     errors(ft_path("errors"));

@@ -67,7 +67,8 @@ def _cell(doc, key):
         if (row["table"], row["case"], row["op"], row["unit"]) == (key[0], key[1], key[2], key[4]):
             c, base = key[3], "host" if "host" in row["contenders"] else "tasklocal"  # the container has no host
             ratio = 1.0 if c == base else row["ratios"].get(c + "/" + base)
-            return [render.fmt(row["contenders"].get(c)), render.fmt(ratio) if base in row["contenders"] else "-"]
+            wrong = " (wrong bytes)" if c == "host" and row["extra"].get("host_wrong") else ""
+            return [render.fmt(row["contenders"].get(c)) + wrong, render.fmt(ratio) if base in row["contenders"] else "-"]
     return ["-", "-"]
 
 
@@ -179,8 +180,9 @@ def write_report(out, runs, data, meta):
         for caption, path in section_plots(sid, data, runs, out):
             parts.append("![%s](%s)\n" % (caption, path))
         for r in section_runs:
-            parts.append("### %s (%d ranks)\n\n%s\n%s" % (r["id"], r["ranks"], commands(data, r["id"]),
-                                                           run_table(data, r["id"])))
+            where = " on %d nodes" % r["nodes"] if r.get("nodes") else ""
+            parts.append("### %s (%d ranks%s)\n\n%s\n%s" % (r["id"], r["ranks"], where, commands(data, r["id"]),
+                                                             run_table(data, r["id"])))
             if sid in EXTRAS:
                 parts.append(EXTRAS[sid][0] + "\n\n" + extras_table(data, r["id"], EXTRAS[sid][1]))
     with open(os.path.join(out, "README.md"), "w") as f:

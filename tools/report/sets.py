@@ -38,16 +38,43 @@ SECTIONS = [
     ("container", "Task-local container (issue 16)", "N task-local files against one ferry container (and one plain "
      "shared file, the ceiling of any one-file container): create, write, read. No host MPI-IO in it: the "
      "'x host' column is the speed ratio to task-local files. Sweeps over N: `tools/bench-container.sh`."),
+    ("cluster", "On the cluster in a box (issue 27)", "The same workloads on tools/cluster's nodes (network "
+     "namespaces on one bridge, TCP between nodes, shared memory inside one) with the files on its GlusterFS "
+     "volume, one FUSE client per node, 2 nodes x 2 ranks unless the run says otherwise (docs/cluster.md). "
+     "Every contender runs on the same mount in the same run."),
     ("ckpt", "Checkpoint/restart (issue 17)", "Seconds per checkpoint (lower is better) of an ocean model's "
      "3-D and 2-D fields through each ferry_ckpt strategy, on ferry and on the host MPI-IO through the same code "
      "(docs/checkpoint.md)."),
 ]
 
 
-def run(section, rid, workload, args, ranks=4, hosts=None, x=None):
-    """One run; x: (name, value) placing it on a plot axis (ranks, volume)."""
+def run(section, rid, workload, args, ranks=4, hosts=None, x=None, nodes=0):
+    """One run; x: (name, value) placing it on a plot axis (ranks, volume); nodes: on tools/cluster's nodes."""
     return {"section": section, "id": rid, "workload": workload, "args": list(args), "ranks": ranks,
-            "hosts": hosts or list(HOSTS), "x": x}
+            "hosts": hosts or list(HOSTS), "x": x, "nodes": nodes}
+
+
+CLUSTER_DIR = os.path.join(os.environ.get("FERRY_CLUSTER_MOUNT", "/mnt/ferry-cluster"), "bench")
+
+
+def cluster_runs(sizes, reps, nodes=2, ranks=4):
+    """The quick set's families on the cluster (issue 27 item 5): noncontig collective and independent,
+    BTIO, the checkpoint strategies, the container against task-local files, contiguous blocks. Calls of a
+    few milliseconds there measure the scheduler of its time-shared cores more than the I/O: the noncontig
+    runs move 2 MiB per rank (8 times the quick set's), and every run repeats at least 5 times."""
+    reps = str(max(int(reps), 5))
+    d, tag = ["--dir", CLUSTER_DIR], "cluster%d-" % nodes
+    c = lambda rid, workload, args, hosts=None: run("cluster", tag + rid, workload, d + args, ranks=ranks,
+                                                    hosts=hosts, nodes=nodes)
+    return [
+        c("contig", "contig", ["--total", sizes["contig"], "--reps", reps]),
+        c("noncontig-coll", "noncontig", ["--mode", "collective", "--bytes", sizes["nc_cluster"], "--reps", reps]),
+        c("noncontig-indep", "noncontig", ["--bytes", sizes["nc_cluster"], "--host-budget", sizes["budget"],
+                                           "--reps", reps]),
+        c("btio", "btio", ["--class", sizes["btio"], "--reps", reps]),
+        c("ckpt", "ckpt", ["--n", sizes["ckpt_n"], "--reps", reps]),
+        c("container", "container", ["--bytes", sizes["container"], "--reps", reps], hosts=PER_MPI),
+    ]
 
 
 def _scaling(sizes, rank_counts, btio_class, reps):
@@ -97,21 +124,24 @@ def _set(sizes, reps, rank_counts, volumes, btio_class, btio_scale_class):
     return runs + _volume(volumes, reps) + _scaling(sizes, rank_counts, btio_scale_class, reps)
 
 
-QUICK_SIZES = {"contig": "64m", "nc": "256k", "nc_scale": "256k", "budget": "0.5", "discontig": "16m",
+QUICK_SIZES = {"nc_cluster": "2m", "btio": "A", "contig": "64m", "nc": "256k", "nc_scale": "256k", "budget": "0.5", "discontig": "16m",
                "mar": "32m", "partition": "8m", "ylib": "4m", "types": "64k", "overlap": "16m", "ckpt_n": "256", "disk": "/var/tmp",
                "container": "16m", "open": "20", "views": "1m"}
-FULL_SIZES = {"contig": "1g", "nc": "4m", "nc_scale": "4m", "budget": "2", "discontig": "64m", "mar": "256m",
+FULL_SIZES = {"nc_cluster": "4m", "btio": "B", "contig": "1g", "nc": "4m", "nc_scale": "4m", "budget": "2", "discontig": "64m", "mar": "256m",
               "partition": "16m", "ylib": "64m", "types": "256k", "overlap": "64m", "ckpt_n": "512", "disk": "/var/tmp",
               "container": "64m", "open": "40", "views": "10m"}
-SMOKE_SIZES = {"contig": "1m", "nc": "16k", "nc_scale": "16k", "budget": "0.2", "discontig": "256k",
+SMOKE_SIZES = {"nc_cluster": "16k", "btio": "S", "contig": "1m", "nc": "16k", "nc_scale": "16k", "budget": "0.2", "discontig": "256k",
                "mar": "1m", "partition": "64k", "ylib": "256k", "types": "16k", "overlap": "1m", "ckpt_n": "64", "disk": "/var/tmp",
                "container": "256k", "open": "2", "views": "10k"}
 
 
-def runs_of(name):
-    """The runs of the set `name`: quick, full or smoke."""
+def runs_of(name, cluster=False):
+    """The runs of the set `name`: quick, full or smoke; the full set always has the cluster's runs (at 2 and
+    at 4 nodes), the others when `cluster`."""
     if name == "full":
-        return _set(FULL_SIZES, "5", [1, 2, 4, 8, 16], ["4m", "16m", "64m", "256m", "1g"], "B", "B")
+        return (_set(FULL_SIZES, "5", [1, 2, 4, 8, 16], ["4m", "16m", "64m", "256m", "1g"], "B", "B")
+                + cluster_runs(FULL_SIZES, "5") + cluster_runs(FULL_SIZES, "5", nodes=4))
     if name == "smoke":
-        return _set(SMOKE_SIZES, "1", [1, 2], ["1m", "2m"], "S", "S")
-    return _set(QUICK_SIZES, "3", [1, 2, 4], ["4m", "16m", "64m"], "A", "A")
+        return _set(SMOKE_SIZES, "1", [1, 2], ["1m", "2m"], "S", "S") + (cluster_runs(SMOKE_SIZES, "1") if cluster else [])
+    return _set(QUICK_SIZES, "3", [1, 2, 4], ["4m", "16m", "64m"], "A", "A") + (
+        cluster_runs(QUICK_SIZES, "3") if cluster else [])
