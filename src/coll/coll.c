@@ -205,13 +205,9 @@ static int inputs(ferry__request_t *req, ferry__coll_rank_t *me)
     return me->cls;
 }
 
-int ferry__coll_transfer(ferry__request_t *req)
+static int transfer_agreed(ferry__request_t *req)
 {
     ferry_File fh = req->fh;
-    if (fh->nprocs == 1) { /* nobody to ship to or agree with */
-        say(req, "independent (one rank)");
-        return req->local_cls ? req->local_cls : ferry__indep_transfer(req);
-    }
     ferry__coll_rank_t me;
     int rc = inputs(req, &me);
     if (rc == 0 && !anyone_has_bytes(fh)) {
@@ -228,4 +224,19 @@ int ferry__coll_transfer(ferry__request_t *req)
         rc = ferry__coll_two_phase(&(ferry__coll_call_t){req, fh->coll->ranks, &domains});
     } else if (me.bytes > 0) rc = own_part(req, &me); /* an early rank has no bytes left here */
     return ferry__error_agree(req->ctx->comm, rc, req->call->name);
+}
+
+int ferry__coll_transfer(ferry__request_t *req)
+{
+    ferry_File fh = req->fh;
+    if (fh->nprocs == 1) { /* nobody to ship to or agree with */
+        say(req, "independent (one rank)");
+        return req->local_cls ? req->local_cls : ferry__indep_transfer(req);
+    }
+    /* Other ranks may read-modify-write what this rank's other threads write meanwhile: no lease
+     * here from before the first exchange to after the agreement (fs.h). */
+    if (req->call->write) ferry__fs_leases_pause(fh->fs);
+    int rc = transfer_agreed(req);
+    if (req->call->write) ferry__fs_leases_resume(fh->fs);
+    return rc;
 }

@@ -268,20 +268,25 @@ static int choose_holes_way(exchange_t *x, const step_t *st)
     return 0;
 }
 
-/* Locks my window against the other writers of the file, who lock what
- * they write: none of their bytes lands in a hole between my read and my
- * write, none of mine between theirs. A file system that refuses locks
- * gets none from now on (and no patched windows). */
-static int lock_window(exchange_t *x)
+/* Locks my window against the other writers of the file, who guard what
+ * they write (fs.h): none of their bytes lands in a hole between my read
+ * and my write, none of mine between theirs. Where another open file
+ * writes without locks (a lease: patching, rmw, finds it), the window is
+ * written piecewise under the lock. A file system that refuses locks gets
+ * none from now on (and no patched windows). */
+static int lock_window(exchange_t *x, int patching)
 {
     window_t *w = &x->win;
     if (atomic_load(&x->fh->locks_refused)) return 0;
-    int rc = ferry__fs_lock(x->fh->fs, w->first, w->last - w->first, FERRY_FS_LOCK_WRITE);
+    int leased = 0;
+    int rc = patching ? ferry__fs_lock_rmw(x->fh->fs, w->first, w->last - w->first, &leased)
+                      : ferry__fs_lock(x->fh->fs, w->first, w->last - w->first, FERRY_FS_LOCK_WRITE);
     if (rc == MPI_ERR_UNSUPPORTED_OPERATION) {
         atomic_store(&x->fh->locks_refused, 1);
         return 0;
     }
     w->locked = rc == 0;
+    if (leased) w->way = WRITE_PIECES;
     return rc;
 }
 
@@ -312,9 +317,9 @@ static int read_data_regions(exchange_t *x)
 static int read_holes(exchange_t *x)
 {
     window_t *w = &x->win;
-    FERRY_TRY(lock_window(x));
-    if (!w->locked) {
-        w->way = WRITE_PIECES; /* the file system refused: never write a hole unlocked */
+    FERRY_TRY(lock_window(x, 1));
+    if (!w->locked || w->way == WRITE_PIECES) {
+        w->way = WRITE_PIECES; /* refused, or leased elsewhere: never write a hole unlocked */
         return 0;
     }
     if (w->first >= x->eof) return read_data_regions(x);
@@ -353,7 +358,7 @@ static int finish_window(exchange_t *x, const step_t *st)
     window_t *w = &x->win;
     MPI_Offset pieces = 0;
     int rc = 0;
-    if (!x->failed && w->contributors > 0 && !w->locked) rc = lock_window(x);
+    if (!x->failed && w->contributors > 0 && !w->locked) rc = lock_window(x, 0);
     if (!x->failed && w->contributors > 0 && rc == 0)
         rc = w->way == WRITE_PIECES
                  ? walk_pieces(x, st, 0, 1, &pieces)

@@ -22,6 +22,7 @@ int ferry__fs_open(const char *name, int flags, ferry__fs_file_t **file)
     FERRY_TRY(ferry__fs_resolve(name, "open", &resolved));
     FERRY_TRY(ferry__fs_driver_for(resolved.path)->open(resolved.path, flags, file));
     (*file)->kind = resolved.kind;
+    (*file)->readable = (flags & FERRY_FS_READ) != 0;
     if (((*file)->ranges = ferry__fs_ranges_create())) return 0;
     (*file)->ops->close(*file);
     *file = NULL;
@@ -37,7 +38,7 @@ int ferry__fs_close(ferry__fs_file_t *file)
 
 int ferry__fs_lock(ferry__fs_file_t *f, MPI_Offset off, MPI_Offset len, int mode)
 {
-    FERRY_TRY(ferry__fs_ranges_take(f->ranges, off, len));
+    FERRY_TRY(ferry__fs_ranges_take(f, off, len, mode == FERRY_FS_LOCK_WRITE));
     int rc = f->ops->lock(f, off, len, mode);
     if (rc != 0) ferry__fs_ranges_give(f->ranges, off, len);
     return rc;
@@ -48,6 +49,14 @@ int ferry__fs_unlock(ferry__fs_file_t *f, MPI_Offset off, MPI_Offset len)
     int rc = f->ops->unlock(f, off, len);
     ferry__fs_ranges_give(f->ranges, off, len);
     return rc;
+}
+
+int ferry__fs_sync(ferry__fs_file_t *f)
+{
+    pthread_mutex_lock(&f->ranges->mutex);
+    ferry__fs_leases_drop_locked(f);
+    pthread_mutex_unlock(&f->ranges->mutex);
+    return f->ops->sync(f);
 }
 
 int ferry__fs_layout_report(const ferry__fs_layout_t *layout, MPI_Info info)

@@ -63,7 +63,9 @@ int ferry__fs_resolve(const char *name, const char *op, ferry__fs_name_t *out);
 typedef struct ferry__fs_file {
     const ferry__fs_ops_t *ops;
     char *path;                      /* owned, for messages */
-    struct ferry__fs_ranges *ranges; /* ranges locked by this process's threads (ranges.c), set by ferry__fs_open */
+    struct ferry__fs_ranges *ranges; /* ranges locked by this process's threads (ranges.c) and leases (lease.c),
+                                      * set by ferry__fs_open */
+    int readable;                    /* opened for reading (shared locks need it), set by ferry__fs_open */
     int kind;                        /* FERRY_FS_KIND_*, set by ferry__fs_open from the name's prefix */
 } ferry__fs_file_t;
 
@@ -88,6 +90,11 @@ struct ferry__fs_ops {
      * releases it whatever lock covered it. */
     int (*lock)(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len, int mode);
     int (*unlock)(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len);
+    /* *held = 1 when another open file holds a lock on part of [offset,
+     * offset + len) that a lock of `mode` would wait for (this open file's
+     * own locks never count). MPI_ERR_UNSUPPORTED_OPERATION when the file
+     * system cannot tell. */
+    int (*probe)(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len, int mode, int *held);
     /* Tells the kernel what [offset, offset + len) is about to see (WILLNEED:
      * read soon; DONTNEED: done with it; WRITEBACK: start writing its dirty
      * pages to storage now, without waiting); advisory, never fails. */
@@ -101,7 +108,8 @@ struct ferry__fs_ops {
 };
 
 enum { FERRY_FS_WILLNEED = 1, FERRY_FS_DONTNEED = 2, FERRY_FS_WRITEBACK = 3 };
-enum { FERRY_FS_LOCK_WRITE = 0, FERRY_FS_LOCK_READ = 1 };
+/* MARK: shared, on bytes that hold no data (lease.c's marks): nothing to read fresh under it. */
+enum { FERRY_FS_LOCK_WRITE = 0, FERRY_FS_LOCK_READ = 1, FERRY_FS_LOCK_MARK = 2 };
 
 /* get_info's keys for a file's layout: ferry_fs_layout (what the file
  * system is), ferry_fs_block_size, ferry_fs_stripe_size,
@@ -136,7 +144,9 @@ static inline int ferry__fs_pwrite(ferry__fs_file_t *f, ferry__stats_t *stats, c
     ferry__stats_fs_transfer(stats, 1, rc == 0 ? (long long)len : 0, start);
     return rc;
 }
-static inline int ferry__fs_sync(ferry__fs_file_t *f) { return f->ops->sync(f); }
+/* Ends this open file's leases (below), then syncs: after MPI's point of
+ * consistency between opens, other opens read-modify-write freely again. */
+int ferry__fs_sync(ferry__fs_file_t *f);
 static inline int ferry__fs_resize(ferry__fs_file_t *f, MPI_Offset size) { return f->ops->resize(f, size); }
 static inline int ferry__fs_allocate(ferry__fs_file_t *f, MPI_Offset size) { return f->ops->allocate(f, size); }
 static inline int ferry__fs_size(ferry__fs_file_t *f, MPI_Offset *size) { return f->ops->size(f, size); }
@@ -147,6 +157,40 @@ static inline int ferry__fs_layout(ferry__fs_file_t *f, ferry__fs_layout_t *l) {
  * one range of a file at a time. */
 int ferry__fs_lock(ferry__fs_file_t *f, MPI_Offset off, MPI_Offset len, int mode);
 int ferry__fs_unlock(ferry__fs_file_t *f, MPI_Offset off, MPI_Offset len);
+
+/* Read-modify-writes and the writes around them (lease.c; docs/indep.md).
+ *
+ * A read-modify-write (data sieving, a two-phase window with holes) must
+ * not rewrite a hole that another writer fills meanwhile. It takes
+ * ferry__fs_lock_rmw: the exclusive lock of ferry__fs_lock, and *leased = 1
+ * when another open file holds a lease on part of the range (the lock is
+ * held either way): then it must not rewrite holes, only write its pieces.
+ *
+ * A plain write (one that writes only its own bytes) is guarded by
+ * ferry__fs_guard_write: under a lease of this open file, which takes no
+ * system call once granted, or else a shared lock on its range, which a
+ * read-modify-write's exclusive lock waits for. A lease is a shared lock on
+ * a mirror of the data range past FERRY_FS_LEASE_BASE, where no data lie:
+ * read-modify-writes look for leases there, leases look for
+ * read-modify-writes' locks in the data, each after taking its own, so at
+ * least one of two racing sees the other and yields. Leases last until
+ * this open file's next exclusive lock, ferry__fs_leases_pause, sync or
+ * close. 0, or an error class; a file system that refuses locks gives
+ * MPI_ERR_UNSUPPORTED_OPERATION and nothing is held (how = NONE). */
+#define FERRY_FS_LEASE_BASE ((MPI_Offset)1 << 62) /* data past 4 EiB are not guarded */
+typedef struct ferry__fs_guard {
+    enum { FERRY_FS_GUARD_NONE, FERRY_FS_GUARD_LEASE, FERRY_FS_GUARD_LOCK } how;
+    MPI_Offset offset, len;
+} ferry__fs_guard_t;
+int ferry__fs_guard_write(ferry__fs_file_t *f, MPI_Offset off, MPI_Offset len, ferry__fs_guard_t *guard);
+int ferry__fs_unguard_write(ferry__fs_file_t *f, ferry__fs_guard_t *guard);
+int ferry__fs_lock_rmw(ferry__fs_file_t *f, MPI_Offset off, MPI_Offset len, int *leased);
+/* While paused (nested), this open file holds no lease and takes none: a
+ * collective write, in which other ranks may read-modify-write what this
+ * rank's other threads write, pauses from before its first exchange to
+ * after its agreement. pause waits for lock-free writes in flight. */
+void ferry__fs_leases_pause(ferry__fs_file_t *f);
+void ferry__fs_leases_resume(ferry__fs_file_t *f);
 static inline void ferry__fs_advise(ferry__fs_file_t *f, MPI_Offset off, MPI_Offset len, int advice)
 {
     f->ops->advise(f, off, len, advice);

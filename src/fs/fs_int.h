@@ -15,6 +15,7 @@
 #define FERRY_FS_INT_H
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/types.h>
 
 #include "fs/fs.h"
@@ -46,14 +47,41 @@ extern const ferry__posix_syscalls_t ferry__posix_real_syscalls;
 extern const ferry__posix_syscalls_t ferry__posix_fault_syscalls;
 extern const ferry__posix_syscalls_t ferry__posix_trace_syscalls;
 
-/* ranges.c: the ranges this process's threads hold on one open file. take
- * waits while another thread holds an overlapping range (0 or
- * MPI_ERR_NO_MEM); give releases a range taken with the same arguments. */
-typedef struct ferry__fs_ranges ferry__fs_ranges_t;
+/* What this process's threads hold on one open file, under one mutex:
+ * byte-range locks (ranges.c) and leases (lease.c). */
+enum { FERRY_FS_MAX_LEASES = 64 };
+typedef struct ferry__fs_span {
+    MPI_Offset lo, hi;
+} ferry__fs_span_t;
+typedef struct ferry__fs_ranges {
+    pthread_mutex_t mutex;
+    pthread_cond_t changed; /* a range was given back, or the last lock-free write ended */
+    ferry__fs_span_t *held; /* ranges locked by this process's threads */
+    int count, room;
+    ferry__fs_span_t leases[FERRY_FS_MAX_LEASES]; /* data ranges written without locks: sorted, disjoint */
+    int nleases;
+    int marked;           /* the kernel holds marks of this open file (some may outlive a dropped lease) */
+    int lock_free_writes; /* in flight under the leases */
+    int barred;           /* reasons no lease may be taken now: an exclusive lock being taken, collective
+                           * writes in flight (ferry__fs_leases_pause), leases being dropped */
+    int unavailable;      /* this open file takes no leases: write-only, no open-file-description locks, or a
+                           * mark or probe failed */
+    int backoff, skip;    /* after a lease was declined: guarded writes that lock before the next try */
+} ferry__fs_ranges_t;
+
+/* ranges.c: take waits while another thread holds an overlapping range (0
+ * or MPI_ERR_NO_MEM); for an exclusive lock (drop_leases) it first ends
+ * this open file's leases (lease.c), whose lock-free writes could land in
+ * the holes of this thread's read-modify-write. give releases a range
+ * taken with the same offset and length. */
 ferry__fs_ranges_t *ferry__fs_ranges_create(void);
 void ferry__fs_ranges_free(ferry__fs_ranges_t *ranges);
-int ferry__fs_ranges_take(ferry__fs_ranges_t *ranges, MPI_Offset offset, MPI_Offset len);
+int ferry__fs_ranges_take(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len, int drop_leases);
 void ferry__fs_ranges_give(ferry__fs_ranges_t *ranges, MPI_Offset offset, MPI_Offset len);
+
+/* lease.c: under ranges->mutex, ends file's leases: none is taken meanwhile,
+ * the lock-free writes in flight finish, then the marks go. */
+void ferry__fs_leases_drop_locked(ferry__fs_file_t *file);
 
 /* coherence.c: whether fd's file is on a client that caches pages which
  * other nodes' writes do not invalidate (FUSE, NFS, SMB, 9P); dropping this

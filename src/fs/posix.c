@@ -252,37 +252,55 @@ static int posix_layout(ferry__fs_file_t *file, ferry__fs_layout_t *layout)
  * so two threads of one rank exclude each other too; plain POSIX locks
  * where the kernel predates them. */
 #ifdef F_OFD_SETLKW
-enum { LOCK_WAIT = F_OFD_SETLKW };
+enum { LOCK_WAIT = F_OFD_SETLKW, LOCK_PROBE = F_OFD_GETLK };
 #else
-enum { LOCK_WAIT = F_SETLKW };
+enum { LOCK_WAIT = F_SETLKW, LOCK_PROBE = -1 }; /* process locks cannot tell one open file from another */
 #endif
 
-static int posix_range_lock(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len, short type)
+static int lock_call(ferry__fs_file_t *file, int cmd, struct flock *lock, const char *op)
 {
-    struct flock lock = {.l_type = type, .l_whence = SEEK_SET, .l_start = (off_t)offset, .l_len = (off_t)len};
     int rc;
-    do rc = ferry__posix_syscalls.lock(fd_of(file), LOCK_WAIT, &lock);
+    do rc = ferry__posix_syscalls.lock(fd_of(file), cmd, lock);
     while (rc != 0 && errno == EINTR);
     if (rc == 0) return 0;
     int err = errno;
     if (err == ENOLCK || err == EOPNOTSUPP || err == EINVAL || err == ENOSYS)
         return ferry__error_set(MPI_ERR_UNSUPPORTED_OPERATION, "ferry: lock '%s': the file system refuses locks: %s",
                                 file->path, strerror(err));
-    return os_error(err, type == F_UNLCK ? "unlock" : "lock", file->path);
+    return os_error(err, op, file->path);
+}
+
+static int posix_range_lock(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len, short type)
+{
+    struct flock lock = {.l_type = type, .l_whence = SEEK_SET, .l_start = (off_t)offset, .l_len = (off_t)len};
+    return lock_call(file, LOCK_WAIT, &lock, type == F_UNLCK ? "unlock" : "lock");
 }
 
 /* Inside the lock the range is read fresh: the previous holder's writes
- * reached the server before it unlocked. */
+ * reached the server before it unlocked. A mark covers no data. */
 static int posix_lock(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len, int mode)
 {
-    FERRY_TRY(posix_range_lock(file, offset, len, mode == FERRY_FS_LOCK_READ ? F_RDLCK : F_WRLCK));
-    if (client_caches(file)) ferry__fs_drop_cached(fd_of(file), offset, len);
+    FERRY_TRY(posix_range_lock(file, offset, len, mode == FERRY_FS_LOCK_WRITE ? F_WRLCK : F_RDLCK));
+    if (client_caches(file) && mode != FERRY_FS_LOCK_MARK) ferry__fs_drop_cached(fd_of(file), offset, len);
     return 0;
 }
 
 static int posix_unlock(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len)
 {
     return posix_range_lock(file, offset, len, F_UNLCK);
+}
+
+static int posix_probe(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len, int mode, int *held)
+{
+    *held = 0;
+    if (LOCK_PROBE < 0)
+        return ferry__error_set(MPI_ERR_UNSUPPORTED_OPERATION, "ferry: lock '%s': no open-file-description locks",
+                                file->path);
+    struct flock lock = {.l_type = mode == FERRY_FS_LOCK_WRITE ? F_WRLCK : F_RDLCK, .l_whence = SEEK_SET,
+                         .l_start = (off_t)offset, .l_len = (off_t)len};
+    FERRY_TRY(lock_call(file, LOCK_PROBE, &lock, "probe lock"));
+    *held = lock.l_type != F_UNLCK;
+    return 0;
 }
 
 static void posix_advise(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len, int advice)
@@ -325,6 +343,7 @@ const ferry__fs_ops_t ferry__fs_posix = {
     .layout = posix_layout,
     .lock = posix_lock,
     .unlock = posix_unlock,
+    .probe = posix_probe,
     .advise = posix_advise,
     .data_region = posix_data_region,
 };

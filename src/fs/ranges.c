@@ -21,30 +21,19 @@
 #include "error/error.h"
 #include "fs/fs_int.h"
 
-typedef struct held_range {
-    MPI_Offset lo, hi;
-} held_range_t;
-
-struct ferry__fs_ranges {
-    pthread_mutex_t mutex;
-    pthread_cond_t released;
-    held_range_t *held;
-    int count, room;
-};
-
 ferry__fs_ranges_t *ferry__fs_ranges_create(void)
 {
     ferry__fs_ranges_t *r = ferry__calloc(1, sizeof *r);
     if (!r) return NULL;
     pthread_mutex_init(&r->mutex, NULL);
-    pthread_cond_init(&r->released, NULL);
+    pthread_cond_init(&r->changed, NULL);
     return r;
 }
 
 void ferry__fs_ranges_free(ferry__fs_ranges_t *r)
 {
     if (!r) return;
-    pthread_cond_destroy(&r->released);
+    pthread_cond_destroy(&r->changed);
     pthread_mutex_destroy(&r->mutex);
     ferry__free(r->held);
     ferry__free(r);
@@ -61,20 +50,24 @@ static int make_room(ferry__fs_ranges_t *r)
 {
     if (r->count < r->room) return 0;
     int room = r->room ? 2 * r->room : 8;
-    held_range_t *grown = ferry__realloc(r->held, (size_t)room * sizeof *grown);
+    ferry__fs_span_t *grown = ferry__realloc(r->held, (size_t)room * sizeof *grown);
     if (!grown) return MPI_ERR_NO_MEM;
     r->held = grown;
     r->room = room;
     return 0;
 }
 
-int ferry__fs_ranges_take(ferry__fs_ranges_t *r, MPI_Offset lo, MPI_Offset len)
+int ferry__fs_ranges_take(ferry__fs_file_t *file, MPI_Offset lo, MPI_Offset len, int drop_leases)
 {
+    ferry__fs_ranges_t *r = file->ranges;
     MPI_Offset hi = len > INT64_MAX - lo ? INT64_MAX : lo + len;
     pthread_mutex_lock(&r->mutex);
-    while (overlaps_held(r, lo, hi)) pthread_cond_wait(&r->released, &r->mutex);
+    r->barred++; /* until the range is held, which bars leases by itself */
+    if (drop_leases) ferry__fs_leases_drop_locked(file);
+    while (overlaps_held(r, lo, hi)) pthread_cond_wait(&r->changed, &r->mutex);
     int rc = make_room(r);
-    if (rc == 0) r->held[r->count++] = (held_range_t){lo, hi};
+    if (rc == 0) r->held[r->count++] = (ferry__fs_span_t){lo, hi};
+    r->barred--;
     pthread_mutex_unlock(&r->mutex);
     return rc ? ferry__error_set(rc, "ferry: lock: out of memory for a byte-range lock") : 0;
 }
@@ -88,6 +81,6 @@ void ferry__fs_ranges_give(ferry__fs_ranges_t *r, MPI_Offset lo, MPI_Offset len)
         r->held[i] = r->held[--r->count];
         break;
     }
-    pthread_cond_broadcast(&r->released);
+    pthread_cond_broadcast(&r->changed);
     pthread_mutex_unlock(&r->mutex);
 }

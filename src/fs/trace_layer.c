@@ -99,7 +99,12 @@ static int trace_unlink(const char *path)
 static int trace_lock(int fd, int cmd, struct flock *lock)
 {
     double start = ferry__trace_now();
-    const char *op = lock->l_type == F_UNLCK ? "unlock" : "lock";
+#ifdef F_OFD_GETLK
+    int probe = cmd == F_OFD_GETLK;
+#else
+    int probe = cmd == F_GETLK;
+#endif
+    const char *op = probe ? "probe_lock" : lock->l_type == F_UNLCK ? "unlock" : "lock";
     return (int)record(op, fd, NULL, lock->l_start, (size_t)lock->l_len, ferry__posix_below_trace.lock(fd, cmd, lock),
                        start);
 }

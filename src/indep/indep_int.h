@@ -24,8 +24,11 @@ typedef struct ferry__transfer {
     int shared;       /* another process may write the file meanwhile: another rank, or (unless
                        * MPI_MODE_UNIQUE_OPEN) another open, as PnetCDF's per-rank MPI_COMM_SELF
                        * handle for independent mode beside its collective one */
-    int lock_writes;  /* writes lock their byte range: another process may be sieving */
+    int lock_writes;  /* writes are guarded against other processes' read-modify-writes: plain ones by a
+                       * lease or a shared lock, sieved windows by an exclusive lock (fs.h) */
+    int sieve_refused; /* another open file writes lock-free in a window: no sieving writes (pieces only) */
     int atomic;       /* atomic mode: the whole range the transfer touches is locked; no inner locks */
+    int prefetch;     /* reads: upcoming file ranges are announced to the kernel (prefetch.c) */
     ferry__datarep_stream_t *convert; /* windows of a non-native representation (owned); NULL: native */
     int typed_copy;   /* reads into noncontiguous memory of long pieces: sieving copies from the
                        * window straight into memory (one copy, not pack + unpack); vectored rounds
@@ -60,14 +63,20 @@ int ferry__indep_vectored(ferry__transfer_t *t, const ferry__round_t *round, MPI
 int ferry__indep_sieve(ferry__transfer_t *t, MPI_Offset pos, MPI_Count len, char *data, MPI_Count *moved,
                        int *refused);
 
-/* Locks [offset, offset + len) for a write when t->lock_writes; on a file
- * system that refuses locks, turns locking (and sieving writes) off for the
- * file and succeeds. unlock_range undoes a successful lock_range. */
-int ferry__indep_lock_range(ferry__transfer_t *t, MPI_Offset offset, MPI_Offset len, int *locked);
-int ferry__indep_unlock_range(ferry__transfer_t *t, MPI_Offset offset, MPI_Offset len, int locked);
+/* When t->lock_writes: guard_write guards a plain write of [offset, offset +
+ * len) (undo with ferry__fs_unguard_write); lock_rmw locks it for a
+ * read-modify-write, *locked = 0 and t->sieve_refused set when another
+ * open file holds a lease there (nothing held then). On a file system that
+ * refuses locks both turn guarding (and sieving writes) off for the file
+ * and succeed. unlock_rmw undoes a lock_rmw that locked. */
+int ferry__indep_guard(ferry__transfer_t *t, MPI_Offset offset, MPI_Offset len, ferry__fs_guard_t *guard);
+int ferry__indep_lock_rmw(ferry__transfer_t *t, MPI_Offset offset, MPI_Offset len, int *locked);
+int ferry__indep_unlock_rmw(ferry__transfer_t *t, MPI_Offset offset, MPI_Offset len, int locked);
 
-/* prefetch.c: announce the file ranges of view stream bytes [from, from + len)
- * (at most ferry_prefetch_size of them), and drop ranges already read. */
+/* prefetch.c: decide once per read whether to prefetch (t->prefetch);
+ * announce the file ranges of view stream bytes [from, from + len) (at most
+ * ferry_prefetch_size of them), and drop ranges already read. */
+void ferry__indep_prefetch_decide(ferry__transfer_t *t);
 void ferry__indep_prefetch(ferry__transfer_t *t, MPI_Offset from, MPI_Offset len);
 void ferry__indep_release(ferry__transfer_t *t, MPI_Offset from, MPI_Offset len);
 

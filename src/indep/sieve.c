@@ -78,7 +78,7 @@ static int write_window(ferry__transfer_t *t, MPI_Offset pos, MPI_Count len, con
     FERRY_TRY(window_at(t, pos, len, &lo, &hi, &n));
     size_t span = (size_t)(hi - lo);
     int locked = 0;
-    FERRY_TRY(ferry__indep_lock_range(t, lo, hi - lo, &locked));
+    FERRY_TRY(ferry__indep_lock_rmw(t, lo, hi - lo, &locked));
     if (!locked && t->shared && !t->atomic) {
         *refused = 1;
         return 0;
@@ -93,7 +93,7 @@ static int write_window(ferry__transfer_t *t, MPI_Offset pos, MPI_Count len, con
         rc = ferry__view_buffer_copy(view, t->window.buf, lo, pos, n, (char *)data, 1);
     if (rc == 0) rc = ferry__fs_pwrite(t->fh->fs, t->stats, t->window.buf, span, lo);
     if (rc == 0) *put = n;
-    int unlock_rc = ferry__indep_unlock_range(t, lo, hi - lo, locked);
+    int unlock_rc = ferry__indep_unlock_rmw(t, lo, hi - lo, locked);
     return rc ? rc : unlock_rc;
 }
 

@@ -115,13 +115,14 @@ static int unpack_window(ferry__transfer_t *t, const char *data, MPI_Count len, 
 
 static int run(ferry__transfer_t *t, MPI_Count *done)
 {
-    if (!t->write) ferry__indep_prefetch(t, t->req->skip, t->total);
+    ferry__indep_prefetch_decide(t);
+    ferry__indep_prefetch(t, t->req->skip, t->total);
     while (*done < t->total) {
         MPI_Count len = t->total - *done < t->batch ? t->total - *done : t->batch;
         char *data = t->direct ? t->direct + *done : t->staging;
         if (t->write && !t->direct)
             FERRY_TRY(pack_window(t, *done, data, len));
-        if (!t->write) ferry__indep_prefetch(t, t->req->skip + *done + len, t->total - *done - len);
+        ferry__indep_prefetch(t, t->req->skip + *done + len, t->total - *done - len);
         MPI_Count moved = 0;
         int rc = move_batch(t, *done, len, data, &moved);
         if (!t->write && !t->direct && !t->typed_copy && moved > 0 && rc == 0)
@@ -144,7 +145,11 @@ static int lock_atomic(ferry__transfer_t *t, MPI_Offset *first)
 {
     ferry_File fh = t->fh;
     FERRY_TRY(ferry__view_file_offset(&fh->view, t->req->skip, first));
-    int rc = ferry__fs_lock(fh->fs, *first, t->file_end - *first, t->write ? FERRY_FS_LOCK_WRITE : FERRY_FS_LOCK_READ);
+    MPI_Offset len = t->file_end - *first;
+    int leased = 0; /* another open file writes lock-free there: this write sieves nothing */
+    int rc = t->write ? ferry__fs_lock_rmw(fh->fs, *first, len, &leased)
+                      : ferry__fs_lock(fh->fs, *first, len, FERRY_FS_LOCK_READ);
+    t->sieve_refused = leased;
     if (rc == MPI_ERR_UNSUPPORTED_OPERATION)
         return ferry__error_set(rc, "ferry: %s '%s': atomic mode needs byte-range locks, which the file system refuses",
                                 t->write ? "write" : "read", fh->filename);

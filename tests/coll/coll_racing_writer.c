@@ -24,9 +24,15 @@
  * usage: coll_racing_writer one|two [rounds]
  *   one  one handle on MPI_COMM_WORLD, MPI_THREAD_MULTIPLE: ranks 0..P-2
  *        iwrite_at_all their blocks, rank P-1 joins with count 0 and writes
- *        its blocks while the collective is pending;
+ *        its blocks while the collective is pending (its collective write
+ *        pauses its lease, so its writes lock and the windows are patched);
  *   two  two handles: ranks 0..P-2 write_at_all on a handle of their own
- *        communicator, rank P-1 writes through an MPI_COMM_SELF handle.
+ *        communicator, rank P-1 writes through an MPI_COMM_SELF handle. The
+ *        racer writes under a lease (fs/lease.c), which makes the windows
+ *        it may write into go piecewise, and syncs halfway through each
+ *        round, which ends the lease: its next write takes one again while
+ *        the aggregators lock and patch windows, the race of the lease
+ *        protocol. Patched rounds are counted, not required, in this mode.
  * rounds defaults to 100 (FERRY_RACE_ROUNDS overrides). The end prints the
  * bytes lost below and past the old end of file (and fails unless both are
  * 0). With FERRY_FAULT=write:1+:slow every write takes 1 ms more, which
@@ -54,7 +60,7 @@ typedef struct race {
     int *order;          /* the racer's block order */
     double pace;         /* the writers' last collective took this long: the racer spreads its writes over it */
     long long lost[2];   /* bytes lost: rounds below / past the old end of file */
-    int unpatched;       /* small-block rounds below the old end of file that read nothing back */
+    int unpatched;       /* small-block rounds below the old end of file that read nothing back (after round 0) */
     int patched_large;   /* large-block rounds below the old end of file that read something back */
     int costly_calls;    /* a network client (get_info ferry_fs_client_cache): a file-system call costs a
                             round trip, and the cost model rightly patches large-block windows too */
@@ -153,6 +159,7 @@ static void race_blocks(race_t *r, int round)
     double start = MPI_Wtime();
     for (int i = 0; i < n; i++) {
         while (MPI_Wtime() - start < r->pace * i / n) continue;
+        if (!r->one_handle && i == n / 2) FT_OK(ferry_File_sync(fh)); /* ends the lease */
         int k = r->order[i];
         MPI_Offset at = ((MPI_Offset)k * ft_size + r->racer) * r->block;
         FT_OK(ferry_File_write_at(fh, at, r->data + k * r->block, r->block, MPI_BYTE, MPI_STATUS_IGNORE));
@@ -259,11 +266,13 @@ int main(int argc, char **argv)
     close_handles(&r);
     MPI_Bcast(r.lost, 2, MPI_LONG_LONG, 0, MPI_COMM_WORLD); /* every rank fails on a loss first */
     if (ft_rank == 0)
-        printf("%s handle%s, %d ranks, %d rounds: %lld bytes lost below the old end of file, %lld past it\n",
-               r.one_handle ? "one" : "two", r.one_handle ? "" : "s", ft_size, rounds, r.lost[0], r.lost[1]);
+        printf("%s handle%s, %d ranks, %d rounds: %lld bytes lost below the old end of file, %lld past it; "
+               "%d small-block rounds below it patched nothing\n",
+               r.one_handle ? "one" : "two", r.one_handle ? "" : "s", ft_size, rounds, r.lost[0], r.lost[1],
+               r.unpatched);
     fflush(stdout);
     FT_EQ(r.lost[0] + r.lost[1], 0);
-    FT_EQ(r.unpatched, 0);
+    if (r.one_handle) FT_EQ(r.unpatched, 0);
     if (!r.costly_calls) FT_EQ(r.patched_large, 0);
     free(r.data);
     free(r.order);

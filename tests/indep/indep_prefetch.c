@@ -1,10 +1,11 @@
 /*
- * Guided prefetching: reads through a sparse view announce their file
- * ranges ahead (statistics count the bytes announced); reads through a
- * contiguous view leave readahead to the kernel; ferry_prefetch_size=0
- * turns it off; access_style=random turns it on for dense noncontiguous
- * views; files in memory (tmpfs) are never announced. Announcing changes
- * no byte read.
+ * Guided prefetching: reads through a sparse view whose pieces lie far
+ * apart (read one call each) announce their file ranges ahead (statistics
+ * count the bytes announced); sparse views of close pieces (sieved, or
+ * streamed by the kernel's readahead: issue 31 item 4) and contiguous views
+ * leave readahead to the kernel; ferry_prefetch_size=0 turns it off;
+ * access_style=random turns it on for any noncontiguous view; files in
+ * memory (tmpfs) are never announced. Announcing changes no byte read.
  */
 #include <linux/magic.h>
 #include <stdlib.h>
@@ -13,7 +14,7 @@
 
 #include "ferry_test.h"
 
-enum { N = 1 << 16 };
+enum { N = 2 << 20 };
 
 static long long read_through(const char *name, MPI_Datatype filetype, const char *hint, const char *value,
                               const char *data)
@@ -51,27 +52,36 @@ int main(int argc, char **argv)
     FILE *f = fopen(ft_path(name), "wb");
     FT_CHECK(f && fwrite(data, 1, N, f) == N);
     fclose(f);
-    MPI_Datatype sparse, dense, sparse_block, dense_block;
+    MPI_Datatype sparse, far, dense, sparse_block, far_block, dense_block;
     FT_OK(MPI_Type_contiguous(64, MPI_BYTE, &sparse_block));
     FT_OK(MPI_Type_create_resized(sparse_block, 0, 1024, &sparse)); /* 64 of every 1024 bytes */
+    FT_OK(MPI_Type_contiguous(4096, MPI_BYTE, &far_block));
+    FT_OK(MPI_Type_create_resized(far_block, 0, 128 << 10, &far)); /* 4 KiB of every 128 KiB */
     FT_OK(MPI_Type_contiguous(1000, MPI_BYTE, &dense_block));
     FT_OK(MPI_Type_create_resized(dense_block, 0, 1024, &dense)); /* 1000 of every 1024 */
     MPI_Type_commit(&sparse);
+    MPI_Type_commit(&far);
     MPI_Type_commit(&dense);
     struct statfs fs;
     FT_CHECK(statfs(ft_scratch_dir(), &fs) == 0);
     int in_memory = fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC;
     if (ft_rank == 0 && in_memory) printf("indep_prefetch: %s is in memory: expecting no prefetching\n", ft_scratch_dir());
-    long long announced = read_through(name, sparse, NULL, NULL, data);
+    long long announced = read_through(name, far, NULL, NULL, data);
     FT_CHECK(in_memory ? announced == 0 : announced > 0);
-    FT_EQ(read_through(name, sparse, "ferry_prefetch_size", "0", data), 0);
+    FT_EQ(read_through(name, far, "ferry_prefetch_size", "0", data), 0);
+    FT_EQ(read_through(name, sparse, NULL, NULL, data), 0); /* sieved: whole windows */
+    FT_EQ(read_through(name, sparse, "romio_ds_read", "disable", data), 0); /* 960-byte gaps: the kernel's */
     FT_EQ(read_through(name, dense, NULL, NULL, data), 0);
     announced = read_through(name, dense, "access_style", "random", data);
     FT_CHECK(in_memory ? announced == 0 : announced > 0);
+    announced = read_through(name, sparse, "access_style", "random", data);
+    FT_CHECK(in_memory ? announced == 0 : announced > 0);
     FT_EQ(read_through(name, MPI_BYTE, "access_style", "random", data), 0); /* contiguous: the kernel's readahead */
     MPI_Type_free(&sparse);
+    MPI_Type_free(&far);
     MPI_Type_free(&dense);
     MPI_Type_free(&sparse_block);
+    MPI_Type_free(&far_block);
     MPI_Type_free(&dense_block);
     free(data);
     return ft_finish();
