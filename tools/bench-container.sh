@@ -7,8 +7,8 @@
 #
 # usage: tools/bench-container.sh [openmpi|mpich]
 # environment:
-#   FERRY_SIONLIB_DIR     an installed SIONlib 1.7.6 (built by hand against the same MPI: ferry never
-#                         builds it); adds the SIONlib contender
+#   FERRY_SIONLIB_DIR     the prefix of a SIONlib 1.7.6 installed outside the repository, against the
+#                         same MPI (ferry never builds it); adds the SIONlib contender
 #   FERRY_BENCH_DISK_DIR  the on-disk directory (default /var/tmp)
 #   FERRY_BENCH_COUNTS    stream counts (default "4 16 64 128 256")
 #   FERRY_BENCH_REPS      repetitions, medians reported (default 5)

@@ -20,6 +20,11 @@ A private header, <module>/<name>_int.h, is for the module's own files and
 its tests (tests/<module>/) only; other modules, tools, benchmarks and
 applications include the module's public header.
 
+Some modules may be included only by the modules named in INCLUDED_ONLY_BY:
+core/ (the file object) only by the layers that create a file or run beside
+it. The lists only shrink (issue 32: coll/ and indep/ are to take a
+read-only view of the file instead).
+
 Every module has a row in the table of modules of docs/architecture.md
 (a line starting "| `<module>/` |"), so a new module is described where the
 rules are.
@@ -36,6 +41,10 @@ INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
 SCANNED = ("src", "tests", "tools", "bench", "apps")
 ALLOWLIST = os.path.join("tools", "include-cycle-allowlist.txt")
 ARCHITECTURE = os.path.join("docs", "architecture.md")
+# {module: the modules that may include it}; every other includer fails.
+INCLUDED_ONLY_BY = {
+    "core": ("async", "coll", "indep", "mpiio", "sharedfp"),
+}
 
 
 def modules_of(root):
@@ -199,6 +208,13 @@ def violations(edges, modules, allowed):
     return errors
 
 
+def restricted(edges):
+    """Errors for the includes of a module from one not in its INCLUDED_ONLY_BY list."""
+    return [f"{sites[0]}: includes {b}/, which only {', '.join(INCLUDED_ONLY_BY[b])} may include "
+            f"(tools/check_includes.py, INCLUDED_ONLY_BY): use what it builds on (base/, a module's public header)"
+            for (a, b), sites in sorted(edges.items()) if b in INCLUDED_ONLY_BY and a not in INCLUDED_ONLY_BY[b]]
+
+
 def undescribed(root, modules):
     """Errors for the modules without a row in docs/architecture.md's table of modules."""
     path = os.path.join(root, ARCHITECTURE)
@@ -257,14 +273,15 @@ def main():
         print_graph(modules, edges)
         return 0
     allowed = read_allowlist(os.path.join(args.root, ALLOWLIST))
-    errors += violations(edges, modules, allowed) + undescribed(args.root, modules)
+    errors += violations(edges, modules, allowed) + restricted(edges) + undescribed(args.root, modules)
     for e in errors:
         print(e, file=sys.stderr)
     if errors:
         return 1
     print(f"check_includes: {len(modules)} modules, {len(edges)} include edges, no new cycle"
           + (f" ({len(allowed)} known cycle edges allowlisted, issue 14)" if allowed else "")
-          + ", no private header included from outside its module, every module described")
+          + ", no private header included from outside its module, no restricted module included from outside"
+          + " its list, every module described")
     return 0
 
 

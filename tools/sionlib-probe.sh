@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Checks SIONlib 1.7.6's failures named in issue 16 (docs/container.md,
-# "SIONlib 1.7.6"), next to ferry's container doing the same. SIONlib is
-# NOT built by ferry (workplace policy): build it by hand outside the
-# repository, then configure ferry with -DFERRY_SIONLIB_DIR=<its prefix>
-# so that ferry-sionlib-probe exists.
+# "SIONlib 1.7.6"), next to ferry's container doing the same. ferry's
+# policy: the repository holds no third-party code and nothing that builds
+# it; ferry only finds a SIONlib installed outside it, when configured with
+# -DFERRY_SIONLIB_DIR=<its prefix> (then ferry-sionlib-probe exists).
 #
 # usage: tools/sionlib-probe.sh BUILD_DIR SIONLIB_PREFIX [openmpi|mpich]
-#   e.g. tools/sionlib-probe.sh build/sion-openmpi /var/tmp/sionlib-build/openmpi openmpi
+#   e.g. tools/sionlib-probe.sh build/sion-openmpi "$FERRY_SIONLIB_DIR" openmpi
 set -uo pipefail
 build=$1 prefix=$2 mpi=${3:-openmpi}
 probe="$build/bench/ferry-sionlib-probe"

@@ -132,6 +132,15 @@ class IncludeDirections(unittest.TestCase):
         self.assertIn("src/top/peek.c:1: includes \"low/low_int.h\", module low's private header", out)
         self.assertNotIn("low_test.c", out)
 
+    def test_core_included_from_outside_its_list_fails(self):
+        self.tree.write("src/core/core.h", "#pragma once\n")
+        self.tree.write("src/mpiio/open.c", '#include "core/core.h"\n')  # on the list
+        self.tree.write("src/low/alloc.c", '#include <stdlib.h>\n#include "core/core.h"\n')
+        status, out = run("check_includes.py", self.tree.root)
+        self.assertEqual(status, 1, out)
+        self.assertIn("src/low/alloc.c:2: includes core/, which only", out)
+        self.assertNotIn("src/mpiio/open.c", out)
+
     def test_undescribed_module_fails(self):
         self.tree.write("src/new/new.c", '#include "low/low.h"\n')
         status, out = run("check_includes.py", self.tree.root)

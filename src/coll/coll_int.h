@@ -1,22 +1,26 @@
 /*
  * Shared by the coll module's files only.
  *
- * A collective call goes through four stages, each in its own file:
- *   state.c     per-file state every rank agrees on: the view cache (every
- *               rank's view as one of the distinct shapes, rebuilt as host
- *               datatypes, at its displacement; exchanged once per view),
- *               the nodes, and rank 0's collective hints;
- *   coll.c      the call's inputs: one allreduce for regular calls (every
- *               rank's file range then from the cache), else one allgather
- *               of a few numbers per rank (error class, stream start and
- *               length, file range);
- *   choose.c    the strategy, from those globally known inputs only, so
- *               every rank takes the same path;
- *   domains.c   aggregators and their file domains, cut into windows;
- *   twophase.c  the steps: ship data to (or from) aggregators, who access
- *               the file one window at a time;
- *   shipping.c  the node-shared window the steps use between ranks of one
- *               node instead of messages (ferry_cb_shm).
+ * Per file, state.c keeps what every rank agrees on: the view cache
+ * (every rank's view as one of the distinct shapes, rebuilt as host
+ * datatypes, at its displacement; exchanged at the first collective call
+ * after a view changes), the nodes, and rank 0's collective hints. A call
+ * then goes through four stages:
+ *   inputs      coll.c: one allreduce for regular calls (every rank's file
+ *               range then from the cache), else one allgather of a few
+ *               numbers per rank (error class, stream start and length,
+ *               file range);
+ *   strategy    choose.c, from those globally known inputs only, so every
+ *               rank takes the same path;
+ *   domains     domains.c: aggregators and their file domains, cut into
+ *               windows;
+ *   steps       two-phase (twophase_int.h): ship data to (or from)
+ *               aggregators, who access the file one window at a time;
+ *               twophase.c plans the steps and runs the call,
+ *               twophase_file.c reads and writes an aggregator's window
+ *               (holes, locks, patched writes), twophase_transport.c moves
+ *               the bytes: messages, or the node-shared slabs of shipping.c
+ *               (ferry_cb_shm) with their handshakes.
  * model.c runs the stages' local steps for P virtual ranks in one process
  * (the scaling model, ferry-bench scale): no stage may need a message to
  * plan, only to learn what other ranks said.
@@ -131,11 +135,18 @@ struct ferry__coll_state {
     int nodes;                  /* distinct nodes */
     int *node_of, *local_of;    /* per rank: node index, rank within the node */
     int most_per_node;          /* ranks on the most crowded node */
+    /* Per-rank arrays. Each has one owner purpose; where a step runs while
+     * an array's purpose is idle, it borrows its room instead of allocating,
+     * so that no step of an update or a call can fail on one rank alone
+     * (and the state stays O(P) words; ferry__coll_state_bytes counts them):
+     * the update that maps the nodes (state.c: find_leaders,
+     * ferry__coll_map_nodes) borrows ranks (keys sorted), aggs (leaders)
+     * and spread (ranks met, before spread is filled); a call's cost model
+     * (choose.c: cost_room_fill) borrows said. */
     int *spread;                /* all ranks: first of every node, then second of every node... */
     int *aggs;                  /* room for nprocs aggregators (ferry__domains_t.aggs points here) */
     ferry__coll_rank_t *ranks;  /* the current call's inputs, nprocs entries */
-    struct ferry__coll_said *said; /* what each rank said at a state update, nprocs entries; between
-                                    * updates choose.c's cost model borrows its room */
+    struct ferry__coll_said *said; /* what each rank said at a state update, nprocs entries */
     /* Buffers kept between calls: an aggregator's window and coverage mask,
      * two steps' incoming bytes, a sender's second step of staged bytes
      * (the first is fh->staging). */
@@ -228,7 +239,7 @@ void ferry__coll_spread_ranks(ferry__coll_state_t *s, int nprocs);
 int ferry__coll_next_window(const ferry__domains_t *d, int a, ferry__window_cursor_t *c, MPI_Offset *wlo,
                             MPI_Offset *whi);
 
-/* twophase.c: writes that end before a collective's closing agreement: when this rank's
+/* twophase_file.c: writes that end before a collective's closing agreement: when this rank's
  * part of the call is at least ferry_write_behind bytes, start the writeback
  * of [offset, offset + len) now (fs advise WRITEBACK). Independent writers
  * reach their fsync at their own pace, each overlapping the others'

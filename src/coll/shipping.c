@@ -9,7 +9,7 @@
  * two step slots of at least a third of cb_buffer_size each, the same share
  * of the aggregator's memory as the two steps' incoming buffers. While a
  * rank aggregates, the ranks of its node pack their bytes straight into its
- * slot (writes) or unpack straight from it (reads); twophase.c says when,
+ * slot (writes) or unpack straight from it (reads); twophase_transport.c says when,
  * with a go/done handshake of small messages per step.
  *
  * Making the window costs tens of milliseconds on some hosts (MPICH

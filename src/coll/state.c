@@ -361,7 +361,7 @@ enum { PERIOD_CHECK_MAX = 1 << 20 };
  * the largest displacement D on if they cover [D, D + E): each view repeats
  * with period E. Checked once per view set by marking that period through
  * every view; two-phase writes then need no coverage mask per window
- * (twophase.c). Periods above PERIOD_CHECK_MAX (a subarray's extent is the
+ * (twophase_file.c). Periods above PERIOD_CHECK_MAX (a subarray's extent is the
  * whole array) stay unknown: the mask decides per window. */
 static void find_coverage(ferry__coll_state_t *s, int nprocs)
 {

@@ -21,8 +21,8 @@
  */
 #include <string.h>
 
+#include "base/alloc.h"
 #include "container/container_int.h"
-#include "core/core.h"
 #include "error/error.h"
 
 int ferry__container_read_trailer(ferry__fs_file_t *fs, const ferry__container_geometry_t *g, uint64_t id,

@@ -17,8 +17,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "container/container_int.h"
-#include "core/core.h"
 #include "error/error.h"
 
 struct ferry__container_cookie {

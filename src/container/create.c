@@ -11,8 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "container/container_int.h"
-#include "core/core.h"
 #include "error/error.h"
 
 uint64_t ferry__container_new_id(void)

@@ -7,8 +7,8 @@
  */
 #include <string.h>
 
+#include "base/alloc.h"
 #include "container/container_int.h"
-#include "core/core.h"
 #include "error/error.h"
 #include "progress/progress.h"
 

@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "container/container_int.h"
-#include "core/core.h"
 #include "error/error.h"
 #include "progress/progress.h"
 
@@ -244,7 +244,7 @@ static int open_for_reading(MPI_Comm comm, const char *path, read_request_t *req
                             const char *what)
 {
     ferry_container_t c;
-    int local_cls, cls = ferry__core_init();
+    int local_cls, cls = ferry_core_init();
     if (!cls) cls = ferry__container_handle_create(comm, path, 0, container, &local_cls, &c);
     if (cls) return ferry__container_return(cls);
     int own = c->rank;

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/alloc.h"
 #include "container/container_int.h"
-#include "core/core.h"
 #include "error/error.h"
 
 char *ferry__container_file_path(const char *path, uint32_t k)

@@ -17,8 +17,8 @@
  */
 #include <string.h>
 
+#include "base/alloc.h"
 #include "container/container_int.h"
-#include "core/core.h"
 #include "error/error.h"
 #include "progress/progress.h"
 
@@ -60,7 +60,7 @@ int ferry_container_open_write(MPI_Comm comm, const char *path, const ferry_cont
                                ferry_container_t *container)
 {
     ferry_container_t c;
-    int local_cls, cls = ferry__core_init();
+    int local_cls, cls = ferry_core_init();
     if (!cls) cls = ferry__container_handle_create(comm, path, 1, container, &local_cls, &c);
     if (cls) return ferry__container_return(cls);
     ferry_container_params_t defaults = {0};

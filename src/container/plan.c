@@ -10,9 +10,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/alloc.h"
 #include "base/keyed.h"
 #include "container/container_int.h"
-#include "core/core.h"
 #include "error/error.h"
 #include "progress/progress.h"
 

@@ -6,8 +6,8 @@
  */
 #include <string.h>
 
+#include "base/alloc.h"
 #include "container/container_int.h"
-#include "core/core.h"
 #include "error/error.h"
 
 /* The valid trailer of chunk b of local stream t, or 0 when there is none. */

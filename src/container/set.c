@@ -8,8 +8,8 @@
  */
 #include <string.h>
 
+#include "base/alloc.h"
 #include "container/container_int.h"
-#include "core/core.h"
 #include "error/error.h"
 
 int ferry__container_fail(int cls, const char *path, int rank, const char *what)

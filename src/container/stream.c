@@ -12,8 +12,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "container/container_int.h"
-#include "core/core.h"
 #include "error/error.h"
 
 static size_t min_size(uint64_t a, uint64_t b)

@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "container/container_int.h"
-#include "core/core.h"
 #include "error/error.h"
 
 typedef struct verify_run {
