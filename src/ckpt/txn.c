@@ -49,8 +49,8 @@ static int write_body(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_txn_t *t, void
 static int block_sums(ferry_ckpt_t ck, const ckpt_file_t *f, void *const *bufs, ckpt_txn_t *t, int *swapped)
 {
     uint64_t *sums = t->sums, *total = t->total;
-    int cls = ckpt_checksums(ck, bufs, sums, f->swaps);
-    *swapped = f->swaps && !cls;
+    int cls = f->staged ? ckpt_stage_blocks(ck, bufs, sums) : ckpt_checksums(ck, bufs, sums, f->swaps);
+    *swapped = f->swaps && !f->staged && !cls;
     if (!cls) cls = ckpt_holes_find(ck, &t->holes, sums);
     sums[ck->nvars] = cls != 0;
     int rc = ferry__progress_allreduce(sums, total, ck->nvars + 1, MPI_UINT64_T, MPI_SUM, ck->comm);
@@ -95,6 +95,10 @@ int ckpt_txn_write(ferry_ckpt_t ck, const char *tmp, ckpt_txn_t *t, void *const 
     const ckpt_io_t *io = ckpt_io_get(ck->io_kind);
     int amode = MPI_MODE_WRONLY | (t->record < 0 ? MPI_MODE_CREATE : 0);
     cls = agree_all(ck, ckpt_file_open(io, ck->comm, tmp, amode, ck->info, &f), "ferry_ckpt_write");
+    if (!cls && ckpt_stage_fits(ck)) { /* big-endian bytes from the staging buffer: nothing to convert */
+        f.staged = f.swaps = 1;
+        f.datarep = "native";
+    }
     if (!cls && ck->strategy != FERRY_CKPT_GATHER)
         cls = agree_all(ck, block_sums(ck, &f, bufs, t, &swapped), "ferry_ckpt_write");
     if (!cls) cls = write_sized_file(ck, &f, t, bufs, &reserved);
