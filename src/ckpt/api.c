@@ -62,6 +62,8 @@ static int set_options(ferry_ckpt_t ck, const ferry_ckpt_options_t *opt)
     ck->io_kind = o.io;
     if (o.info && o.info != MPI_INFO_NULL) MPI_Info_dup(o.info, &ck->info);
     ck->keep = (int)info_number(ck->info, "ferry_ckpt_keep", 2);
+    const char *limit = getenv("FERRY_CKPT_STAGE_LIMIT"); /* the tests' way to take the converting path */
+    ck->stage_limit = info_number(ck->info, "ferry_ckpt_stage_limit", limit ? atoll(limit) : CKPT_STAGE_LIMIT);
     if (ck->keep < 1)
         return ferry__error_set(MPI_ERR_INFO_VALUE, "ferry_ckpt_create: ferry_ckpt_keep must be >= 1 (not %d)", ck->keep);
     return 0;
@@ -149,6 +151,8 @@ int ferry_ckpt_free(ferry_ckpt_t *ckp)
     ckpt_nc_free_atts(&ck->gatts);
     ckpt_nc_free_atts(&ck->time_atts);
     ferry__free(ck->base);
+    ckpt_release(ck, ck->stage, ck->stage_cap);
+    ckpt_kept_free(ck->kept);
     if (ck->info != MPI_INFO_NULL) MPI_Info_free(&ck->info);
     if (ck->comm != MPI_COMM_NULL) MPI_Comm_free(&ck->comm);
     ferry__free(ck);

@@ -22,6 +22,8 @@
 #include "error/error.h"
 
 enum { CKPT_D = FERRY_CKPT_MAX_DIMS };
+/* The default ferry_ckpt_stage_limit: a rank's blocks up to 64 MiB are staged (docs/checkpoint.md). */
+#define CKPT_STAGE_LIMIT (64LL << 20)
 
 /* An open file under one backend. */
 typedef struct ckpt_file {
@@ -31,6 +33,8 @@ typedef struct ckpt_file {
     const char *path;    /* borrowed */
     const char *datarep; /* of data views: "external32", or "native" with blocks swapped in place */
     int swaps;           /* datarep is native: ckpt swaps blocks to big-endian around transfers */
+    int staged;          /* (with swaps) the blocks go from ckpt's staging buffer, packed big-endian in the
+                          * checksum's pass (write.c): the user's buffers are only read */
 } ckpt_file_t;
 
 /* One MPI-IO implementation: ferry's or the host's (io.c). converts: its
@@ -114,6 +118,14 @@ struct ferry_ckpt {
     ckpt_nc_atts_t time_atts; /* a series' time variable's attributes, owned */
     long long mem_now, mem_peak;
     int shared; /* every variable's blocks[] and offsets[] hold every rank's block (defs.c) */
+    /* Steer and stack writes pack every block big-endian into one buffer while they sum it (one pass
+     * over the data; a native view, which ferry's collective path can aggregate) when the largest
+     * rank's blocks take at most stage_limit bytes (hint ferry_ckpt_stage_limit); the buffer is kept
+     * from one write to the next (no allocation and page faults per step), freed with the set. */
+    MPI_Offset stage_limit;
+    unsigned char *stage;
+    size_t stage_cap;
+    struct ckpt_kept *kept; /* owned; NULL until a steer or stack write */
 };
 
 /* Allocation that counts what the module holds (ferry_ckpt_peak_memory). */
@@ -147,6 +159,8 @@ typedef struct ckpt_block {
 ckpt_block_t ckpt_block_of(const ferry_ckpt_t ck, const ckpt_var_t *v, void *buf, int strategy);
 /* Applies pass to every element; returns the checksum for CKPT_SUM and CKPT_SUM_SWAP. */
 uint64_t ckpt_walk(const ckpt_block_t *b, ckpt_pass_t pass);
+/* The checksum of the block (as CKPT_SUM), its elements copied big-endian into out in C order. */
+uint64_t ckpt_walk_pack(const ckpt_block_t *b, unsigned char *out);
 /* Sets every element of the block to value (esize bytes, native). */
 void ckpt_walk_fill(const ckpt_block_t *b, const unsigned char *value);
 
@@ -164,6 +178,21 @@ typedef struct ckpt_plan {
 int ckpt_plan_add(ferry_ckpt_t ck, ckpt_plan_t *plan, const ckpt_piece_t *piece);
 /* Collective: sets the view of every piece and transfers them in one call. */
 int ckpt_plan_run(ckpt_file_t *f, ckpt_plan_t *plan, int how);
+/* The plan's pieces sorted, combined into one struct filetype and one memory type (committed, the caller's). */
+int ckpt_plan_types(ckpt_plan_t *plan, MPI_Datatype *ftype, MPI_Datatype *mtype);
+/* Collective: one view of ftype (MPI_DATATYPE_NULL: nothing of this rank's) and one transfer of mtype. */
+int ckpt_plan_move(ckpt_file_t *f, MPI_Datatype ftype, MPI_Datatype mtype, int how);
+/* The combined types of the last steer or stack write, kept for the next one (write.c): ferry decodes
+ * a datatype once and keeps the result with its handle, and nothing is rebuilt. Valid while the
+ * definitions, the variables' file offsets and the memory the blocks come from (the staging buffer
+ * or the user's buffers) stay the same; begin and addr ([nvars] each, owned) are that key. */
+typedef struct ckpt_kept {
+    int valid, staged;
+    MPI_Datatype ftype, mtype; /* MPI_DATATYPE_NULL: this rank writes nothing */
+    MPI_Offset *begin;
+    void **addr;
+} ckpt_kept_t;
+void ckpt_kept_free(ckpt_kept_t *k);
 void ckpt_plan_free(ferry_ckpt_t ck, ckpt_plan_t *plan);
 
 /* layout.c: the file a write produces. */
@@ -220,6 +249,12 @@ int ckpt_image_piece(const ckpt_var_t *v, void *buf, MPI_Offset begin, ckpt_piec
 int ckpt_write_data(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_layout_t *layout, void *const *bufs);
 /* Every block's checksum, swapping the blocks to big-endian on the way when swap. */
 int ckpt_checksums(ferry_ckpt_t ck, void *const *bufs, uint64_t *sums, int swap);
+/* Whether this write stages (steer, stack; every rank's blocks within the limit): the same on every
+ * rank, from the shared blocks. */
+int ckpt_stage_fits(ferry_ckpt_t ck);
+/* Every block's checksum, packing it big-endian into ck->stage in the same pass (variable after
+ * variable, each block in C order). */
+int ckpt_stage_blocks(ferry_ckpt_t ck, void *const *bufs, uint64_t *sums);
 /* gather.c: rank 0 reads v whole and sends every rank its block (collective). */
 int ckpt_scatter_read(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_var_t *v, void *buf, MPI_Offset begin);
 int ckpt_gather_write(ferry_ckpt_t ck, ckpt_file_t *f, ckpt_layout_t *layout, void *const *bufs, uint64_t *sums);

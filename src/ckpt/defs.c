@@ -74,10 +74,10 @@ static void var_line(ferry_ckpt_t ck, int i, ckpt_bytes_t *b)
 static int defs_text(ferry_ckpt_t ck, const char *call, ckpt_bytes_t *b)
 {
     put_text(b, "call: %s", call);
-    put_text(b, "options: strategy %s, %s transfers, CDF-%d, %s MPI-IO, keep %d, align %lld%s",
+    put_text(b, "options: strategy %s, %s transfers, CDF-%d, %s MPI-IO, keep %d, align %lld, stage limit %lld%s",
              strategy_names[ck->strategy], ck->independent ? "independent" : "collective",
              ck->format == FERRY_CKPT_CDF2 ? 2 : 5, ck->io_kind == FERRY_CKPT_IO_HOST ? "host" : "ferry", ck->keep,
-             (long long)ck->align, ck->series ? ", a series" : "");
+             (long long)ck->align, (long long)ck->stage_limit, ck->series ? ", a series" : "");
     for (int i = 0; i < ck->ndims; i++) put_text(b, "dimension %d: %s = %lld", i, ck->dims[i].name, (long long)ck->dims[i].len);
     for (int i = 0; i < ck->nvars; i++) var_line(ck, i, b);
     att_lines("global", &ck->gatts, b);
@@ -212,4 +212,5 @@ int ckpt_check_overlaps(ferry_ckpt_t ck, const char *what)
 void ckpt_defs_changed(ferry_ckpt_t ck)
 {
     ck->shared = 0;
+    if (ck->kept) ck->kept->valid = 0; /* the blocks may change: the kept types with them */
 }

@@ -57,26 +57,39 @@ static void combine(const ckpt_plan_t *plan, int memory, int *lens, MPI_Aint *di
     MPI_Type_commit(out);
 }
 
-int ckpt_plan_run(ckpt_file_t *f, ckpt_plan_t *plan, int how)
+int ckpt_plan_types(ckpt_plan_t *plan, MPI_Datatype *ftype, MPI_Datatype *mtype)
 {
-    if (plan->count == 0) {
+    qsort(plan->pieces, (size_t)plan->count, sizeof *plan->pieces, by_disp);
+    int *lens = ferry__malloc((size_t)plan->count * sizeof *lens + 1);
+    MPI_Aint *disps = ferry__malloc((size_t)plan->count * sizeof *disps + 1);
+    MPI_Datatype *types = ferry__malloc((size_t)plan->count * sizeof *types + 1);
+    int cls = lens && disps && types ? 0
+                                     : ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory for a transfer of %d pieces", plan->count);
+    if (!cls) {
+        combine(plan, 0, lens, disps, types, ftype);
+        combine(plan, 1, lens, disps, types, mtype);
+    }
+    ferry__free(lens), ferry__free(disps), ferry__free(types);
+    return cls;
+}
+
+int ckpt_plan_move(ckpt_file_t *f, MPI_Datatype ftype, MPI_Datatype mtype, int how)
+{
+    if (ftype == MPI_DATATYPE_NULL) { /* nothing of this rank's: it still joins the collective calls */
         int cls = ckpt_io_check(f, f->io->set_view(f, MPI_BYTE, f->datarep), "set_view");
         return cls ? cls : ckpt_io_transfer(f, how, NULL, 0, MPI_BYTE);
     }
-    qsort(plan->pieces, (size_t)plan->count, sizeof *plan->pieces, by_disp);
-    int *lens = ferry__malloc((size_t)plan->count * sizeof *lens);
-    MPI_Aint *disps = ferry__malloc((size_t)plan->count * sizeof *disps);
-    MPI_Datatype *types = ferry__malloc((size_t)plan->count * sizeof *types), ftype, mtype;
-    if (!lens || !disps || !types) {
-        ferry__free(lens), ferry__free(disps), ferry__free(types);
-        return ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory for a transfer of %d pieces", plan->count);
-    }
-    combine(plan, 0, lens, disps, types, &ftype);
-    combine(plan, 1, lens, disps, types, &mtype);
-    ferry__free(lens), ferry__free(disps), ferry__free(types);
     int cls = ckpt_io_check(f, f->io->set_view(f, ftype, f->datarep), "set_view");
-    if (!cls) cls = ckpt_io_transfer(f, how, MPI_BOTTOM, 1, mtype);
-    MPI_Type_free(&ftype);
-    MPI_Type_free(&mtype);
+    return cls ? cls : ckpt_io_transfer(f, how, MPI_BOTTOM, 1, mtype);
+}
+
+int ckpt_plan_run(ckpt_file_t *f, ckpt_plan_t *plan, int how)
+{
+    MPI_Datatype ftype = MPI_DATATYPE_NULL, mtype = MPI_DATATYPE_NULL;
+    int cls = plan->count ? ckpt_plan_types(plan, &ftype, &mtype) : 0;
+    int moved = ckpt_plan_move(f, ftype, mtype, how); /* joined even after a failure: ftype is then null */
+    cls = cls ? cls : moved;
+    if (ftype != MPI_DATATYPE_NULL) MPI_Type_free(&ftype);
+    if (mtype != MPI_DATATYPE_NULL) MPI_Type_free(&mtype);
     return cls;
 }
