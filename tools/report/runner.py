@@ -152,16 +152,27 @@ class ClusterNodes:
                 return len(line.split("=", 1)[1].strip('"').split())
         return 0
 
+    @staticmethod
+    def _standard(nodes):
+        """Whether the cluster that is up was built as a benchmark wants it (not, say, with a fault suite's
+        small brick): tools/cluster keeps how it was brought up."""
+        try:
+            with open("/run/ferry-cluster/up-args") as f:
+                return f.read().split() == ["--nodes", str(nodes)]
+        except OSError:
+            return True
+
     def have(self, nodes):
         if nodes and self.lock is None:  # one cluster user at a time (tests/cluster/run-cluster-tests.sh too)
             self.lock = open("/run/ferry-cluster.lock", "w")
             fcntl.flock(self.lock, fcntl.LOCK_EX)
             self.nodes = self._current()
-        if nodes and nodes != self.nodes:
+        if nodes and (nodes != self.nodes or not self._standard(nodes)):
             subprocess.run([CLUSTER, "up", "--nodes", str(nodes)], check=True)
+            self.nodes, self.brought_up = nodes, True
+        if nodes:  # also on a cluster someone else left up
             os.makedirs(os.path.join(os.environ.get("FERRY_CLUSTER_MOUNT", "/mnt/ferry-cluster"), "bench"),
                         exist_ok=True)
-            self.nodes, self.brought_up = nodes, True
 
     def done(self):
         if self.brought_up:
