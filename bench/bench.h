@@ -87,6 +87,7 @@ void bench_row_extra(bench_row_t *row, const char *key, double value);
 
 /* The workloads and their option tables. */
 int ferry_bench_btio(int argc, char **argv);
+int ferry_bench_calls(int argc, char **argv);
 int ferry_bench_ckpt(int argc, char **argv);
 int ferry_bench_contig(int argc, char **argv);
 int ferry_bench_container(int argc, char **argv);
@@ -103,7 +104,7 @@ int ferry_bench_types(int argc, char **argv);
 int ferry_bench_views(int argc, char **argv);
 int ferry_bench_ylib(int argc, char **argv);
 extern const cli_spec_t bench_btio_spec, bench_ckpt_spec, bench_container_spec, bench_contig_spec, bench_discontig_spec,
-    bench_hints_spec, bench_mar_spec, bench_noncontig_spec, bench_open_spec, bench_overlap_spec, bench_partition_spec,
+    bench_hints_spec, bench_calls_spec, bench_mar_spec, bench_noncontig_spec, bench_open_spec, bench_overlap_spec, bench_partition_spec,
     bench_scale_spec, bench_tune_spec, bench_types_spec, bench_views_spec, bench_ylib_spec;
 
 /* Helpers (bench_util.c). */

@@ -20,6 +20,7 @@ static const struct {
     const cli_spec_t *spec;
 } workloads[] = {
     {"btio", ferry_bench_btio, NULL, &bench_btio_spec},
+    {"calls", ferry_bench_calls, NULL, &bench_calls_spec},
     {"ckpt", ferry_bench_ckpt, NULL, &bench_ckpt_spec},
     {"container", ferry_bench_container, NULL, &bench_container_spec},
     {"contig", ferry_bench_contig, NULL, &bench_contig_spec},

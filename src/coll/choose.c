@@ -12,6 +12,9 @@
  *                uses stripe_group when the file is striped over several
  *                targets, even otherwise.
  *
+ * CALL and BYTE are the file system's (its layout: a local kernel call and
+ * copy, or a network client's round trip and transfer, fs.h).
+ *
  *   independent = the slowest node, whose ranks share its cores (rank 0's
  *                 count), each rank costing: contiguous data: CALL + bytes
  *                 * BYTE; otherwise data sieving over its span, twice the
@@ -29,8 +32,6 @@
 #include "coll/coll_int.h"
 #include "datarep/datarep.h"
 
-static const double CALL = FERRY_COLL_CALL;
-static const double BYTE = FERRY_COLL_BYTE;
 static const double SHIP = 0.6e-9;  /* seconds per byte packed, sent and unpacked */
 static const double STEP = 20e-6;   /* seconds per two-phase step (messages and their waits) */
 
@@ -93,9 +94,10 @@ static int count_below(const MPI_Offset *sorted, int n, MPI_Offset x, int below_
 static double rank_cost(ferry_File fh, int write, const ferry__coll_rank_t *me, const cost_room_t *room)
 {
     MPI_Offset window = write ? fh->hints.ind_wr_buffer_size : fh->hints.ind_rd_buffer_size;
-    double span = (double)(me->hi - me->lo);
-    if (me->bytes == me->hi - me->lo) return CALL + span * BYTE;
-    double cost = (span / (double)window + 1) * CALL + span * BYTE * (write ? 2 : 1);
+    double span = (double)(me->hi - me->lo), call = ferry__coll_call_cost(&fh->layout);
+    double byte = ferry__coll_byte_cost(&fh->layout);
+    if (me->bytes == me->hi - me->lo) return call + span * byte;
+    double cost = (span / (double)window + 1) * call + span * byte * (write ? 2 : 1);
     /* Ranges that start below my end, less those that end at or below my start (nonempty ranges). */
     int overlapping = count_below(room->los, room->n, me->hi, 0) - count_below(room->his, room->n, me->lo, 1);
     return write ? cost * overlapping : cost;
@@ -132,7 +134,7 @@ static double two_phase_cost(ferry_File fh, int write, const ferry__coll_rank_t 
 {
     double total = 0, extent = (double)(d->hi - d->lo), naggs = d->naggs;
     for (int r = 0; r < fh->nprocs; r++) total += (double)ranks[r].bytes;
-    double io = extent / naggs * BYTE * (write && total < extent ? 2 : 1);
+    double io = extent / naggs * ferry__coll_byte_cost(&fh->layout) * (write && total < extent ? 2 : 1);
     return total / naggs * SHIP + io + (double)d->steps * STEP;
 }
 

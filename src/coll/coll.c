@@ -130,12 +130,19 @@ void ferry__coll_fill_regular(ferry_File fh, ferry__coll_rank_t *me)
     }
 }
 
-static int goes_early(const ferry__request_t *req, const ferry__coll_rank_t *me)
+/* A contiguous range goes early when shipping could at most halve its
+ * cost: once its bytes take as long as the file system's fixed cost of a
+ * call (about 30 KB locally, 80 KB through a network client, fs.h), or it
+ * fills cb_buffer_size. The call then needs one collective, which both
+ * decides and agrees, instead of two. */
+int ferry__coll_goes_early(ferry_File fh, int write, const ferry__coll_rank_t *me)
 {
-    const ferry__coll_hints_t *h = &req->fh->coll->hints;
-    int write = req->call->write;
+    const ferry__coll_hints_t *h = &fh->coll->hints;
     if (h->strategy != FERRY_CB_AUTO || (write ? h->cb_write : h->cb_read) == FERRY_HINT_ENABLE) return 0;
-    return me->cls == 0 && me->bytes > 0 && me->bytes == me->hi - me->lo && me->bytes >= h->buffer_size;
+    const ferry__fs_layout_t *layout = &fh->layout;
+    double crossover = ferry__coll_call_cost(layout) / ferry__coll_byte_cost(layout);
+    MPI_Offset enough = crossover < (double)h->buffer_size ? (MPI_Offset)crossover : h->buffer_size;
+    return me->cls == 0 && me->bytes > 0 && me->bytes == me->hi - me->lo && me->bytes >= enough;
 }
 
 static int anyone_has_bytes(const ferry_File fh)
@@ -183,7 +190,7 @@ static int inputs(ferry__request_t *req, ferry__coll_rank_t *me)
     req->ctx->stats->coll_calls++;
     int rc = describe_me(req, me);
     if (rc) me->cls = rc;
-    if (goes_early(req, me)) transfer_early(req, me);
+    if (ferry__coll_goes_early(fh, req->call->write, me)) transfer_early(req, me);
     int regular = 0;
     if (summarize(req, me, &regular) != 0) return MPI_ERR_OTHER; /* the agreement names the failing rank */
     if (!regular) return gather_inputs(req, me);
@@ -203,7 +210,7 @@ int ferry__coll_transfer(ferry__request_t *req)
     int rc = inputs(req, &me);
     if (rc == 0 && !anyone_has_bytes(fh)) {
         /* The same words on every rank: none knows which others went early. */
-        say(req, "independent (nothing to ship: contiguous ranges moved early, or no data)");
+        say(req, FERRY_COLL_NOTHING_LEFT);
         return 0;
     }
     req->ctx->stats->coll_meta_bytes += AGREEMENT_BYTES;

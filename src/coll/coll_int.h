@@ -28,10 +28,19 @@
 #include "datatype/datatype.h"
 #include "view/view.h"
 
-/* The cost model's constants (those of indep/cost.c): seconds per
- * file-system call and per byte the kernel copies. */
+/* The cost model's file-system costs: the layout's (fs.h: a local file
+ * system's kernel call and copy, or a network client's round trips), these
+ * where the layout has none (the scaling model's forged files). */
 static const double FERRY_COLL_CALL = 3.0e-6;
 static const double FERRY_COLL_BYTE = 0.1e-9;
+static inline double ferry__coll_call_cost(const ferry__fs_layout_t *l)
+{
+    return l->call_seconds > 0 ? l->call_seconds : FERRY_COLL_CALL;
+}
+static inline double ferry__coll_byte_cost(const ferry__fs_layout_t *l)
+{
+    return l->byte_seconds > 0 ? l->byte_seconds : FERRY_COLL_BYTE;
+}
 
 /* What each rank brings to one call, known to every rank after the allgather. */
 typedef struct ferry__coll_rank {
@@ -143,6 +152,14 @@ int ferry__coll_state_update(ferry_File fh, MPI_Comm comm, int hints_changed);
  * every rank computes the same. A rank whose range cannot be computed
  * fails the call here, on every rank alike (me->cls). */
 void ferry__coll_fill_regular(ferry_File fh, ferry__coll_rank_t *me);
+
+/* coll.c: whether a rank's part moves before the call's first collective
+ * (one contiguous range, long enough that shipping could at most halve its
+ * cost, or filling cb_buffer_size): the call then needs only that
+ * collective when every rank's does. The model (model.c) applies the same
+ * rule. */
+int ferry__coll_goes_early(ferry_File fh, int write, const ferry__coll_rank_t *me);
+#define FERRY_COLL_NOTHING_LEFT "independent (nothing to ship: contiguous ranges moved early, or no data)"
 
 /* state.c, the view cache's local steps (the scaling model runs them for
  * virtual ranks too): take the shape index's scratch before what ranks say

@@ -141,15 +141,32 @@ static int summary_regular(const ferry__coll_state_t *s, int nprocs)
     return ferry__coll_summary_regular(all);
 }
 
+/* Ranks whose part moves before the summary (coll.c's rule) have nothing
+ * left in it; 1 when no rank has. */
+static int move_early(ferry__coll_model_t *m, ferry_File f)
+{
+    int left = 0;
+    for (int r = 0; r < m->nprocs; r++) {
+        ferry__coll_rank_t *rank = &f->coll->ranks[r];
+        if (ferry__coll_goes_early(f, m->write, rank)) rank->bytes = rank->lo = rank->hi = 0;
+        left |= rank->bytes > 0;
+    }
+    return !left;
+}
+
 /* The call's inputs as every rank learns them: a regular call's from the
- * cached views, filled from the first rank with bytes (every rank's window). */
-static int call_inputs(ferry__coll_model_t *m, ferry_File f)
+ * cached views, filled from the first rank with bytes (every rank's window).
+ * *done: every part moved early, the call ends after its summary. */
+static int call_inputs(ferry__coll_model_t *m, ferry_File f, int *done)
 {
     ferry__coll_state_t *s = f->coll;
+    *done = move_early(m, f);
     m->out.regular = summary_regular(s, m->nprocs);
     enum { SUMMARY = FERRY_COLL_SUMMARY_WORDS * 8, AGREEMENT = 16, WORDS = (int)sizeof(ferry__coll_rank_t) };
-    m->out.meta_sent = SUMMARY + AGREEMENT + (m->out.regular ? 0 : WORDS);
-    m->out.meta_recv = SUMMARY + AGREEMENT + (m->out.regular ? 0 : (MPI_Offset)WORDS * m->nprocs);
+    int agreement = *done ? 0 : AGREEMENT;
+    m->out.meta_sent = SUMMARY + agreement + (m->out.regular ? 0 : WORDS);
+    m->out.meta_recv = SUMMARY + agreement + (m->out.regular ? 0 : (MPI_Offset)WORDS * m->nprocs);
+    if (*done) snprintf(m->out.strategy, sizeof m->out.strategy, "%s", FERRY_COLL_NOTHING_LEFT);
     const ferry__coll_rank_t *first = NULL;
     for (int r = 0; !first && r < m->nprocs; r++) first = s->ranks[r].bytes > 0 ? &s->ranks[r] : NULL;
     if (!m->out.regular || !first) return 0;
@@ -207,8 +224,9 @@ int ferry__coll_model_run(ferry__coll_model_t *m)
         m->out.state_bytes = ferry__coll_state_bytes(f->coll, m->nprocs);
     }
     double start = cpu_clock();
-    if (rc == 0) rc = call_inputs(m, f);
-    if (rc == 0) rc = plan_call(m, f);
+    int done = 0;
+    if (rc == 0) rc = call_inputs(m, f, &done);
+    if (rc == 0 && !done) rc = plan_call(m, f);
     m->out.call_seconds = cpu_clock() - start;
     ferry__coll_release(f);
     ferry__free(f);

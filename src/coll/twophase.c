@@ -259,9 +259,10 @@ static int choose_holes_way(exchange_t *x, const step_t *st)
     w->way = WRITE_PIECES;
     if (!x->fh->readable || atomic_load(&x->fh->locks_refused)) return 0;
     MPI_Offset span = w->last - w->first, below_eof = x->eof > w->first ? x->eof - w->first : 0;
-    double patch = 2 * FERRY_COLL_CALL + (double)((below_eof < span ? below_eof : span) + span) * FERRY_COLL_BYTE;
-    double spare = patch - (double)w->total * FERRY_COLL_BYTE;
-    MPI_Offset most = spare > 0 ? (MPI_Offset)(spare / FERRY_COLL_CALL) : 0, pieces = 0;
+    double call = ferry__coll_call_cost(&x->fh->layout), byte = ferry__coll_byte_cost(&x->fh->layout);
+    double patch = 2 * call + (double)((below_eof < span ? below_eof : span) + span) * byte;
+    double spare = patch - (double)w->total * byte;
+    MPI_Offset most = spare > 0 ? (MPI_Offset)(spare / call) : 0, pieces = 0;
     FERRY_TRY(walk_pieces(x, st, most, 0, &pieces));
     if (pieces > most) w->way = WRITE_PATCHED;
     return 0;

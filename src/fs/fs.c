@@ -16,13 +16,16 @@ const ferry__fs_ops_t *ferry__fs_driver_for(const char *path)
     return &ferry__fs_posix;
 }
 
-int ferry__fs_open(const char *path, int flags, ferry__fs_file_t **file)
+int ferry__fs_open(const char *name, int flags, ferry__fs_file_t **file)
 {
-    FERRY_TRY(ferry__fs_driver_for(path)->open(path, flags, file));
+    ferry__fs_name_t resolved;
+    FERRY_TRY(ferry__fs_resolve(name, "open", &resolved));
+    FERRY_TRY(ferry__fs_driver_for(resolved.path)->open(resolved.path, flags, file));
+    (*file)->kind = resolved.kind;
     if (((*file)->ranges = ferry__fs_ranges_create())) return 0;
     (*file)->ops->close(*file);
     *file = NULL;
-    return ferry__error_set(MPI_ERR_NO_MEM, "ferry: open '%s': out of memory", path);
+    return ferry__error_set(MPI_ERR_NO_MEM, "ferry: open '%s': out of memory", name);
 }
 
 int ferry__fs_close(ferry__fs_file_t *file)
@@ -66,9 +69,11 @@ int ferry__fs_layout_report(const ferry__fs_layout_t *layout, MPI_Info info)
     return rc == MPI_SUCCESS ? 0 : MPI_ERR_INFO;
 }
 
-int ferry__fs_remove(const char *path)
+int ferry__fs_remove(const char *name)
 {
-    return ferry__fs_driver_for(path)->remove(path);
+    ferry__fs_name_t resolved;
+    FERRY_TRY(ferry__fs_resolve(name, "delete", &resolved));
+    return ferry__fs_driver_for(resolved.path)->remove(resolved.path);
 }
 
 int ferry__fs_errno_class(int err)

@@ -29,16 +29,42 @@ typedef struct ferry__fs_layout {
     int stripe_count;       /* storage targets, 1 when unstriped */
     int memory_backed;      /* pages live in memory only (tmpfs): reading ahead gains nothing */
     int client_caches;      /* a network client's page cache, dropped at sync and after locks (coherence.c) */
+    /* What a transfer costs here, for the cost models (coll/choose.c): seconds per file-system
+     * call, per byte moved, per byte-range lock and unlock; 0 where unknown (the callers' defaults). */
+    double call_seconds, byte_seconds, lock_seconds;
     char kind[64];          /* what the file system is, for get_info's ferry_fs_layout */
 } ferry__fs_layout_t;
 
 typedef struct ferry__fs_ops ferry__fs_ops_t;
+
+/* Which layout code serves a file: what its name's prefix chose (names.c). */
+enum {
+    FERRY_FS_KIND_AUTO = 0,   /* no prefix: asked of the file system (statfs) */
+    FERRY_FS_KIND_UNIX = 1,   /* "ufs:", "nfs:", ...: block size, one storage target */
+    FERRY_FS_KIND_LUSTRE = 2, /* "lustre:": the Lustre layout, whatever statfs says */
+};
+
+/* A file name as ROMIO's users write it, resolved. */
+typedef struct ferry__fs_name {
+    const char *path; /* borrowed from the name: after its prefix, if any */
+    int kind;         /* FERRY_FS_KIND_* */
+} ferry__fs_name_t;
+
+/* Splits a known file-system prefix off name ("lustre:/scratch/f") and
+ * says which layout code it chose (names.c has the rules and the list).
+ * Returns 0; MPI_ERR_NO_SUCH_FILE for "word:/..." where word is no prefix
+ * ferry knows and no directory "word:" exists; MPI_ERR_IO for a prefix of
+ * a file system ferry cannot reach through POSIX paths (daos:, ime:,
+ * quobyte:); MPI_ERR_BAD_FILE for a prefix alone. `op` names the call in
+ * the message. Not collective. */
+int ferry__fs_resolve(const char *name, const char *op, ferry__fs_name_t *out);
 
 /* Drivers embed this as their first member. */
 typedef struct ferry__fs_file {
     const ferry__fs_ops_t *ops;
     char *path;                      /* owned, for messages */
     struct ferry__fs_ranges *ranges; /* ranges locked by this process's threads (ranges.c), set by ferry__fs_open */
+    int kind;                        /* FERRY_FS_KIND_*, set by ferry__fs_open from the name's prefix */
 } ferry__fs_file_t;
 
 struct ferry__fs_ops {
@@ -85,10 +111,12 @@ int ferry__fs_layout_report(const ferry__fs_layout_t *layout, MPI_Info info);
 /* The driver for a path (POSIX for now). Borrowed, static. */
 const ferry__fs_ops_t *ferry__fs_driver_for(const char *path);
 
-/* Opens path with the driver for it; *file is owned, freed by ferry__fs_close. */
-int ferry__fs_open(const char *path, int flags, ferry__fs_file_t **file);
+/* Opens the file `name` (a path, or a prefix and a path: ferry__fs_resolve)
+ * with the driver for it; *file is owned, freed by ferry__fs_close. */
+int ferry__fs_open(const char *name, int flags, ferry__fs_file_t **file);
 int ferry__fs_close(ferry__fs_file_t *file);
-int ferry__fs_remove(const char *path);
+/* Removes the file `name` (prefixes as in ferry__fs_open). */
+int ferry__fs_remove(const char *name);
 
 /* Transfers through the driver, counted into stats (NULL: not counted): the
  * caller names the counters, so a background request counts into its own. */

@@ -62,9 +62,10 @@ void ferry__fs_ranges_give(ferry__fs_ranges_t *ranges, MPI_Offset offset, MPI_Of
 int ferry__fs_client_caches(int fd);
 void ferry__fs_drop_cached(int fd, MPI_Offset offset, MPI_Offset len);
 
-/* layouts.c: refines a layout from what Lustre (its ioctl) or a GlusterFS
- * client (its .meta graph) says about the file; unchanged otherwise. */
-void ferry__fs_network_layout(int fd, const char *path, ferry__fs_layout_t *layout);
+/* layouts.c: refines a layout from what Lustre (its ioctl: on Lustre, or
+ * always for FERRY_FS_KIND_LUSTRE, a "lustre:" name) or a GlusterFS client
+ * (its .meta graph) says about the file; unchanged otherwise. */
+void ferry__fs_network_layout(int fd, const char *path, int kind, ferry__fs_layout_t *layout);
 
 /* Recomputes ferry__posix_syscalls and ferry__posix_below_trace. */
 void ferry__fs_layers_rebuild(int fault_armed);

@@ -139,12 +139,12 @@ static void gluster_layout(const char *mount, const char *volume, ferry__fs_layo
     }
 }
 
-void ferry__fs_network_layout(int fd, const char *path, ferry__fs_layout_t *layout)
+void ferry__fs_network_layout(int fd, const char *path, int kind, ferry__fs_layout_t *layout)
 {
     struct statfs fs;
-    if (fstatfs(fd, &fs) != 0) return;
-    if ((uint32_t)fs.f_type == LUSTRE_MAGIC) lustre_layout(fd, layout);
-    if ((uint32_t)fs.f_type != FUSE_MAGIC) return;
+    int have_fs = fstatfs(fd, &fs) == 0;
+    if (kind == FERRY_FS_KIND_LUSTRE || (have_fs && (uint32_t)fs.f_type == LUSTRE_MAGIC)) lustre_layout(fd, layout);
+    if (!have_fs || (uint32_t)fs.f_type != FUSE_MAGIC) return;
     char real[PATH_MAX], mount[PATH_MAX], volume[256];
     if (realpath(path, real) && gluster_mount_of(real, mount, sizeof mount, volume, sizeof volume))
         gluster_layout(mount, volume, layout);

@@ -4,9 +4,12 @@
  * hints_table.c lists each hint's name, type, default, bounds and consumer.
  * Parsing, validation, the get_info report and docs/hints.md (printed by
  * `ferry-bench hints`) all derive from that table. A value that fails
- * validation is rejected: the default stays in force and the rejection is
- * reported by get_info under "ferry_hints_rejected". Unknown keys are
- * ignored, as MPI-3.1 13.2.8 requires.
+ * validation is rejected: the previous value stays in force and the
+ * rejection is reported by get_info under "ferry_hints_rejected" until a
+ * later valid value of that key replaces it. Keys ferry does not know have
+ * no effect (MPI-3.1 13.2.8); get_info echoes them with the value last
+ * given, as ROMIO echoes the hints it knows (romio_no_indep_rw, ...), and
+ * names them under "ferry_hints_ignored".
  */
 #ifndef FERRY_HINTS_H
 #define FERRY_HINTS_H
@@ -16,7 +19,7 @@
 
 #include <mpi.h>
 
-enum { FERRY_HINTS_REJECTED_MAX = 512 };
+enum { FERRY_HINTS_REJECTED_MAX = 512, FERRY_HINTS_ECHOED_MAX = 4096 };
 
 /* romio_ds_read / romio_ds_write */
 typedef enum { FERRY_HINT_AUTOMATIC = 0, FERRY_HINT_ENABLE = 1, FERRY_HINT_DISABLE = 2 } ferry__hint_switch_t;
@@ -64,20 +67,36 @@ typedef struct ferry__hints {
     MPI_Offset cb_group_size;      /* storage targets per aggregator in stripe_group */
     MPI_Offset view_cache_limit;   /* bytes a rank may spend on coll/'s view cache */
     int cb_shm; /* ferry_cb_shm: two-phase shipping through node-shared memory, ferry__hint_switch_t */
+    /* Values refused, one "key=value (reason)" line per key ('\n'-terminated);
+     * get_info joins them with "; ". */
     char rejected[FERRY_HINTS_REJECTED_MAX];
+    /* Keys ferry does not act on and their values, as "key\0value\0" pairs
+     * in the order given; echoed_used bytes are in use. */
+    char echoed[FERRY_HINTS_ECHOED_MAX];
+    int echoed_used;
+    uint64_t given; /* a bit per hint of the table that a program, hints file or set_info gave */
 } ferry__hints_t;
 
 void ferry__hints_defaults(ferry__hints_t *hints);
 
-/* Applies the keys of info (may be MPI_INFO_NULL) on top of *hints.
- * Never fails: bad values are recorded in hints->rejected. */
+/* The defaults that differ on a network file system's client (a round trip
+ * per call, and collective steps that cross nodes): cb_buffer_size 16 MiB
+ * instead of 1 MiB (the windows of two-phase I/O; on tools/cluster's
+ * GlusterFS, BTIO's write_all ran 2.5x faster with it), unless it was given. */
+void ferry__hints_fit_network(ferry__hints_t *hints);
+
+/* Applies the keys of info (may be MPI_INFO_NULL) on top of *hints: known
+ * keys set their hint, unknown ones are kept for the echo. Never fails: bad
+ * values are recorded in hints->rejected, where earlier rejections of other
+ * keys stay. */
 void ferry__hints_apply(ferry__hints_t *hints, MPI_Info info);
 
 /* Applies the system hints files named by the environment variables
  * ROMIO_HINTS (sites' existing ROMIO files) and FERRY_HINTS, each of
- * "key value" lines and '#' comments, if set; FERRY_HINTS wins a key both
- * set. Called before the user's hints so that those win. An unreadable file
- * is noted in rejected. */
+ * "key value" lines and '#' comments, if set. Within a file the first line
+ * of a key wins (as ROMIO reads its file); FERRY_HINTS wins a key both files
+ * set. Called before the user's hints so that those win (ROMIO too lets the
+ * program override its file). An unreadable file is noted in rejected. */
 void ferry__hints_apply_system(ferry__hints_t *hints);
 
 /* A fingerprint of the hints that change the collective path (cb_*,
@@ -85,7 +104,8 @@ void ferry__hints_apply_system(ferry__hints_t *hints);
  * across ranks. */
 uint64_t ferry__hints_collective_fingerprint(const ferry__hints_t *hints);
 
-/* Writes every hint's effective value into info (a fresh MPI_Info). */
+/* Writes every hint's effective value into info (a fresh MPI_Info), the
+ * echoed keys, and the notes ferry_hints_rejected and ferry_hints_ignored. */
 int ferry__hints_report(const ferry__hints_t *hints, MPI_Info info);
 
 /* Prints the hint table as a Markdown table. */

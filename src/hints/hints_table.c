@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hints/hints.h"
+#include "hints/hints_int.h"
 
 /* HINT_SIZE: a byte count in an MPI_Offset field, within [min, max]; k/m/g suffixes.
  * HINT_COUNT: a number of things (aggregators, storage targets) in an MPI_Offset
@@ -44,11 +44,13 @@ static const hint_spec_t hint_table[] = {
      "data sieving for noncontiguous reads: automatic chooses per batch by the cost model (docs/indep.md)"},
     {"romio_ds_write", HINT_SWITCH, FIELD(ds_write), FERRY_HINT_AUTOMATIC, 0, 0, switch_words, "indep",
      "data sieving for noncontiguous writes (writes lock their byte range either way: docs/indep.md)"},
-    {"ind_rd_buffer_size", HINT_SIZE, FIELD(ind_rd_buffer_size), 1 << 20, 4096, 1 << 30, NULL, "indep",
+    {"ind_rd_buffer_size", HINT_SIZE, FIELD(ind_rd_buffer_size), 1 << 20, 1, 1 << 30, NULL, "indep",
      "bytes per data sieving read window; 1 MiB stays in a core's cache between the kernel's copy into it and "
-     "the copy out (ROMIO's 4 MiB measured 10-20% slower on tmpfs, docs/benchmarks-noncontig.md)"},
-    {"ind_wr_buffer_size", HINT_SIZE, FIELD(ind_wr_buffer_size), 1 << 20, 4096, 1 << 30, NULL, "indep",
-     "bytes per data sieving write window (read, patched and written back under a byte-range lock)"},
+     "the copy out (ROMIO's 4 MiB measured 10-20% slower on tmpfs, docs/benchmarks-noncontig.md); any positive "
+     "size is taken, as ROMIO takes it (its test syshints sets 49), though windows below a page make sieving slow"},
+    {"ind_wr_buffer_size", HINT_SIZE, FIELD(ind_wr_buffer_size), 1 << 20, 1, 1 << 30, NULL, "indep",
+     "bytes per data sieving write window (read, patched and written back under a byte-range lock); any positive "
+     "size, as for ind_rd_buffer_size"},
     {"access_style", HINT_WORDS, FIELD(access_style), 0, 0, 0, access_words, "indep",
      "how the file will be accessed; random enables guided prefetching of noncontiguous reads"},
     {"ferry_develop", HINT_SWITCH, FIELD(develop), 0, 0, 0, bool_words, "mpiio",
@@ -63,7 +65,8 @@ static const hint_spec_t hint_table[] = {
     {"cb_buffer_size", HINT_SIZE, FIELD(cb_buffer_size), 1 << 20, 8192, 1 << 30, NULL, "coll",
      "bytes an aggregator uses per collective call: a third for the file window, a third for each of the two "
      "steps in flight (the data it receives or sends); 1 MiB keeps a window in cache and lets the kernel read "
-     "ahead of cold reads (docs/coll.md)"},
+     "ahead of cold reads (docs/coll.md); 16 MiB by default on a network file system's client, where every step "
+     "crosses nodes and every call the network (docs/cluster.md)"},
     {"cb_nodes", HINT_COUNT, FIELD(cb_nodes), 0, 0, 1 << 24, NULL, "coll",
      "aggregators of collective calls (at most the ranks allowed by cb_config_list); 0: per node, one per third of "
      "cb_buffer_size of the call's data, at most the node's ranks (docs/coll.md)"},
@@ -100,6 +103,8 @@ static const hint_spec_t hint_table[] = {
 };
 #undef FIELD
 enum { TABLE_LENGTH = sizeof hint_table / sizeof hint_table[0] };
+enum { NETWORK_CB_BUFFER_SIZE = 16 << 20 };
+_Static_assert(TABLE_LENGTH <= 64, "ferry__hints_t.given has a bit per hint");
 
 static MPI_Offset *size_field(ferry__hints_t *hints, const hint_spec_t *spec)
 {
@@ -190,61 +195,102 @@ static int parse_count(const char *text, MPI_Offset *value)
 
 static void reject(ferry__hints_t *hints, const char *key, const char *value, const char *why)
 {
-    size_t used = strlen(hints->rejected);
-    if (used + 1 >= sizeof hints->rejected) return;
-    snprintf(hints->rejected + used, sizeof hints->rejected - used, "%s%s=%.64s (%s)", used ? "; " : "", key, value,
-             why);
+    ferry__hints_note_rejected(hints, key, value, why);
 }
 
-static void apply_one(ferry__hints_t *hints, const hint_spec_t *spec, const char *value)
+/* A byte size or a count within the spec's bounds; 1 when taken. */
+static int take_size(ferry__hints_t *hints, const hint_spec_t *spec, const char *value)
 {
-    if (spec->type == HINT_READ_ONLY) {
-        reject(hints, spec->name, value, "read-only");
-        return;
-    }
-    if (spec->type == HINT_SWITCH) {
-        int index = word_index(spec->words, value, strlen(value));
-        if (index < 0) reject(hints, spec->name, value, "not one of the allowed words");
-        else *int_field(hints, spec) = index;
-        return;
-    }
-    if (spec->type == HINT_WORDS) {
-        int bits;
-        if (parse_words(spec->words, value, &bits) != 0) reject(hints, spec->name, value, "unknown word");
-        else *int_field(hints, spec) = bits;
-        return;
-    }
-    if (spec->type == HINT_PER_NODE) {
-        MPI_Offset n = 0;
-        if (strcmp(value, "*:*") == 0) *int_field(hints, spec) = 0;
-        else if (strncmp(value, "*:", 2) == 0 && parse_count(value + 2, &n) == 0 && n >= 1 && n <= spec->max_value)
-            *int_field(hints, spec) = (int)n;
-        else reject(hints, spec->name, value, "only \"*:N\" and \"*:*\" are supported");
-        return;
-    }
     MPI_Offset parsed;
     int count = spec->type == HINT_COUNT;
     if ((count ? parse_count(value, &parsed) : parse_size(value, &parsed)) != 0) {
         reject(hints, spec->name, value, count ? "not a count (decimal digits)" : "not a byte count");
-    } else if (parsed < spec->min_value || parsed > spec->max_value) {
+        return 0;
+    }
+    if (parsed < spec->min_value || parsed > spec->max_value) {
         char why[96];
         snprintf(why, sizeof why, "outside [%" PRId64 ", %" PRId64 "]", (int64_t)spec->min_value,
                  (int64_t)spec->max_value);
         reject(hints, spec->name, value, why);
-    } else {
-        *size_field(hints, spec) = parsed;
+        return 0;
     }
+    *size_field(hints, spec) = parsed;
+    return 1;
+}
+
+/* Sets the hint of spec from value, or notes why not; returns 1 when taken. */
+static int take_value(ferry__hints_t *hints, const hint_spec_t *spec, const char *value)
+{
+    const char *why = NULL;
+    if (spec->type == HINT_READ_ONLY) {
+        why = "read-only";
+    } else if (spec->type == HINT_SWITCH) {
+        int index = word_index(spec->words, value, strlen(value));
+        if (index < 0) why = "not one of the allowed words";
+        else *int_field(hints, spec) = index;
+    } else if (spec->type == HINT_WORDS) {
+        int bits;
+        if (parse_words(spec->words, value, &bits) != 0) why = "unknown word";
+        else *int_field(hints, spec) = bits;
+    } else if (spec->type == HINT_PER_NODE) {
+        MPI_Offset n = 0;
+        if (strcmp(value, "*:*") == 0) *int_field(hints, spec) = 0;
+        else if (strncmp(value, "*:", 2) == 0 && parse_count(value + 2, &n) == 0 && n >= 1 && n <= spec->max_value)
+            *int_field(hints, spec) = (int)n;
+        else why = "only \"*:N\" and \"*:*\" are supported";
+    } else {
+        return take_size(hints, spec, value);
+    }
+    if (why) reject(hints, spec->name, value, why);
+    return why == NULL;
+}
+
+static void apply_one(ferry__hints_t *hints, const hint_spec_t *spec, const char *value)
+{
+    if (!take_value(hints, spec, value)) return;
+    ferry__hints_forget_rejected(hints, spec->name);
+    hints->given |= (uint64_t)1 << (spec - hint_table);
+}
+
+
+static const hint_spec_t *find_spec(const char *key)
+{
+    for (int i = 0; i < TABLE_LENGTH; i++)
+        if (strcmp(hint_table[i].name, key) == 0) return &hint_table[i];
+    return NULL;
+}
+
+/* What the program, a hints file or set_info left at the table's default
+ * is the file system's to choose; 16 MiB is ROMIO's default too. */
+void ferry__hints_fit_network(ferry__hints_t *hints)
+{
+    const hint_spec_t *spec = find_spec("cb_buffer_size");
+    if (!(hints->given & ((uint64_t)1 << (spec - hint_table)))) hints->cb_buffer_size = NETWORK_CB_BUFFER_SIZE;
+}
+
+/* A key the table does not know: ferry's own reports (a program may pass
+ * back what get_info gave it) are skipped, another ferry_ key is a typo
+ * worth a note, anything else is echoed. */
+static void keep_unknown(ferry__hints_t *hints, const char *key, const char *value)
+{
+    if (strncmp(key, "ferry_stats_", 12) == 0 || strncmp(key, "ferry_hints_", 12) == 0) return;
+    if (strncmp(key, "ferry_", 6) == 0) reject(hints, key, value, "not a ferry hint");
+    else ferry__hints_echo(hints, key, value);
 }
 
 void ferry__hints_apply(ferry__hints_t *hints, MPI_Info info)
 {
-    if (info == MPI_INFO_NULL) return;
-    hints->rejected[0] = '\0';
-    char value[MPI_MAX_INFO_VAL + 1];
-    for (int i = 0; i < TABLE_LENGTH; i++) {
+    int nkeys = 0;
+    if (info == MPI_INFO_NULL || MPI_Info_get_nkeys(info, &nkeys) != MPI_SUCCESS) return;
+    char key[MPI_MAX_INFO_KEY + 1], value[MPI_MAX_INFO_VAL + 1];
+    for (int i = 0; i < nkeys; i++) {
         int flag = 0;
-        MPI_Info_get(info, (char *)hint_table[i].name, MPI_MAX_INFO_VAL, value, &flag);
-        if (flag) apply_one(hints, &hint_table[i], value);
+        if (MPI_Info_get_nthkey(info, i, key) != MPI_SUCCESS) continue;
+        MPI_Info_get(info, key, MPI_MAX_INFO_VAL, value, &flag);
+        if (!flag) continue;
+        const hint_spec_t *spec = find_spec(key);
+        if (spec) apply_one(hints, spec, value);
+        else keep_unknown(hints, key, value);
     }
 }
 
@@ -269,9 +315,7 @@ int ferry__hints_report(const ferry__hints_t *hints, MPI_Info info)
         if (spec->type == HINT_WORDS && value[0] == '\0') continue; /* no style given */
         if (MPI_Info_set(info, (char *)spec->name, value) != MPI_SUCCESS) return MPI_ERR_INFO;
     }
-    if (hints->rejected[0] && MPI_Info_set(info, "ferry_hints_rejected", (char *)hints->rejected) != MPI_SUCCESS)
-        return MPI_ERR_INFO;
-    return 0;
+    return ferry__hints_report_notes(hints, info);
 }
 
 void ferry__hints_print_table(FILE *out)
@@ -296,7 +340,9 @@ void ferry__hints_print_table(FILE *out)
 }
 
 /* One "key value" line of a system hints file into info; blank lines and
- * '#' comments are skipped. */
+ * '#' comments are skipped, and so are keys or values too long for an
+ * MPI_Info. The first line of a key wins, as in ROMIO's reader
+ * (adio/common/system_hints.c), so a repeated key keeps its first value. */
 static void add_system_line(MPI_Info info, char *line)
 {
     char *key = line + strspn(line, " \t");
@@ -308,36 +354,38 @@ static void add_system_line(MPI_Info info, char *line)
     size_t length = strcspn(value, "\r\n");
     while (length > 0 && (value[length - 1] == ' ' || value[length - 1] == '\t')) length--; /* trailing blanks */
     value[length] = '\0';
-    if (*value) MPI_Info_set(info, key, value);
+    int valuelen = 0, already = 0;
+    if (!*value || strlen(key) >= MPI_MAX_INFO_KEY || length >= MPI_MAX_INFO_VAL) return;
+    MPI_Info_get_valuelen(info, key, &valuelen, &already);
+    if (!already) MPI_Info_set(info, key, value);
 }
 
-/* Adds the lines of the hints file named by environment variable `variable`
- * to info. Returns 0, or -1 when the variable names a file that cannot be read. */
-static int add_system_file(const char *variable, MPI_Info info)
+/* Applies the hints file named by environment variable `variable`, if set;
+ * an unreadable one is noted. */
+static void apply_system_file(ferry__hints_t *hints, const char *variable)
 {
     const char *path = getenv(variable);
-    if (!path || !*path) return 0;
+    if (!path || !*path) return;
     FILE *file = fopen(path, "r");
-    if (!file) return -1;
-    char line[MPI_MAX_INFO_KEY + MPI_MAX_INFO_VAL + 8];
-    while (fgets(line, sizeof line, file)) add_system_line(info, line);
+    if (!file) {
+        reject(hints, variable, path, "cannot read the file");
+        return;
+    }
+    MPI_Info info;
+    if (MPI_Info_create(&info) == MPI_SUCCESS) {
+        char line[MPI_MAX_INFO_KEY + MPI_MAX_INFO_VAL + 8];
+        while (fgets(line, sizeof line, file)) add_system_line(info, line);
+        ferry__hints_apply(hints, info);
+        MPI_Info_free(&info);
+    }
     fclose(file);
-    return 0;
 }
 
 void ferry__hints_apply_system(ferry__hints_t *hints)
 {
     /* ROMIO's file first, so ferry's own wins where both set a key. */
-    static const char *const variables[] = {"ROMIO_HINTS", "FERRY_HINTS"};
-    enum { FILES = sizeof variables / sizeof variables[0] };
-    int unreadable[FILES];
-    MPI_Info info;
-    if (MPI_Info_create(&info) != MPI_SUCCESS) return;
-    for (int i = 0; i < FILES; i++) unreadable[i] = add_system_file(variables[i], info);
-    ferry__hints_apply(hints, info); /* clears the rejections: the unreadable files are noted after it */
-    MPI_Info_free(&info);
-    for (int i = 0; i < FILES; i++)
-        if (unreadable[i]) reject(hints, variables[i], getenv(variables[i]), "cannot read the file");
+    apply_system_file(hints, "ROMIO_HINTS");
+    apply_system_file(hints, "FERRY_HINTS");
 }
 
 uint64_t ferry__hints_collective_fingerprint(const ferry__hints_t *hints)

@@ -78,6 +78,12 @@ int ferry__access_check(ferry__request_t *req);
  * request, on a worker. */
 int ferry__access_move(ferry__request_t *req);
 
+/* overlap.c: the move of a read through a self-overlapping view (view.h),
+ * which only a file opened MPI_MODE_RDONLY can have. This rank's part is
+ * read here; a collective call then takes part in coll/ with nothing to
+ * move, which agrees the outcome. */
+int ferry__access_read_overlapping(ferry__request_t *req);
+
 /* Checks, claims and moves (collective for collective calls), then moves
  * the individual pointer; returns an error class. */
 int ferry__access_transfer(ferry__request_t *req);

@@ -145,6 +145,7 @@ static int open_everywhere(MPI_Comm comm, int local_cls, const char *filename, i
     if (o->fs == NULL) local_cls = open_here(filename, amode, 0, &o->fs, &o->readable);
     /* What the file needs from the file system, checked in the same agreement. */
     if (local_cls == 0) local_cls = ferry__fs_layout(o->fs, &file->layout);
+    if (local_cls == 0 && file->layout.client_caches) ferry__hints_fit_network(&file->hints);
     MPI_Offset end = 0;
     if (local_cls == 0 && (amode & MPI_MODE_APPEND)) local_cls = ferry__fs_size(o->fs, &end);
     if (local_cls == 0) file->position = end;

@@ -55,7 +55,8 @@ int ferry__access_move(ferry__request_t *req)
     /* Through an empty view the arguments are checked, then nothing moves (view.h). */
     if (ferry__view_is_empty(&req->fh->view)) req->count = 0;
     int cls = req->local_cls;
-    if (req->call->collective) cls = ferry__coll_transfer(req);
+    if (req->fh->view.self_overlapping) cls = ferry__access_read_overlapping(req); /* read-only files only */
+    else if (req->call->collective) cls = ferry__coll_transfer(req);
     else if (cls == 0) cls = ferry__indep_transfer(req);
     if (cls == 0) count_transfer(req->ctx->stats, req->call->write, req->done);
     return cls;

@@ -65,7 +65,10 @@ int ferry_File_set_view(ferry_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_
     if (cls == 0) cls = ferry__check_committed(fh, filetype, "filetype", "set_view");
     ferry__view_t next;
     ferry__view_init(&next);
-    if (cls == 0) cls = ferry__view_build(&next, disp, etype, filetype, datarep, fh->filename);
+    /* MPI-3.1 13.3 forbids overlapping etypes and filetypes only where the file can be written. */
+    int read_only = (fh->amode & MPI_MODE_RDONLY) != 0;
+    if (cls == 0 && read_only) cls = ferry__view_build_read_only(&next, disp, etype, filetype, datarep, fh->filename);
+    else if (cls == 0) cls = ferry__view_build(&next, disp, etype, filetype, datarep, fh->filename);
     if (fh->develop) {
         /* MPI-3.1 13.3: datarep and the etype's extent must match on every rank. */
         MPI_Count etype_extent = 0;

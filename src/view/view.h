@@ -29,7 +29,12 @@ typedef struct ferry__view {
                             * byte), so its tiles overlap. layout is then the filetype resized to
                             * its span: equal in the first tile, monotone when tiled; data access
                             * must stay in the first tile (ferry__view_check_access) */
-    MPI_Count tile_end;    /* relative to disp: the end of the first tile's data */
+    int self_overlapping;  /* the filetype touches some file bytes twice (its runs overlap, or its copies do),
+                            * which MPI-3.1 13.3 allows only where the file cannot be written (a view built
+                            * by ferry__view_build_read_only): stream order is not file order, so only
+                            * file_offset, stream_below and the segment cursor apply, not the buffer
+                            * functions, and reads go through mpiio/overlap.c */
+    MPI_Count tile_end;    /* relative to disp: the end of the first tile's data (tiles_overlap, self_overlapping) */
     int contiguous;        /* stream byte r is file byte disp + r */
     const ferry__datarep_t *rep;
 } ferry__view_t;
@@ -48,12 +53,21 @@ void ferry__view_init(ferry__view_t *view);
 /* Frees what the view owns and makes it the default view. */
 void ferry__view_release(ferry__view_t *view);
 
-/* Validates and builds a view into *view (which must own nothing). On
- * failure returns the class (MPI_ERR_TYPE, MPI_ERR_ARG,
- * MPI_ERR_UNSUPPORTED_DATAREP, ...) with a message naming `filename`, and
- * *view owns nothing. */
+/* Validates and builds a view into *view (which must own nothing) for a
+ * file that can be written. On failure returns the class with a message
+ * naming `filename`, and *view owns nothing: MPI_ERR_TYPE for a null or
+ * undecodable etype or filetype; MPI_ERR_IO for types that break the view
+ * rules of MPI-3.1 13.3 (negative or decreasing displacements, overlapping
+ * regions, a filetype not made of whole etypes, an empty etype, a
+ * filetype extent that is not positive: MPICH's class, see view.c);
+ * MPI_ERR_ARG, MPI_ERR_UNSUPPORTED_DATAREP, ... for the other arguments. */
 int ferry__view_build(ferry__view_t *view, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
                       const char *datarep, const char *filename);
+
+/* The same for a file that cannot be written (MPI_MODE_RDONLY): etype and
+ * filetype may overlap themselves (the view is then self_overlapping). */
+int ferry__view_build_read_only(ferry__view_t *view, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                                const char *datarep, const char *filename);
 
 /* Whether stream bytes [skip, skip + len) lie below FERRY_OFFSET_MAX
  * (base/checked.h) in the file: 0, or MPI_ERR_ARG naming the call `op`,
@@ -72,7 +86,8 @@ int ferry__view_check_access(const ferry__view_t *view, MPI_Offset skip, MPI_Cou
 /* File offset of stream byte r (r >= 0); MPI_ERR_ARG past FERRY_OFFSET_MAX. */
 int ferry__view_file_offset(const ferry__view_t *view, MPI_Offset r, MPI_Offset *offset);
 
-/* How many stream bytes lie in file bytes below `end`. */
+/* How many stream bytes lie in file bytes below `end`; for a
+ * self_overlapping view, the longest stream prefix that does. */
 int ferry__view_stream_below(const ferry__view_t *view, MPI_Offset end, MPI_Offset *bytes);
 
 /* A buffer holding the file bytes from offset `first` on: stream bytes

@@ -56,6 +56,8 @@ typedef struct race {
     long long lost[2];   /* bytes lost: rounds below / past the old end of file */
     int unpatched;       /* small-block rounds below the old end of file that read nothing back */
     int patched_large;   /* large-block rounds below the old end of file that read something back */
+    int costly_calls;    /* a network client (get_info ferry_fs_client_cache): a file-system call costs a
+                            round trip, and the cost model rightly patches large-block windows too */
 } race_t;
 
 static unsigned char value(int round, int block, int byte)
@@ -117,6 +119,16 @@ static void open_handles(race_t *r)
     if (writer) FT_OK(ferry_File_open(r->writers, r->path, amode, MPI_INFO_NULL, &r->coll));
     MPI_Barrier(MPI_COMM_WORLD); /* the file exists */
     if (!writer) FT_OK(ferry_File_open(MPI_COMM_SELF, r->path, MPI_MODE_RDWR, MPI_INFO_NULL, &r->own));
+}
+
+static int network_client(const race_t *r)
+{
+    int found = 0, mine = 0, any = 0;
+    ferry_File fh = r->coll != FERRY_FILE_NULL ? r->coll : r->own;
+    const char *cache = ft_info_lookup(fh, "ferry_fs_client_cache", &found);
+    mine = found && strcmp(cache, "none") != 0;
+    MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return any;
 }
 
 static void shuffle(int *order, int n, uint64_t *state)
@@ -242,6 +254,7 @@ int main(int argc, char **argv)
     r.data = malloc(SPAN);
     r.order = malloc(sizeof *r.order * (SPAN / SMALL_BLOCK));
     open_handles(&r);
+    r.costly_calls = network_client(&r);
     for (int round = 0; round < rounds; round++) run_round(&r, round);
     close_handles(&r);
     MPI_Bcast(r.lost, 2, MPI_LONG_LONG, 0, MPI_COMM_WORLD); /* every rank fails on a loss first */
@@ -251,7 +264,7 @@ int main(int argc, char **argv)
     fflush(stdout);
     FT_EQ(r.lost[0] + r.lost[1], 0);
     FT_EQ(r.unpatched, 0);
-    FT_EQ(r.patched_large, 0);
+    if (!r.costly_calls) FT_EQ(r.patched_large, 0);
     free(r.data);
     free(r.order);
     return ft_finish();

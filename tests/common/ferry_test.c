@@ -152,17 +152,37 @@ void ft_skip(const char *fmt, ...)
     fflush(stdout);
 }
 
-const char *ft_info_string(ferry_File fh, const char *key)
+const char *ft_info_lookup(ferry_File fh, const char *key, int *found)
 {
     static char value[MPI_MAX_INFO_VAL + 1];
     MPI_Info info;
-    int flag = 0;
+    *found = 0;
     value[0] = '\0';
     FT_OK(ferry_File_get_info(fh, &info));
-    MPI_Info_get(info, key, MPI_MAX_INFO_VAL, value, &flag);
+    MPI_Info_get(info, (char *)key, MPI_MAX_INFO_VAL, value, found);
     MPI_Info_free(&info);
+    return value;
+}
+
+const char *ft_info_string(ferry_File fh, const char *key)
+{
+    int flag = 0;
+    const char *value = ft_info_lookup(fh, key, &flag);
     if (!flag) ft_fail(__FILE__, __LINE__, "get_info lacks %s", key);
     return value;
+}
+
+const char *ft_write_text(const char *name, const char *text)
+{
+    const char *path = ft_path(name);
+    if (ft_rank == 0) {
+        FILE *file = fopen(path, "w");
+        FT_CHECK(file != NULL);
+        fputs(text, file);
+        fclose(file);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    return path;
 }
 
 long long ft_info_number(ferry_File fh, const char *key)

@@ -53,6 +53,11 @@ extern char ft_message[MPI_MAX_ERROR_STRING + 1];
 long long ft_info_number(ferry_File fh, const char *key);
 /* The value of get_info key (static storage until the next call); fails the test when absent. */
 const char *ft_info_string(ferry_File fh, const char *key);
+/* The same, "" with *found = 0 when absent. */
+const char *ft_info_lookup(ferry_File fh, const char *key, int *found);
+/* Rank 0 writes text to the scratch file `name` (ft_path); collective: every
+ * rank returns its path after the file is complete. */
+const char *ft_write_text(const char *name, const char *text);
 
 #define FT_CHECK(cond)                                                                                             \
     do {                                                                                                           \

@@ -4,25 +4,10 @@
  * both set, the user's info wins over both, and an unreadable file or a
  * rejected value is reported in ferry_hints_rejected.
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ferry_test.h"
-
-/* Rank 0 writes text to the scratch file `name`; every rank gets its path. */
-static const char *hints_file(const char *name, const char *text)
-{
-    const char *path = ft_path(name);
-    if (ft_rank == 0) {
-        FILE *file = fopen(path, "w");
-        FT_CHECK(file != NULL);
-        fputs(text, file);
-        fclose(file);
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
-    return path;
-}
 
 /* Opens the test's file with info under the environment as it stands. */
 static void open_with(MPI_Info info, ferry_File *fh)
@@ -53,13 +38,13 @@ int main(int argc, char **argv)
 {
     ft_init(&argc, &argv);
     const long long cb = 1 << 20, ind = 1 << 20; /* the defaults (docs/hints.md) */
-    const char *romio = hints_file("romio-hints", "# a site's ROMIO hints file\n"
+    const char *romio = ft_write_text("romio-hints", "# a site's ROMIO hints file\n"
                                                   "cb_buffer_size 2097152\n"
                                                   "ind_rd_buffer_size 65536  \n"
                                                   "romio_lustre_co_ratio 2\n"
                                                   "\n");
-    const char *ferry = hints_file("ferry-hints", "cb_buffer_size 4194304\nind_wr_buffer_size\t131072\n");
-    const char *bad = hints_file("bad-hints", "cb_buffer_size lots\n");
+    const char *ferry = ft_write_text("ferry-hints", "cb_buffer_size 4194304\nind_wr_buffer_size\t131072\n");
+    const char *bad = ft_write_text("bad-hints", "cb_buffer_size lots\n");
 
     setenv("ROMIO_HINTS", romio, 1);
     expect_sizes(2097152, 65536, ind, MPI_INFO_NULL); /* ROMIO's file alone */

@@ -493,7 +493,7 @@ static void views_and_types(void)
          view(rw, bad_here(last) ? -5 : 0, MPI_BYTE, MPI_BYTE, "native"));
     CASE(f, "unknown datarep", ALL, MPI_ERR_UNSUPPORTED_DATAREP, view(rw, 0, MPI_BYTE, MPI_BYTE, "nonsense"));
     CASE(f, "NULL datarep", ALL, MPI_ERR_ARG, view(rw, 0, MPI_BYTE, MPI_BYTE, NULL));
-    CASE(f, "filetype not made of etypes", ALL, MPI_ERR_TYPE, view(rw, 0, MPI_INT, MPI_SHORT, "native"));
+    CASE(f, "filetype not made of etypes", ALL, MPI_ERR_IO, view(rw, 0, MPI_INT, MPI_SHORT, "native"));
     CASE("get_type_extent", "MPI_DATATYPE_NULL", ALL, MPI_ERR_TYPE,
          FN(get_type_extent)(rw, MPI_DATATYPE_NULL, &aint_out));
 #if LARGE_FORMS
