@@ -13,9 +13,12 @@ Verdicts are batch verdicts ("accept every packet up to id N"), so a packet
 whose notification the kernel could not deliver (a full socket buffer) is
 released with the next one instead of staying queued forever.
 
-usage: cluster_delay.py QUEUE DELAY_SECONDS
+usage: cluster_delay.py QUEUE DELAY_SECONDS [PID_FILE]
+  PID_FILE is written once the queue is bound (tools/cluster waits for it and
+  ends the program by it); a queue another program holds is an error.
 """
 import collections
+import os
 import select
 import socket
 import struct
@@ -30,7 +33,7 @@ NFQA_PACKET_HDR, NFQA_VERDICT_HDR = 1, 2
 NFQNL_CFG_CMD_BIND, NFQNL_COPY_META = 1, 1
 NFQA_CFG_F_FAIL_OPEN, NFQA_CFG_F_GSO = 1, 4
 NF_ACCEPT = 1
-NLM_F_REQUEST, NLMSG_ERROR = 1, 2
+NLM_F_REQUEST, NLM_F_ACK, NLMSG_ERROR = 1, 4, 2
 
 
 def attribute(kind, payload):
@@ -38,9 +41,9 @@ def attribute(kind, payload):
     return struct.pack("=HH", length, kind) + payload + b"\0" * ((4 - length % 4) % 4)
 
 
-def message(queue, msg, attributes, seq):
+def message(queue, msg, attributes, seq, flags=NLM_F_REQUEST):
     body = struct.pack("=BBH", socket.AF_UNSPEC, 0, socket.htons(queue)) + b"".join(attributes)
-    return struct.pack("=IHHII", 16 + len(body), (NFNL_SUBSYS_QUEUE << 8) | msg, NLM_F_REQUEST, seq, 0) + body
+    return struct.pack("=IHHII", 16 + len(body), (NFNL_SUBSYS_QUEUE << 8) | msg, flags, seq, 0) + body
 
 
 def configure(sock, queue):
@@ -51,7 +54,13 @@ def configure(sock, queue):
               attribute(NFQA_CFG_MASK, struct.pack("!I", flags)),
               attribute(NFQA_CFG_FLAGS, struct.pack("!I", flags))]]
     for seq, attrs in enumerate(steps, 1):
-        sock.send(message(queue, NFQNL_MSG_CONFIG, attrs, seq))
+        sock.send(message(queue, NFQNL_MSG_CONFIG, attrs, seq, NLM_F_REQUEST | NLM_F_ACK))
+        data = sock.recv(65536)
+        kind = struct.unpack_from("=IH", data)[1]
+        error = struct.unpack_from("=i", data, 16)[0] if kind == NLMSG_ERROR else -1
+        if error:
+            sys.exit("cluster_delay: binding queue %d failed (netlink error %d: another program holds it?)"
+                     % (queue, error))
 
 
 def packet_ids(data):
@@ -84,6 +93,10 @@ def main():
     sock.setsockopt(socket.SOL_SOCKET, 33, 16 << 20)  # SO_RCVBUFFORCE: bursts of notifications
     sock.bind((0, 0))
     configure(sock, queue)
+    if len(sys.argv) > 3:
+        with open(sys.argv[3] + ".part", "w") as f:
+            f.write("%d\n" % os.getpid())
+        os.rename(sys.argv[3] + ".part", sys.argv[3])
     held = collections.deque()  # (release time, packet id), in arrival order
     seq = 10
     while True:
