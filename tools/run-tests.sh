@@ -6,7 +6,9 @@
 #
 # usage: tools/run-tests.sh [config...]     (default: openmpi mpich asan cluster)
 #   cluster: a subset on tools/cluster's nodes and GlusterFS volume, with the Open MPI and
-#   MPICH builds (tests/cluster/run-cluster-tests.sh), at 2 nodes and at 4
+#   MPICH builds (tests/cluster/run-cluster-tests.sh), at 2 nodes and at 4, then the fast
+#   subset of the fault suite at 2 nodes (tests/cluster/run-fault-tests.sh: real faults of the
+#   file system under ferry's calls, docs/cluster.md "Faults")
 set -uo pipefail
 
 root_dir=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,7 +36,8 @@ count_results() {
   [ $found = 1 ]
 }
 
-# The cluster part: both MPIs' builds on 2 nodes, then a 4-node pass of the same subset.
+# The cluster part: both MPIs' builds on 2 nodes, then a 4-node pass of the same subset, then
+# the fault suite's fast subset (it takes the cluster's lock per batch and leaves it as found).
 run_cluster() {
   local log=$1 builds=() mpi
   for mpi in openmpi mpich; do
@@ -44,7 +47,9 @@ run_cluster() {
   "$root_dir/tests/cluster/run-cluster-tests.sh" --nodes 2 "${builds[@]}" 2>&1 | tee -a "$log"
   local two=${PIPESTATUS[0]}
   "$root_dir/tests/cluster/run-cluster-tests.sh" --nodes 4 "${builds[@]}" 2>&1 | tee -a "$log"
-  [ "$two" -eq 0 ] && [ "${PIPESTATUS[0]}" -eq 0 ]
+  local four=${PIPESTATUS[0]}
+  "$root_dir/tests/cluster/run-fault-tests.sh" "${builds[@]}" 2>&1 | tee -a "$log"
+  [ "$two" -eq 0 ] && [ "$four" -eq 0 ] && [ "${PIPESTATUS[0]}" -eq 0 ]
 }
 
 for config in "${configs[@]}"; do

@@ -315,7 +315,8 @@ int ckpt_txn_write(ferry_ckpt_t ck, const char *file, ckpt_txn_t *t, void *const
  * file of step, pruning the set after it). */
 int ckpt_write_path(ferry_ckpt_t ck, const char *named, long long step, double time, void *const *bufs);
 /* restart.c: rank 0, after step was committed: removes the set's steps above it (an earlier
- * series) and all but the newest K of the others, never step itself. */
+ * series), all but the newest K of the others (never step itself) and the temporary files failed
+ * writes left. */
 void ckpt_prune(ferry_ckpt_t ck, long long step);
 
 /* api.c, local: "<base>.<step, 12 digits>.nc" into path; MPI_ERR_ARG for a negative step or a short buffer. */

@@ -19,9 +19,10 @@ static int newest_first(const void *a, const void *b)
     return (x < y) - (x > y);
 }
 
-/* Rank 0: the steps of the set's "<base>.<digits>.nc" files, newest first, in *steps (owned,
- * ferry__free); returns how many, or -1 without memory. */
-static int list_steps(const char *base, long long **steps)
+/* Rank 0: the steps of the set's "<base>.<digits><suffix>" files (suffix ".nc": its checkpoints,
+ * ".nc.tmp": temporary files), newest first, in *steps (owned, ferry__free); returns how many, or
+ * -1 without memory. */
+static int list_steps(const char *base, const char *suffix, long long **steps)
 {
     char *d = ferry__strdup(base), *b = ferry__strdup(base);
     DIR *dir = d && b ? opendir(dirname(d)) : NULL;
@@ -33,7 +34,7 @@ static int list_steps(const char *base, long long **steps)
         char *end;
         if (strncmp(e->d_name, name, len) != 0 || e->d_name[len] != '.') continue;
         long long step = strtoll(e->d_name + len + 1, &end, 10);
-        if (end == e->d_name + len + 1 || strcmp(end, ".nc") != 0 || step < 0) continue;
+        if (end == e->d_name + len + 1 || strcmp(end, suffix) != 0 || step < 0) continue;
         if (n == cap) {
             cap = cap ? 2 * cap : 64;
             long long *grown = ferry__realloc(*steps, (size_t)cap * sizeof *grown);
@@ -49,14 +50,31 @@ static int list_steps(const char *base, long long **steps)
     return n;
 }
 
+/* Temporary files of the set are what failed writes could not remove (the storage server that
+ * held one was down: tools/cluster-faults); with a step committed, no write of the set is in
+ * flight, so they go. */
+static void remove_temporaries(ferry_ckpt_t ck)
+{
+    long long *steps;
+    int n = list_steps(ck->base, ".nc.tmp", &steps);
+    char path[4200];
+    for (int i = 0; i < n; i++)
+        if (ferry_ckpt_path(ck, steps[i], path, (int)sizeof path - 4) == MPI_SUCCESS) {
+            strcat(path, ".tmp");
+            if (unlink(path) == 0) fprintf(stderr, "ferry_ckpt: removed %s, left by a failed write\n", path);
+        }
+    ferry__free(steps);
+}
+
 /* A set is one series whose steps rise: the step just committed is the newest, whatever its
  * number. Steps above it are from an earlier run, or a future abandoned when a restart fell back
  * past them; they would shadow it at restart, so they go, with a message. Of the rest, the newest
- * K stay; the committed step always does. */
+ * K stay; the committed step always does. Failed writes' temporary files go too. */
 void ckpt_prune(ferry_ckpt_t ck, long long committed)
 {
     long long *steps;
-    int n = list_steps(ck->base, &steps), kept = 0;
+    remove_temporaries(ck);
+    int n = list_steps(ck->base, ".nc", &steps), kept = 0;
     char path[4200];
     for (int i = 0; i < n; i++) {
         int superseded = steps[i] > committed, keep = steps[i] == committed || (!superseded && kept < ck->keep);
@@ -177,7 +195,7 @@ int ferry_ckpt_read_file(ferry_ckpt_t ck, const char *path, void *const *bufs, f
 /* Collective: the set's steps, newest first (rank 0 lists them), in *steps (owned), *count of them. */
 static int shared_steps(ferry_ckpt_t ck, long long **steps, int *count_out)
 {
-    int n = ck->rank == 0 ? list_steps(ck->base, steps) : 0;
+    int n = ck->rank == 0 ? list_steps(ck->base, ".nc", steps) : 0;
     *count_out = 0;
     int cls = n < 0 ? ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt_restart: no memory to list %s", ck->base) : 0;
     int64_t count = n;

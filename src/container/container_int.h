@@ -303,6 +303,9 @@ int ferry__container_stream_seek(ferry__container_stream_t *s, uint64_t position
  * completion record), after. */
 enum { FERRY__CONTAINER_SYNC_AFTER = 1, FERRY__CONTAINER_SYNC_LATER = 0 };
 int ferry__container_stream_flush(ferry__container_stream_t *s, int sync_after);
+/* 1 when the chunk trailers on disk record the stream's whole length (its
+ * last flush wrote them all); 0 when a failed flush left them behind it. */
+int ferry__container_stream_recorded(const ferry__container_stream_t *s);
 
 /* The data CRC of the first used bytes of chunk b, read back from the file
  * (scratch: len bytes of memory to read through). */

@@ -68,17 +68,36 @@ int ferry_container_open_write(MPI_Comm comm, const char *path, const ferry_cont
     return ferry__container_handle_hand_over(c, cls, container);
 }
 
-/* Root: the end table from every member's length, then the completion record. */
+/* Root: the index of the first member whose trailers do not record its
+ * stream's length (its close-time flush failed), or -1. */
+static int first_unrecorded(const int64_t *gathered, uint32_t n)
+{
+    for (uint32_t t = 0; t < n; t++)
+        if (gathered[3 * t + 2]) return (int)t;
+    return -1;
+}
+
+/* Root: the end table from every member's length, then the completion record.
+ * Not when a member could not record its stream: an end table giving a length
+ * its chunk trailers do not would make the stream's last chunks unreadable in
+ * a container that looks complete; left incomplete, recover takes each
+ * stream's length from its newest trailers (every flushed byte). */
 static int root_finishes(ferry_container_t c, const int64_t *gathered)
 {
     uint32_t n = c->super.local_streams;
+    int unrecorded = gathered ? first_unrecorded(gathered, n) : -1;
+    if (unrecorded >= 0)
+        return ferry__error_set((int)gathered[3 * unrecorded + 2],
+                                "no end table: the writer of stream %u could not record its last bytes (its flush at "
+                                "close failed); 'ferry-container recover' completes the container with every flushed "
+                                "byte", c->entries[unrecorded].stream);
     ferry__container_end_t *ends = ferry__calloc(n, sizeof *ends);
     if (!ends || !gathered) {
         ferry__free(ends);
         return ferry__error_set(MPI_ERR_NO_MEM, "out of memory");
     }
     for (uint32_t t = 0; t < n; t++)
-        ends[t] = (ferry__container_end_t){(uint64_t)gathered[2 * t], gathered[2 * t + 1] ? 1u : 0u};
+        ends[t] = (ferry__container_end_t){(uint64_t)gathered[3 * t], gathered[3 * t + 1] ? 1u : 0u};
     ferry__container_finish_t fin = {c->streams->fs, &c->super, c->entries, ends, FERRY__CONTAINER_HOW_CLOSED,
                                      c->durable};
     if (c->durable) c->meta_calls += 2;
@@ -102,9 +121,10 @@ static int close_write(ferry_container_t c)
     int cls = ferry__container_stream_flush(s, FERRY__CONTAINER_SYNC_AFTER), file_rank, members, root_cls = 0;
     MPI_Comm_rank(file_comm, &file_rank);
     MPI_Comm_size(file_comm, &members);
-    int64_t mine[2] = {(int64_t)s->length, s->failed || cls}, *gathered = NULL;
-    if (file_rank == 0) gathered = ferry__calloc((size_t)members * 2, sizeof *gathered);
-    ferry__progress_gather(mine, 2, MPI_INT64_T, gathered, 2, MPI_INT64_T, 0, file_comm);
+    int recorded = ferry__container_stream_recorded(s);
+    int64_t mine[3] = {(int64_t)s->length, s->failed || cls, recorded ? 0 : cls ? cls : MPI_ERR_IO}, *gathered = NULL;
+    if (file_rank == 0) gathered = ferry__calloc((size_t)members * 3, sizeof *gathered);
+    ferry__progress_gather(mine, 3, MPI_INT64_T, gathered, 3, MPI_INT64_T, 0, file_comm);
     if (file_rank == 0) root_cls = root_finishes(c, gathered);
     ferry__free(gathered);
     return cls ? cls : root_cls;

@@ -284,6 +284,17 @@ int ferry__container_stream_flush(ferry__container_stream_t *s, int sync_after)
     return cls ? cls : more;
 }
 
+/* Chunks past the length (a failed write's, cut off) hold no stream bytes and need no trailer. */
+int ferry__container_stream_recorded(const ferry__container_stream_t *s)
+{
+    if (!s->writing) return 1;
+    if (s->length != s->flushed_length) return 0;
+    uint64_t chunks = ferry__container_chunks_for(&s->geo, s->length);
+    for (uint64_t b = 0; b < s->nchunks && b < chunks; b++)
+        if (s->chunks[b].dirty) return 0;
+    return 1;
+}
+
 /* Serves read bytes from the cache, filling it first when needed. */
 static int read_cached(ferry__container_stream_t *s, unsigned char *out, size_t len, size_t *got)
 {

@@ -77,10 +77,21 @@ static int os_error(int err, const char *op, const char *path)
     return ferry__error_set(ferry__fs_errno_class(err), "ferry: %s '%s': %s", op, path, strerror(err));
 }
 
+/* O_CREAT without O_EXCL never fails with EEXIST on a local file system;
+ * through a network client it can, when another client created the name
+ * between this client's lookup and its create (GlusterFS, every rank
+ * opening a new container: tools/cluster-faults). The file is there: the
+ * open is tried again, a few times. */
+enum { CREATE_RACE_TRIES = 4 };
+
 static int open_once(const char *path, int oflags, int *fd)
 {
-    do *fd = ferry__posix_syscalls.open(path, oflags, 0666);
-    while (*fd < 0 && errno == EINTR);
+    int creates = (oflags & (O_CREAT | O_EXCL)) == O_CREAT;
+    for (int tries = 1;; tries++) {
+        do *fd = ferry__posix_syscalls.open(path, oflags, 0666);
+        while (*fd < 0 && errno == EINTR);
+        if (*fd >= 0 || errno != EEXIST || !creates || tries == CREATE_RACE_TRIES) break;
+    }
     return *fd < 0 ? os_error(errno, "open", path) : 0;
 }
 

@@ -5,7 +5,10 @@
  * keeps what it wrote before the failure (its flushes included) and is
  * marked in the end table. Short writes and interruptions are absorbed. A
  * failure of the root's end table write fails close on every rank and
- * leaves a container recover completes.
+ * leaves a container recover completes. So does a writer whose close-time
+ * flush fails (its node's file-system client died: tools/cluster-faults'
+ * client-kill/container): the root must not complete the container with a
+ * length that writer's chunk trailers do not record.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +35,10 @@ static void write_bytes(ferry_container_t c, const unsigned char *bytes, size_t 
     }
 }
 
-static void check_streams(const char *path, const unsigned char *all, size_t failed_length, size_t flushed)
+/* Every stream but rank 1's whole; rank 1's between its flushed and its written length, marked or
+ * not (recover clears the marks); every byte right. */
+static void check_streams(const char *path, const unsigned char *all, size_t failed_length, size_t flushed,
+                          int marked)
 {
     ferry_container_set_t set;
     FT_OK(ferry_container_serial_open(path, 0, &set));
@@ -42,7 +48,7 @@ static void check_streams(const char *path, const unsigned char *all, size_t fai
         size_t done;
         FT_OK(ferry_container_serial_stream(set, s, &info));
         if (s == 1) {
-            FT_EQ(info.write_failed, 1);
+            FT_EQ(info.write_failed, marked);
             FT_CHECK((size_t)info.length >= flushed && (size_t)info.length <= failed_length);
         } else {
             FT_EQ(info.length, LENGTH);
@@ -84,7 +90,7 @@ static void full_disk_on_rank_1(const unsigned char *all)
     FT_OK(ferry_container_close(&c));
     size_t bounds[2] = {written, flushed};
     MPI_Bcast(bounds, 2, MPI_UNSIGNED_LONG, 1 % ft_size, MPI_COMM_WORLD);
-    if (ft_rank == 0) check_streams(path, all, bounds[0], bounds[1]);
+    if (ft_rank == 0) check_streams(path, all, bounds[0], bounds[1], 1);
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
@@ -136,6 +142,38 @@ static void root_fails_at_close(const unsigned char *all, const char *fault, int
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Rank 1's writes and syncs fail from its close on, after it wrote bytes past
+ * its last flush (written straight through): close fails on every rank, the
+ * container stays incomplete (and verifies up to every flush), and recover gives every stream back, rank 1's
+ * with at least its flushed bytes, all of them right. */
+static void member_fails_at_close(const unsigned char *all)
+{
+    const char *path = ft_path("member.ctr");
+    ferry_container_params_t p = {.chunk_size = 20000, .buffer_size = 5000};
+    ferry_container_t c;
+    size_t done;
+    const unsigned char *mine = all + (size_t)ft_rank * LENGTH;
+    FT_OK(ferry_container_open_write(MPI_COMM_WORLD, path, &p, &c));
+    FT_OK(ferry_container_write(c, mine, LENGTH / 2, &done));
+    FT_OK(ferry_container_flush(c));
+    FT_OK(ferry_container_write(c, mine + LENGTH / 2, LENGTH / 2, &done));
+    if (ft_rank == 1) FT_OK(ferry__fs_fault_arm("write:1+:EIO@1;sync:1+:EIO@1"));
+    FT_FAILS_NAMING(MPI_ERR_IO, "member.ctr", ferry_container_close(&c));
+    ferry__fs_fault_disarm();
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (ft_rank == 0) {
+        ferry_container_check_t check = {0};
+        FT_OK(ferry_container_verify(path, &check)); /* up to each stream's last flush */
+        FT_EQ(check.incomplete, 1);
+        MPI_Offset bytes;
+        int was_complete;
+        FT_OK(ferry_container_recover(path, &bytes, &was_complete));
+        FT_EQ(was_complete, 0);
+        check_streams(path, all, LENGTH, LENGTH / 2, 0);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv)
 {
     ft_init(&argc, &argv);
@@ -145,6 +183,7 @@ int main(int argc, char **argv)
     short_and_interrupted(all);
     root_fails_at_close(all, "write:1:EIO@0", MPI_ERR_IO);
     root_fails_at_close(all, "write:1:ENOSPC@0", MPI_ERR_NO_SPACE);
+    member_fails_at_close(all);
     free(all);
     return ft_finish();
 }
