@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <linux/magic.h>
+#include <stdatomic.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -60,6 +61,9 @@ typedef struct posix_file {
     ferry__fs_file_t base;
     int fd;
     int client_caches; /* a network client's page cache (coherence.c): dropped after locks and at sync */
+    int direct_fd;     /* such a client's file opened O_DIRECT for the reads inside locks, or -1 */
+    atomic_int locks_held;     /* data ranges this open file holds locked (not marks) */
+    atomic_int direct_refused; /* the client refused an O_DIRECT read: buffered reads after a drop */
 } posix_file_t;
 
 static int fd_of(ferry__fs_file_t *file)
@@ -100,6 +104,21 @@ static int open_fresh(const char *path, int oflags, int *fd, int *caches)
     return rc;
 }
 
+/* A caching client's pages cannot be trusted inside a byte-range lock even
+ * just after dropping them: the kernel skips pages another process of this
+ * node has locked at that moment (its read or write of a neighbouring range
+ * in flight through the same page), and such a read can finish after the
+ * drop with bytes another node was still writing (coherence.c). Reads inside
+ * locks therefore bypass the cache through a second, O_DIRECT descriptor. */
+static int open_direct(const char *path, int flags, int caches)
+{
+    if (!caches || !(flags & FERRY_FS_READ)) return -1;
+    int fd;
+    do fd = ferry__posix_syscalls.open(path, O_RDONLY | O_DIRECT | O_CLOEXEC, 0);
+    while (fd < 0 && errno == EINTR);
+    return fd; /* -1 (no O_DIRECT there): dropped pages only, as before */
+}
+
 static int posix_open(const char *path, int flags, ferry__fs_file_t **file)
 {
     int oflags = O_CLOEXEC;
@@ -132,6 +151,7 @@ static int posix_open(const char *path, int flags, ferry__fs_file_t **file)
     pf->base.path = owned_path;
     pf->fd = fd;
     pf->client_caches = caches;
+    pf->direct_fd = open_direct(path, flags, caches);
     *file = &pf->base;
     return 0;
 }
@@ -139,6 +159,7 @@ static int posix_open(const char *path, int flags, ferry__fs_file_t **file)
 static int posix_close(ferry__fs_file_t *file)
 {
     int rc = 0;
+    if (((posix_file_t *)file)->direct_fd >= 0) (void)close(((posix_file_t *)file)->direct_fd);
     if (close(fd_of(file)) != 0 && errno != EINTR) rc = os_error(errno, "close", file->path);
     ferry__free(file->path);
     ferry__free(file);
@@ -151,13 +172,35 @@ static int posix_remove(const char *path)
     return 0;
 }
 
+/* The descriptor a read uses: the O_DIRECT one while this open file holds a
+ * lock on data (another thread's read then goes direct too: only fresher). */
+static int read_fd(posix_file_t *pf)
+{
+    if (pf->direct_fd < 0 || atomic_load(&pf->direct_refused) || atomic_load(&pf->locks_held) == 0) return pf->fd;
+    return pf->direct_fd;
+}
+
+/* The client refused an unaligned O_DIRECT read (EINVAL): buffered reads of
+ * freshly dropped pages from now on. */
+static void refuse_direct(posix_file_t *pf, MPI_Offset offset, size_t len)
+{
+    atomic_store(&pf->direct_refused, 1);
+    ferry__fs_drop_cached(pf->fd, offset, (MPI_Offset)len);
+}
+
 static int posix_pread(ferry__fs_file_t *file, void *buf, size_t len, MPI_Offset offset, size_t *done)
 {
+    posix_file_t *pf = (posix_file_t *)file;
     size_t total = 0;
     while (total < len) {
         size_t want = len - total < POSIX_MAX_TRANSFER ? len - total : POSIX_MAX_TRANSFER;
-        ssize_t got = ferry__posix_syscalls.pread(fd_of(file), (char *)buf + total, want, (off_t)(offset + (MPI_Offset)total));
+        int fd = read_fd(pf);
+        ssize_t got = ferry__posix_syscalls.pread(fd, (char *)buf + total, want, (off_t)(offset + (MPI_Offset)total));
         if (got < 0 && errno == EINTR) continue;
+        if (got < 0 && errno == EINVAL && fd == pf->direct_fd) {
+            refuse_direct(pf, offset + (MPI_Offset)total, want);
+            continue;
+        }
         if (got < 0) return os_error(errno, "read", file->path);
         if (got == 0) break;
         total += (size_t)got;
@@ -277,17 +320,24 @@ static int posix_range_lock(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offse
 }
 
 /* Inside the lock the range is read fresh: the previous holder's writes
- * reached the server before it unlocked. A mark covers no data. */
+ * reached the server before it unlocked, and reads go direct (open_direct)
+ * or, where the client refuses that, through dropped pages. A mark covers
+ * no data; marks alone lie at FERRY_FS_LEASE_BASE and beyond. */
 static int posix_lock(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len, int mode)
 {
     FERRY_TRY(posix_range_lock(file, offset, len, mode == FERRY_FS_LOCK_WRITE ? F_WRLCK : F_RDLCK));
-    if (client_caches(file) && mode != FERRY_FS_LOCK_MARK) ferry__fs_drop_cached(fd_of(file), offset, len);
+    if (!client_caches(file) || mode == FERRY_FS_LOCK_MARK || offset >= FERRY_FS_LEASE_BASE) return 0;
+    atomic_fetch_add(&((posix_file_t *)file)->locks_held, 1);
+    ferry__fs_drop_cached(fd_of(file), offset, len);
     return 0;
 }
 
 static int posix_unlock(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len)
 {
-    return posix_range_lock(file, offset, len, F_UNLCK);
+    int rc = posix_range_lock(file, offset, len, F_UNLCK);
+    if (client_caches(file) && offset < FERRY_FS_LEASE_BASE)
+        atomic_fetch_sub(&((posix_file_t *)file)->locks_held, 1);
+    return rc;
 }
 
 static int posix_probe(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len, int mode, int *held)
