@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <linux/magic.h>
@@ -172,16 +173,45 @@ static int posix_remove(const char *path)
     return 0;
 }
 
-/* The descriptor a read uses: the O_DIRECT one while this open file holds a
- * lock on data (another thread's read then goes direct too: only fresher). */
-static int read_fd(posix_file_t *pf)
+/* Whether a read goes through the O_DIRECT descriptor: while this open file
+ * holds a lock on data (another thread's read then goes direct too: only
+ * fresher), unless the client refused such a read. */
+static int reads_direct(posix_file_t *pf)
 {
-    if (pf->direct_fd < 0 || atomic_load(&pf->direct_refused) || atomic_load(&pf->locks_held) == 0) return pf->fd;
-    return pf->direct_fd;
+    return pf->direct_fd >= 0 && !atomic_load(&pf->direct_refused) && atomic_load(&pf->locks_held) > 0;
 }
 
-/* The client refused an unaligned O_DIRECT read (EINVAL): buffered reads of
- * freshly dropped pages from now on. */
+/* O_DIRECT wants offsets, lengths and memory aligned (GlusterFS's bricks
+ * refuse anything else with EINVAL): whole pages into an aligned bounce
+ * buffer, a megabyte at a time. 0, or the errno of the failed read. */
+enum { DIRECT_ALIGN = 4096, DIRECT_CHUNK = 1 << 20 };
+
+static int read_direct(posix_file_t *pf, char *buf, size_t len, MPI_Offset offset, size_t *done)
+{
+    char *raw = ferry__malloc(DIRECT_CHUNK + DIRECT_ALIGN);
+    if (!raw) return ENOMEM;
+    char *bounce = raw + (DIRECT_ALIGN - (uintptr_t)raw % DIRECT_ALIGN) % DIRECT_ALIGN;
+    int err = 0;
+    *done = 0;
+    while (*done < len) {
+        MPI_Offset at = offset + (MPI_Offset)*done, start = at / DIRECT_ALIGN * DIRECT_ALIGN;
+        size_t skip = (size_t)(at - start), rest = len - *done + skip;
+        size_t want = rest < DIRECT_CHUNK ? (rest + DIRECT_ALIGN - 1) / DIRECT_ALIGN * DIRECT_ALIGN : DIRECT_CHUNK;
+        ssize_t got;
+        do got = ferry__posix_syscalls.pread(pf->direct_fd, bounce, want, (off_t)start);
+        while (got < 0 && errno == EINTR);
+        if (got < 0) err = errno;
+        if (got <= (ssize_t)skip) break; /* an error, or end of file */
+        size_t n = (size_t)got - skip < len - *done ? (size_t)got - skip : len - *done;
+        memcpy(buf + *done, bounce + skip, n);
+        *done += n;
+    }
+    ferry__free(raw);
+    return err;
+}
+
+/* The client refused an O_DIRECT read: buffered reads of freshly dropped
+ * pages from now on. */
 static void refuse_direct(posix_file_t *pf, MPI_Offset offset, size_t len)
 {
     atomic_store(&pf->direct_refused, 1);
@@ -191,16 +221,17 @@ static void refuse_direct(posix_file_t *pf, MPI_Offset offset, size_t len)
 static int posix_pread(ferry__fs_file_t *file, void *buf, size_t len, MPI_Offset offset, size_t *done)
 {
     posix_file_t *pf = (posix_file_t *)file;
+    if (reads_direct(pf)) {
+        int err = read_direct(pf, buf, len, offset, done);
+        if (err == 0) return 0;
+        if (err != EINVAL && err != ENOMEM) return os_error(err, "read", file->path);
+        refuse_direct(pf, offset, len);
+    }
     size_t total = 0;
     while (total < len) {
         size_t want = len - total < POSIX_MAX_TRANSFER ? len - total : POSIX_MAX_TRANSFER;
-        int fd = read_fd(pf);
-        ssize_t got = ferry__posix_syscalls.pread(fd, (char *)buf + total, want, (off_t)(offset + (MPI_Offset)total));
+        ssize_t got = ferry__posix_syscalls.pread(fd_of(file), (char *)buf + total, want, (off_t)(offset + (MPI_Offset)total));
         if (got < 0 && errno == EINTR) continue;
-        if (got < 0 && errno == EINVAL && fd == pf->direct_fd) {
-            refuse_direct(pf, offset + (MPI_Offset)total, want);
-            continue;
-        }
         if (got < 0) return os_error(errno, "read", file->path);
         if (got == 0) break;
         total += (size_t)got;
