@@ -183,12 +183,14 @@ static int reads_direct(posix_file_t *pf)
 
 /* O_DIRECT wants offsets, lengths and memory aligned (GlusterFS's bricks
  * refuse anything else with EINVAL): whole pages into an aligned bounce
- * buffer, a megabyte at a time. 0, or the errno of the failed read. */
+ * buffer sized to the read, at most a megabyte at a time. 0, or the errno
+ * of the failed read. */
 enum { DIRECT_ALIGN = 4096, DIRECT_CHUNK = 1 << 20 };
 
 static int read_direct(posix_file_t *pf, char *buf, size_t len, MPI_Offset offset, size_t *done)
 {
-    char *raw = ferry__malloc(DIRECT_CHUNK + DIRECT_ALIGN);
+    size_t cap = len < DIRECT_CHUNK ? (len + 2 * DIRECT_ALIGN - 1) / DIRECT_ALIGN * DIRECT_ALIGN : DIRECT_CHUNK;
+    char *raw = ferry__malloc(cap + DIRECT_ALIGN);
     if (!raw) return ENOMEM;
     char *bounce = raw + (DIRECT_ALIGN - (uintptr_t)raw % DIRECT_ALIGN) % DIRECT_ALIGN;
     int err = 0;
@@ -196,7 +198,7 @@ static int read_direct(posix_file_t *pf, char *buf, size_t len, MPI_Offset offse
     while (*done < len) {
         MPI_Offset at = offset + (MPI_Offset)*done, start = at / DIRECT_ALIGN * DIRECT_ALIGN;
         size_t skip = (size_t)(at - start), rest = len - *done + skip;
-        size_t want = rest < DIRECT_CHUNK ? (rest + DIRECT_ALIGN - 1) / DIRECT_ALIGN * DIRECT_ALIGN : DIRECT_CHUNK;
+        size_t want = rest < cap ? (rest + DIRECT_ALIGN - 1) / DIRECT_ALIGN * DIRECT_ALIGN : cap;
         ssize_t got;
         do got = ferry__posix_syscalls.pread(pf->direct_fd, bounce, want, (off_t)start);
         while (got < 0 && errno == EINTR);
