@@ -8,9 +8,11 @@
  * and GPFS revoke a client's pages through their lock managers. MPI-IO
  * promises fresh bytes only after sync, or inside a byte-range lock (atomic
  * mode, a read-modify-write), so those are where the POSIX driver drops
- * this client's pages of the range (posix.c); writes need nothing as long
- * as the client writes through (GlusterFS and NFS without write-back
- * caching, docs/cluster.md).
+ * this client's pages of the range and reads past them (O_DIRECT, posix.c:
+ * a drop skips pages another process of the node has locked for I/O in
+ * flight, which may then hold another node's half-written bytes); writes
+ * need nothing as long as the client writes through (GlusterFS and NFS
+ * without write-back caching, docs/cluster.md).
  */
 #include <stdint.h>
 #include <sys/vfs.h>

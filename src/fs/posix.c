@@ -6,9 +6,11 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <linux/magic.h>
+#include <stdatomic.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -60,6 +62,9 @@ typedef struct posix_file {
     ferry__fs_file_t base;
     int fd;
     int client_caches; /* a network client's page cache (coherence.c): dropped after locks and at sync */
+    int direct_fd;     /* such a client's file opened O_DIRECT for the reads inside locks, or -1 */
+    atomic_int locks_held;     /* data ranges this open file holds locked (not marks) */
+    atomic_int direct_refused; /* the client refused an O_DIRECT read: buffered reads after a drop */
 } posix_file_t;
 
 static int fd_of(ferry__fs_file_t *file)
@@ -111,6 +116,21 @@ static int open_fresh(const char *path, int oflags, int *fd, int *caches)
     return rc;
 }
 
+/* A caching client's pages cannot be trusted inside a byte-range lock even
+ * just after dropping them: the kernel skips pages another process of this
+ * node has locked at that moment (its read or write of a neighbouring range
+ * in flight through the same page), and such a read can finish after the
+ * drop with bytes another node was still writing (coherence.c). Reads inside
+ * locks therefore bypass the cache through a second, O_DIRECT descriptor. */
+static int open_direct(const char *path, int flags, int caches)
+{
+    if (!caches || !(flags & FERRY_FS_READ)) return -1;
+    int fd;
+    do fd = ferry__posix_syscalls.open(path, O_RDONLY | O_DIRECT | O_CLOEXEC, 0);
+    while (fd < 0 && errno == EINTR);
+    return fd; /* -1 (no O_DIRECT there): dropped pages only, as before */
+}
+
 static int posix_open(const char *path, int flags, ferry__fs_file_t **file)
 {
     int oflags = O_CLOEXEC;
@@ -143,6 +163,7 @@ static int posix_open(const char *path, int flags, ferry__fs_file_t **file)
     pf->base.path = owned_path;
     pf->fd = fd;
     pf->client_caches = caches;
+    pf->direct_fd = open_direct(path, flags, caches);
     *file = &pf->base;
     return 0;
 }
@@ -150,6 +171,7 @@ static int posix_open(const char *path, int flags, ferry__fs_file_t **file)
 static int posix_close(ferry__fs_file_t *file)
 {
     int rc = 0;
+    if (((posix_file_t *)file)->direct_fd >= 0) (void)close(((posix_file_t *)file)->direct_fd);
     if (close(fd_of(file)) != 0 && errno != EINTR) rc = os_error(errno, "close", file->path);
     ferry__free(file->path);
     ferry__free(file);
@@ -162,8 +184,62 @@ static int posix_remove(const char *path)
     return 0;
 }
 
+/* Whether a read goes through the O_DIRECT descriptor: while this open file
+ * holds a lock on data (another thread's read then goes direct too: only
+ * fresher), unless the client refused such a read. */
+static int reads_direct(posix_file_t *pf)
+{
+    return pf->direct_fd >= 0 && !atomic_load(&pf->direct_refused) && atomic_load(&pf->locks_held) > 0;
+}
+
+/* O_DIRECT wants offsets, lengths and memory aligned (GlusterFS's bricks
+ * refuse anything else with EINVAL): whole pages into an aligned bounce
+ * buffer sized to the read, at most a megabyte at a time. 0, or the errno
+ * of the failed read. */
+enum { DIRECT_ALIGN = 4096, DIRECT_CHUNK = 1 << 20 };
+
+static int read_direct(posix_file_t *pf, char *buf, size_t len, MPI_Offset offset, size_t *done)
+{
+    size_t cap = len < DIRECT_CHUNK ? (len + 2 * DIRECT_ALIGN - 1) / DIRECT_ALIGN * DIRECT_ALIGN : DIRECT_CHUNK;
+    char *raw = ferry__malloc(cap + DIRECT_ALIGN);
+    if (!raw) return ENOMEM;
+    char *bounce = raw + (DIRECT_ALIGN - (uintptr_t)raw % DIRECT_ALIGN) % DIRECT_ALIGN;
+    int err = 0;
+    *done = 0;
+    while (*done < len) {
+        MPI_Offset at = offset + (MPI_Offset)*done, start = at / DIRECT_ALIGN * DIRECT_ALIGN;
+        size_t skip = (size_t)(at - start), rest = len - *done + skip;
+        size_t want = rest < cap ? (rest + DIRECT_ALIGN - 1) / DIRECT_ALIGN * DIRECT_ALIGN : cap;
+        ssize_t got;
+        do got = ferry__posix_syscalls.pread(pf->direct_fd, bounce, want, (off_t)start);
+        while (got < 0 && errno == EINTR);
+        if (got < 0) err = errno;
+        if (got <= (ssize_t)skip) break; /* an error, or end of file */
+        size_t n = (size_t)got - skip < len - *done ? (size_t)got - skip : len - *done;
+        memcpy(buf + *done, bounce + skip, n);
+        *done += n;
+    }
+    ferry__free(raw);
+    return err;
+}
+
+/* The client refused an O_DIRECT read: buffered reads of freshly dropped
+ * pages from now on. */
+static void refuse_direct(posix_file_t *pf, MPI_Offset offset, size_t len)
+{
+    atomic_store(&pf->direct_refused, 1);
+    ferry__fs_drop_cached(pf->fd, offset, (MPI_Offset)len);
+}
+
 static int posix_pread(ferry__fs_file_t *file, void *buf, size_t len, MPI_Offset offset, size_t *done)
 {
+    posix_file_t *pf = (posix_file_t *)file;
+    if (reads_direct(pf)) {
+        int err = read_direct(pf, buf, len, offset, done);
+        if (err == 0) return 0;
+        if (err != EINVAL && err != ENOMEM) return os_error(err, "read", file->path);
+        refuse_direct(pf, offset, len);
+    }
     size_t total = 0;
     while (total < len) {
         size_t want = len - total < POSIX_MAX_TRANSFER ? len - total : POSIX_MAX_TRANSFER;
@@ -288,17 +364,24 @@ static int posix_range_lock(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offse
 }
 
 /* Inside the lock the range is read fresh: the previous holder's writes
- * reached the server before it unlocked. A mark covers no data. */
+ * reached the server before it unlocked, and reads go direct (open_direct)
+ * or, where the client refuses that, through dropped pages. A mark covers
+ * no data; marks alone lie at FERRY_FS_LEASE_BASE and beyond. */
 static int posix_lock(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len, int mode)
 {
     FERRY_TRY(posix_range_lock(file, offset, len, mode == FERRY_FS_LOCK_WRITE ? F_WRLCK : F_RDLCK));
-    if (client_caches(file) && mode != FERRY_FS_LOCK_MARK) ferry__fs_drop_cached(fd_of(file), offset, len);
+    if (!client_caches(file) || mode == FERRY_FS_LOCK_MARK || offset >= FERRY_FS_LEASE_BASE) return 0;
+    atomic_fetch_add(&((posix_file_t *)file)->locks_held, 1);
+    ferry__fs_drop_cached(fd_of(file), offset, len);
     return 0;
 }
 
 static int posix_unlock(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len)
 {
-    return posix_range_lock(file, offset, len, F_UNLCK);
+    int rc = posix_range_lock(file, offset, len, F_UNLCK);
+    if (client_caches(file) && offset < FERRY_FS_LEASE_BASE)
+        atomic_fetch_sub(&((posix_file_t *)file)->locks_held, 1);
+    return rc;
 }
 
 static int posix_probe(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset len, int mode, int *held)

@@ -11,6 +11,7 @@
  * FERRY_TEST_NONATOMIC=1 runs the same race without atomic mode, to see
  * that the check can fail (it usually does, not always).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,13 +32,28 @@ static MPI_Datatype even_pieces(void)
 
 enum { VIEW_BLOCK = BLOCK / 2 }; /* view bytes per block */
 
+/* Prints a mixed block as runs of equal bytes (view offset:value x count). */
+static void report_mixed(const char *call, int round, int block, const unsigned char *data)
+{
+    char text[512];
+    int used = 0;
+    for (int i = 0; i < VIEW_BLOCK && used < (int)sizeof text - 32;) {
+        int j = i;
+        while (j < VIEW_BLOCK && data[j] == data[i]) j++;
+        used += snprintf(text + used, sizeof text - (size_t)used, " %d:%c*%d", i, data[i] ? data[i] : '0', j - i);
+        i = j;
+    }
+    fprintf(stderr, "mpiio_atomic: rank %d %s round %d: block %d mixed:%s\n", ft_rank, call, round, block, text);
+}
+
 /* Blocks [first, first + n) as read through the view: each uniform. */
-static int mixed_blocks(const unsigned char *data, int n)
+static int mixed_blocks(const unsigned char *data, int first, int n, const char *call, int round)
 {
     int mixed = 0;
     for (int b = 0; b < n; b++)
         for (int i = 1; i < VIEW_BLOCK; i++)
             if (data[b * VIEW_BLOCK + i] != data[b * VIEW_BLOCK]) {
+                report_mixed(call, round, first + b, data + b * VIEW_BLOCK);
                 mixed++;
                 break;
             }
@@ -75,7 +91,7 @@ static int race(const char *path, int atomic, const char *ds_write)
             MPI_Status st;
             memset(in, 0, (size_t)n * VIEW_BLOCK);
             FT_OK(ferry_File_read_at(fh, at, in, n * VIEW_BLOCK, MPI_BYTE, &st));
-            mixed += mixed_blocks(in, n); /* bytes past end of file read as the zeros put there */
+            mixed += mixed_blocks(in, first, n, "read_at", round); /* bytes past end of file read as the zeros put there */
         }
     }
     FT_OK(ferry_File_sync(fh));
@@ -83,7 +99,7 @@ static int race(const char *path, int atomic, const char *ds_write)
     FT_OK(ferry_File_sync(fh));
     memset(in, 0, BLOCKS * VIEW_BLOCK);
     FT_OK(ferry_File_read_at_all(fh, 0, in, BLOCKS * VIEW_BLOCK, MPI_BYTE, MPI_STATUS_IGNORE));
-    mixed += mixed_blocks(in, BLOCKS);
+    mixed += mixed_blocks(in, 0, BLOCKS, "final read_at_all", ROUNDS);
     /* Every written byte is some rank's value. */
     for (int i = 0; i < BLOCKS * VIEW_BLOCK; i++) FT_CHECK(in[i] == 0 || (in[i] >= 'A' && in[i] < 'A' + ft_size));
     /* The odd pieces were never written. */
