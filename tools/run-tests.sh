@@ -32,7 +32,7 @@ count_results() {
     total=$(echo "$line" | sed -E 's/.* out of ([0-9]+).*/\1/')
     bad=$(echo "$line" | sed -E 's/.*passed, ([0-9]+) tests failed.*/\1/')
     passed=$((passed + total - bad)); failed=$((failed + bad)); found=1
-  done < <(grep -E "tests passed, [0-9]+ tests failed out of [0-9]+" "$log" | grep -v "^watched: ")
+  done < <(grep -E "tests passed, [0-9]+ tests failed out of [0-9]+" "$log")
   [ $found = 1 ]
 }
 

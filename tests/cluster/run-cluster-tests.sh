@@ -34,15 +34,11 @@ nodes=2
 if [ "${1:-}" = --nodes ]; then nodes=$2; shift 2; fi
 [ $# -ge 1 ] || { echo "usage: $0 [--nodes N] BUILD_DIR..." >&2; exit 2; }
 
-tests=(mpiio_differential.np3 coll_random.np4 coll_racing_writer_two.np4 coll_shm.np4
+tests=(mpiio_differential.np3 coll_random.np4 coll_racing_writer_two.np4 coll_shm.np4 mpiio_atomic.np4
        mpiio_consistency.np3 sharedfp_pointer.np4 sharedfp_ordered.np4 async_collective_multiple.np3
        container_roundtrip.np5 container_mapped.np3 container_python.np4 ckpt_matrix.np3 shelfsea_restart
        software_hdf5.np4 software_pnetcdf.np4)
 pattern="^($(IFS='|'; echo "${tests[*]}" | sed 's/\./\\./g'))\$"
-# Watched: run and reported but not counted (docs/status.md says why). mpiio_atomic.np4 showed torn
-# blocks across two GlusterFS FUSE clients in 2-6 runs of 10 until reads inside locks went O_DIRECT; it
-# returns to the counted tests once MPICH has passed 10 of 10 too (Open MPI has).
-watched="^mpiio_atomic\.np4\$"
 
 # One cluster at a time on a machine: wait for whoever else is using it (other sessions' faults, benchmarks).
 exec 9>/run/ferry-cluster.lock
@@ -62,7 +58,6 @@ for build in "$@"; do
   echo "=== ferry cluster tests: $build on $nodes nodes ($FERRY_CLUSTER_NODES), files on $FERRY_CLUSTER_MOUNT ==="
   start=$SECONDS
   (cd "$build" && ctest --output-on-failure --timeout 600 -R "$pattern") || status=1
-  (cd "$build" && ctest --output-on-failure --timeout 600 -R "$watched" | sed 's/^/watched: /') || true
   echo "ferry cluster tests: $build took $((SECONDS - start)) s"
 done
 [ $brought_up = 1 ] && "$cluster" down
