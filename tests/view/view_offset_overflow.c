@@ -16,10 +16,12 @@
  *   - the individual and shared pointers far out (positions may be
  *     anything; an access there fails, a shared-pointer claim past the
  *     limit is given back), and a seek whose sum overflows.
- * The file stays empty throughout.
+ * The file stays empty until the last case, where a valid rank whose byte moved early may have written it.
  */
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "ferry_test.h"
 
@@ -195,6 +197,33 @@ static void displacements(ferry_File fh)
     MPI_Type_free(&at_end);
 }
 
+/* Under the cost model's choice a valid rank's one contiguous byte may move early, before the call learns
+ * that rank 0's offset fails it: every rank still gets the error naming rank 0, and the file holds at most
+ * that valid byte, at its place. */
+static void early_rank_beside_bad_offset(void)
+{
+    ferry_File fh;
+    FT_OK(ferry_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    MPI_Datatype sparse = sparse_filetype();
+    FT_OK(ferry_File_set_view(fh, 0, MPI_BYTE, sparse, "native", MPI_INFO_NULL));
+    char byte = 'x';
+    int rc = ferry_File_write_at_all(fh, ft_rank == 0 ? FAR : 0, &byte, 1, MPI_BYTE, MPI_STATUS_IGNORE);
+    if (ft_rank == 0) EXPECT_ARG(rc, "write_at_all", "16777216");
+    else FT_FAILS_NAMING(MPI_ERR_ARG, "rank 0", rc);
+    FT_OK(ferry_File_close(&fh));
+    MPI_Type_free(&sparse);
+    MPI_Barrier(MPI_COMM_WORLD);
+    struct stat st;
+    FT_EQ(stat(path, &st), 0);
+    FT_CHECK(st.st_size <= 1);
+    char got = 0;
+    int fd = open(path, O_RDONLY);
+    FT_CHECK(fd >= 0);
+    FT_EQ(pread(fd, &got, 1, 0), (ssize_t)st.st_size);
+    close(fd);
+    if (st.st_size == 1) FT_EQ(got, 'x');
+}
+
 int main(int argc, char **argv)
 {
     ft_init(&argc, &argv);
@@ -208,5 +237,6 @@ int main(int argc, char **argv)
     FT_OK(ferry_File_close(&fh));
     MPI_Barrier(MPI_COMM_WORLD);
     file_is_empty();
+    early_rank_beside_bad_offset();
     return ft_finish();
 }
