@@ -44,7 +44,10 @@ pattern="^($(IFS='|'; echo "${tests[*]}" | sed 's/\./\\./g'))\$"
 exec 9>/run/ferry-cluster.lock
 flock 9
 brought_up=0
-if [ "$("$cluster" env 2>/dev/null | sed -n 's/^FERRY_CLUSTER_NODES="\(.*\)"/\1/p' | wc -w)" != "$nodes" ]; then
+# reuse a cluster only when it has as many nodes and every client works: a run killed from outside leaves
+# dead clients (ENOTCONN) that `status` finds, and `up` clears first
+if [ "$("$cluster" env 2>/dev/null | sed -n 's/^FERRY_CLUSTER_NODES="\(.*\)"/\1/p' | wc -w)" != "$nodes" ] \
+   || ! "$cluster" status >/dev/null 2>&1; then
   "$cluster" up --nodes "$nodes" || exit 1
   brought_up=1
 fi

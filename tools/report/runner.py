@@ -155,12 +155,15 @@ class ClusterNodes:
     @staticmethod
     def _standard(nodes):
         """Whether the cluster that is up was built as a benchmark wants it (not, say, with a fault suite's
-        small brick): tools/cluster keeps how it was brought up."""
+        small brick; tools/cluster keeps how it was brought up) and still works (a run killed from outside
+        leaves dead clients behind, which `tools/cluster status` finds)."""
         try:
             with open("/run/ferry-cluster/up-args") as f:
-                return f.read().split() == ["--nodes", str(nodes)]
+                if f.read().split() != ["--nodes", str(nodes)]:
+                    return False
         except OSError:
-            return True
+            pass
+        return subprocess.run([CLUSTER, "status"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
 
     def have(self, nodes):
         if nodes and self.lock is None:  # one cluster user at a time (tests/cluster/run-cluster-tests.sh too)
