@@ -73,8 +73,9 @@ int ferry__fs_layout_report(const ferry__fs_layout_t *layout, MPI_Info info)
         snprintf(value, sizeof value, "%lld", numbers[i].value);
         rc = MPI_Info_set(info, numbers[i].key, value);
     }
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Info_set(info, "ferry_fs_client_cache", layout->client_caches ? "dropped at sync and locks" : "none");
+    if (rc == MPI_SUCCESS) /* GlusterFS-like clients: coherence.c and posix.c's direct reads */
+        rc = MPI_Info_set(info, "ferry_fs_client_cache",
+                          layout->client_caches ? "dropped at sync and locks, read direct inside locks" : "none");
     return rc == MPI_SUCCESS ? 0 : MPI_ERR_INFO;
 }
 

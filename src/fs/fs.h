@@ -28,7 +28,7 @@ typedef struct ferry__fs_layout {
     MPI_Offset stripe_size; /* bytes per storage target, block_size when unstriped */
     int stripe_count;       /* storage targets, 1 when unstriped */
     int memory_backed;      /* pages live in memory only (tmpfs): reading ahead gains nothing */
-    int client_caches;      /* a network client's page cache, dropped at sync and after locks (coherence.c) */
+    int client_caches;      /* a network client's page cache: dropped at sync and locks, bypassed in locks */
     /* What a transfer costs here, for the cost models (coll/choose.c): seconds per file-system
      * call, per byte moved, per byte-range lock and unlock; 0 where unknown (the callers' defaults). */
     double call_seconds, byte_seconds, lock_seconds;

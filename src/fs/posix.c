@@ -65,6 +65,7 @@ typedef struct posix_file {
     int direct_fd;     /* such a client's file opened O_DIRECT for the reads inside locks, or -1 */
     atomic_int locks_held;     /* data ranges this open file holds locked (not marks) */
     atomic_int direct_refused; /* the client refused an O_DIRECT read: buffered reads after a drop */
+    _Atomic(char *) bounce;    /* read_direct's kept buffer (allocation as ferry__malloc gave it), or NULL */
 } posix_file_t;
 
 static int fd_of(ferry__fs_file_t *file)
@@ -172,6 +173,7 @@ static int posix_close(ferry__fs_file_t *file)
 {
     int rc = 0;
     if (((posix_file_t *)file)->direct_fd >= 0) (void)close(((posix_file_t *)file)->direct_fd);
+    ferry__free(atomic_load(&((posix_file_t *)file)->bounce));
     if (close(fd_of(file)) != 0 && errno != EINTR) rc = os_error(errno, "close", file->path);
     ferry__free(file->path);
     ferry__free(file);
@@ -198,10 +200,25 @@ static int reads_direct(posix_file_t *pf)
  * of the failed read. */
 enum { DIRECT_ALIGN = 4096, DIRECT_CHUNK = 1 << 20 };
 
+/* Every locked read needs a bounce buffer: the open file keeps one, which a
+ * thread takes whole (another thread reading at once allocates its own, and
+ * the one returned second is freed). */
+static char *take_bounce(posix_file_t *pf)
+{
+    char *raw = atomic_exchange(&pf->bounce, NULL);
+    return raw ? raw : ferry__malloc(DIRECT_CHUNK + DIRECT_ALIGN);
+}
+
+static void give_back_bounce(posix_file_t *pf, char *raw)
+{
+    char *none = NULL;
+    if (!atomic_compare_exchange_strong(&pf->bounce, &none, raw)) ferry__free(raw);
+}
+
 static int read_direct(posix_file_t *pf, char *buf, size_t len, MPI_Offset offset, size_t *done)
 {
-    size_t cap = len < DIRECT_CHUNK ? (len + 2 * DIRECT_ALIGN - 1) / DIRECT_ALIGN * DIRECT_ALIGN : DIRECT_CHUNK;
-    char *raw = ferry__malloc(cap + DIRECT_ALIGN);
+    const size_t cap = DIRECT_CHUNK;
+    char *raw = take_bounce(pf);
     if (!raw) return ENOMEM;
     char *bounce = raw + (DIRECT_ALIGN - (uintptr_t)raw % DIRECT_ALIGN) % DIRECT_ALIGN;
     int err = 0;
@@ -219,7 +236,7 @@ static int read_direct(posix_file_t *pf, char *buf, size_t len, MPI_Offset offse
         memcpy(buf + *done, bounce + skip, n);
         *done += n;
     }
-    ferry__free(raw);
+    give_back_bounce(pf, raw);
     return err;
 }
 
