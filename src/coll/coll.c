@@ -98,9 +98,10 @@ int ferry__coll_summary_regular(const MPI_Offset all[FERRY_COLL_SUMMARY_WORDS])
 }
 
 /* Collective: *regular when every rank moves the same stream window and
- * holds every view; 0, or nonzero when some rank failed (me->cls holds
- * this rank's own class; a failed allreduce is this rank's failure). */
-static int summarize(const ferry__request_t *req, ferry__coll_rank_t *me, int *regular)
+ * holds every view, *left when some rank has bytes left to move; 0, or
+ * nonzero when some rank failed (me->cls holds this rank's own class; a
+ * failed allreduce is this rank's failure). */
+static int summarize(const ferry__request_t *req, ferry__coll_rank_t *me, int *regular, int *left)
 {
     ferry_File fh = req->fh;
     MPI_Offset mine[FERRY_COLL_SUMMARY_WORDS], all[FERRY_COLL_SUMMARY_WORDS];
@@ -112,6 +113,7 @@ static int summarize(const ferry__request_t *req, ferry__coll_rank_t *me, int *r
     int rc = ferry__progress_allreduce(mine, all, FERRY_COLL_SUMMARY_WORDS, MPI_INT64_T, MPI_MAX, req->ctx->comm);
     if (rc != MPI_SUCCESS) return me->cls = ferry__error_host(rc, "collective", fh->filename, "MPI_Allreduce");
     *regular = ferry__coll_summary_regular(all);
+    *left = all[BYTES_MAX] > 0;
     return all[ANY_FAILED] ? MPI_ERR_OTHER : 0;
 }
 
@@ -151,13 +153,6 @@ int ferry__coll_goes_early(ferry_File fh, int write, const ferry__coll_rank_t *m
     return me->bytes >= enough || few;
 }
 
-static int anyone_has_bytes(const ferry_File fh)
-{
-    for (int r = 0; r < fh->nprocs; r++)
-        if (fh->coll->ranks[r].bytes > 0) return 1;
-    return 0;
-}
-
 /* This rank's own part, through indep/, then (writes) its write-behind. */
 static int own_part(ferry__request_t *req, const ferry__coll_rank_t *me)
 {
@@ -185,20 +180,48 @@ static void say(const ferry__request_t *req, const char *strategy)
     snprintf(req->ctx->stats->strategy, sizeof req->ctx->stats->strategy, "%s", strategy);
 }
 
-/* The call's inputs on every rank: 0, or the agreed class when a rank failed. */
-static int inputs(ferry__request_t *req, ferry__coll_rank_t *me)
+/* The first call after a new view or new hints (or a failed update), where
+ * the state update is due: its several collectives wait until a summary has
+ * shown that some rank has bytes left, so a call whose ranks all went early
+ * (each writing one contiguous range of its own, the usual first call of a
+ * checkpoint or a log) costs one collective; others one summary more
+ * (after which a rank may still go early, now knowing the node map).
+ * Early decisions meanwhile follow this rank's own hints when the agreed
+ * ones are not known. 0 when the state is current; -1 when nothing is left. */
+static int update_when_needed(ferry__request_t *req, ferry__coll_rank_t *me)
 {
     ferry_File fh = req->fh;
-    if (fh->coll->epoch != fh->config_epoch) { /* a new view or hints, or a failed update: here, not at set_view */
-        int rc = ferry__coll_state_update(fh, req->ctx->comm, fh->coll->hints_pending);
-        if (req->local_cls == 0) req->local_cls = rc;
-    }
+    int regular, left;
+    if (summarize(req, me, &regular, &left) != 0) return MPI_ERR_OTHER;
+    if (!left) return -1;
+    int rc = ferry__coll_state_update(fh, req->ctx->comm, fh->coll->hints_pending);
+    if (rc && !me->cls) me->cls = rc;
+    me->cached = fh->coll->cache_ok;
+    /* The node map may have just arrived: a few ranks per node go early below any size. */
+    if (ferry__coll_goes_early(fh, req->call->write, me)) transfer_early(req, me);
+    return 0;
+}
+
+/* The call's inputs on every rank: 0, or the agreed class when a rank
+ * failed; *nothing_left when every rank's part went early. */
+static int inputs(ferry__request_t *req, ferry__coll_rank_t *me, int *nothing_left)
+{
+    ferry_File fh = req->fh;
+    int stale = fh->coll->epoch != fh->config_epoch; /* here, not at set_view */
+    *nothing_left = 0;
     req->ctx->stats->coll_calls++;
     int rc = describe_me(req, me);
     if (rc) me->cls = rc;
+    if (stale && (!fh->coll->hints_known || fh->coll->hints_pending)) ferry__coll_own_hints(fh);
     if (ferry__coll_goes_early(fh, req->call->write, me)) transfer_early(req, me);
-    int regular = 0;
-    if (summarize(req, me, &regular) != 0) return MPI_ERR_OTHER; /* the agreement names the failing rank */
+    rc = stale ? update_when_needed(req, me) : 0;
+    int regular = 0, left = 1;
+    if (rc == 0 && summarize(req, me, &regular, &left) != 0) rc = MPI_ERR_OTHER; /* the agreement names the rank */
+    if (rc < 0 || (rc == 0 && !left)) { /* every part went early: the summary told every rank every outcome */
+        *nothing_left = 1;
+        return 0;
+    }
+    if (rc) return rc;
     if (!regular) return gather_inputs(req, me);
     req->ctx->stats->coll_regular_calls++;
     ferry__coll_fill_regular(fh, me);
@@ -209,8 +232,8 @@ static int transfer_agreed(ferry__request_t *req)
 {
     ferry_File fh = req->fh;
     ferry__coll_rank_t me;
-    int rc = inputs(req, &me);
-    if (rc == 0 && !anyone_has_bytes(fh)) {
+    int nothing_left = 0, rc = inputs(req, &me, &nothing_left);
+    if (rc == 0 && nothing_left) {
         /* The same words on every rank: none knows which others went early. */
         say(req, FERRY_COLL_NOTHING_LEFT);
         return 0;

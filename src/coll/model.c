@@ -154,18 +154,41 @@ static int move_early(ferry__coll_model_t *m, ferry_File f)
     return !left;
 }
 
+enum { SUMMARY = FERRY_COLL_SUMMARY_WORDS * 8, AGREEMENT = 16, WORDS = (int)sizeof(ferry__coll_rank_t) };
+
+/* The call is its file's first collective (bench_scale: open, set_view,
+ * write_all), so the state update waits for a first summary (coll.c's
+ * update_when_needed): 1 when every rank's part went early before it, on
+ * its size alone (no node map yet). Then the update never happens. */
+static int early_before_update(ferry__coll_model_t *m, ferry_File f)
+{
+    ferry__coll_state_t *s = f->coll;
+    int most_per_node = s->most_per_node, left = 0;
+    s->most_per_node = 0;
+    for (int r = 0; r < m->nprocs && !left; r++) {
+        ferry__coll_rank_t rank = s->ranks[r];
+        left = rank.bytes > 0 && !ferry__coll_goes_early(f, m->write, &rank);
+    }
+    s->most_per_node = most_per_node;
+    if (left) return 0;
+    m->out.cache_bytes = m->out.cache_peak = m->out.update_recv_bytes = 0;
+    m->out.meta_sent = m->out.meta_recv = SUMMARY;
+    snprintf(m->out.strategy, sizeof m->out.strategy, "%s", FERRY_COLL_NOTHING_LEFT);
+    return 1;
+}
+
 /* The call's inputs as every rank learns them: a regular call's from the
  * cached views, filled from the first rank with bytes (every rank's window).
- * *done: every part moved early, the call ends after its summary. */
+ * *done: every part moved early, the call ends after its summary (the
+ * second: the first one came before the update). */
 static int call_inputs(ferry__coll_model_t *m, ferry_File f, int *done)
 {
     ferry__coll_state_t *s = f->coll;
     *done = move_early(m, f);
     m->out.regular = summary_regular(s, m->nprocs);
-    enum { SUMMARY = FERRY_COLL_SUMMARY_WORDS * 8, AGREEMENT = 16, WORDS = (int)sizeof(ferry__coll_rank_t) };
     int agreement = *done ? 0 : AGREEMENT;
-    m->out.meta_sent = SUMMARY + agreement + (m->out.regular ? 0 : WORDS);
-    m->out.meta_recv = SUMMARY + agreement + (m->out.regular ? 0 : (MPI_Offset)WORDS * m->nprocs);
+    m->out.meta_sent = 2 * SUMMARY + agreement + (m->out.regular ? 0 : WORDS);
+    m->out.meta_recv = 2 * SUMMARY + agreement + (m->out.regular ? 0 : (MPI_Offset)WORDS * m->nprocs);
     if (*done) snprintf(m->out.strategy, sizeof m->out.strategy, "%s", FERRY_COLL_NOTHING_LEFT);
     const ferry__coll_rank_t *first = NULL;
     for (int r = 0; !first && r < m->nprocs; r++) first = s->ranks[r].bytes > 0 ? &s->ranks[r] : NULL;
@@ -224,8 +247,8 @@ int ferry__coll_model_run(ferry__coll_model_t *m)
         m->out.state_bytes = ferry__coll_state_bytes(f->coll, m->nprocs);
     }
     double start = cpu_clock();
-    int done = 0;
-    if (rc == 0) rc = call_inputs(m, f, &done);
+    int done = rc == 0 && early_before_update(m, f);
+    if (rc == 0 && !done) rc = call_inputs(m, f, &done);
     if (rc == 0 && !done) rc = plan_call(m, f);
     m->out.call_seconds = cpu_clock() - start;
     ferry__coll_release(f);
