@@ -44,6 +44,10 @@ if [ -f "$tmp/prefix/include/ferry_container.mod" ]; then
   "$mpifort" -I"$tmp/prefix/include" -o "$tmp/particles" "$here/../container_fortran/container_fortran_example.f90" \
     -L"$(dirname "$libdir")" -lferry_fortran -lferry
   (cd "$tmp" && LD_LIBRARY_PATH="$(dirname "$libdir")" "$run" 60 2 "$tmp/particles") | grep -q "particles: passed"
-  fortran="; the Fortran example built with -I and -lferry_fortran -lferry"
+  cmake -S "$here/consumer_fortran" -B "$tmp/consumer_fortran" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
+    -DMPI_C_COMPILER="$mpicc" -DMPI_Fortran_COMPILER="$mpifort" >/dev/null
+  cmake --build "$tmp/consumer_fortran" >/dev/null
+  (cd "$tmp" && "$run" 60 2 "$tmp/consumer_fortran/particles") | grep -q "particles: passed"
+  fortran="; the Fortran example built with -I and -lferry_fortran -lferry, and with find_package(ferry)"
 fi
 echo "install_test: find_package and pkg-config consumers ok; a consumer with another MPI refused$fortran"
