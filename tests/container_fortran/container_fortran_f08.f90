@@ -21,7 +21,9 @@ program container_fortran_f08
   call MPI_Bcast(i, 1, MPI_INTEGER, 0, MPI_COMM_WORLD)
   write(path, '(a, "/container_fortran_f08.", i0, ".ctr")') trim(dir), i
   allocate(x(500 + 333 * rank), y(500 + 333 * rank))
-  x = [(real(rank, real64) * 1000 + i, i = 1, size(x))]
+  do i = 1, size(x)
+    x(i) = real(rank, real64) * 1000 + i
+  end do
   call ferry_container_open_write(MPI_COMM_WORLD%MPI_VAL, path, c, ierror=ierror)
   call expect(ierror == MPI_SUCCESS, "open_write")
   call ferry_container_write(c, x, done, ierror)
@@ -40,6 +42,7 @@ program container_fortran_f08
     close(i, status="delete")
     print '(a)', "container_fortran_f08: passed"
   end if
+  deallocate(x, y)
   call MPI_Finalize()
 contains
   subroutine expect(ok, what)
