@@ -7,7 +7,7 @@
 ! read back in parallel (open_read, with seek/tell/eof/info), with the mapped open (two streams per rank,
 ! select), serially (every stream, serial_stream/describe/chunk/file) and by the C tool `ferry-container
 ! verify` and `cat` as an independent oracle; every byte is compared with what the rank meant to write.
-! A serial create/write/close round trip, then error returns: bad paths, a write to a reader, a select
+! Then error returns (container_fortran_serial has the serial create and write): bad paths, a write to a reader, a select
 ! out of range, a negative seek, a negative chunk size: IERROR holds the class, nothing crashes.
 ! With `abort`: a bad open without IERROR must print the message and abort the job (the test expects
 ! that output).
@@ -40,7 +40,6 @@ program container_fortran
     if (rank == 0) call read_serial(path)
     if (rank == 0) call read_with_tool(path)
     call MPI_Barrier(MPI_COMM_WORLD, ierr)
-    if (rank == 0) call serial_round_trip(trim(path) // ".serial")
     call error_returns(path)
     call MPI_Barrier(MPI_COMM_WORLD, ierr)
     if (rank == 0) call remove_file(path)
@@ -264,30 +263,6 @@ contains
       call check(all(got == want), "ferry-container cat: bytes")
       deallocate(got)
     end do
-  end subroutine
-
-  subroutine serial_round_trip(path)
-    character(len=*), intent(in) :: path
-    type(ferry_container_set_t) :: set
-    integer(int64) :: values(3000), back(3000), done
-    character(len=11) :: text, text_back
-    integer :: ierror, i
-    values = [(i * 31_int64 - 5, i = 1, 3000)]
-    text = "serial text"
-    call ferry_container_serial_create(path, [4096_int64, 8192_int64], set, block_size=4096_int64, ierror=ierror)
-    call check_ok(ierror, "serial_create")
-    call ferry_container_serial_write(set, 1, values, ierror)
-    call ferry_container_serial_write(set, 0, text, ierror)
-    call check_ok(ierror, "serial_write")
-    call ferry_container_serial_close(set, ierror)
-    call check_ok(ierror, "serial_close of a created set")
-    call ferry_container_serial_open(path, set, ierror=ierror)
-    call ferry_container_serial_read(set, 1, 0_int64, back, done, ierror)
-    call check(ierror == MPI_SUCCESS .and. done == 8 * 3000 .and. all(back == values), "serial round trip: values")
-    call ferry_container_serial_read(set, 0, 0_int64, text_back, done, ierror)
-    call check(ierror == MPI_SUCCESS .and. text_back == text, "serial round trip: text")
-    call ferry_container_serial_close(set, ierror)
-    call remove_file(path)
   end subroutine
 
   ! Bad input: the class in IERROR on every rank, a message naming the cause, no crash.
