@@ -7,8 +7,9 @@
 ! read back in parallel (open_read, with seek/tell/eof/info), with the mapped open (two streams per rank,
 ! select), serially (every stream, serial_stream/describe/chunk/file) and by the C tool `ferry-container
 ! verify` and `cat` as an independent oracle; every byte is compared with what the rank meant to write.
-! Then error returns (container_fortran_serial has the serial create and write): bad paths, a write to a reader, a select
-! out of range, a negative seek, a negative chunk size: IERROR holds the class, nothing crashes.
+! Then error returns (container_fortran_serial has the serial create and write): bad paths, a write to
+! a reader, a select out of range, a negative seek, a negative chunk size: IERROR holds the class,
+! nothing crashes.
 ! With `abort`: a bad open without IERROR must print the message and abort the job (the test expects
 ! that output).
 program container_fortran
@@ -203,6 +204,21 @@ contains
     end do
     call ferry_container_close(c, ierror)
     call check_ok(ierror, "close mapped")
+    ! Odd ranks name no stream at all (an empty array), even ranks their own.
+    if (mod(rank, 2) == 1) then
+      call ferry_container_open_mapped(MPI_COMM_WORLD, path, [integer ::], c, ierror)
+    else
+      call ferry_container_open_mapped(MPI_COMM_WORLD, path, [rank], c, ierror)
+    end if
+    call check_ok(ierror, "open_mapped with empty lists")
+    if (mod(rank, 2) == 0) then
+      want = expected_bytes(rank)
+      allocate(got(size(want)))
+      call ferry_container_read(c, got, done, ierror)
+      call check(ierror == MPI_SUCCESS .and. done == size(want) .and. all(got == want), "mapped read, own stream")
+    end if
+    call ferry_container_close(c, ierror)
+    call check_ok(ierror, "close mapped with empty lists")
   end subroutine
 
   subroutine read_serial(path)

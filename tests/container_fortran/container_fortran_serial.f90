@@ -44,12 +44,14 @@ contains
   subroutine write_set(path)
     character(len=*), intent(in) :: path
     real(real64) :: x(700)
+    character(len=20) :: long_text
     integer :: i, ierror
     x = [(i / 3.0_real64, i = 1, size(x))]
     call ferry_container_serial_create(path, [4096_int64, 4096_int64, 4096_int64], set, 4096_int64, 1, ierror)
     call check(ierror == MPI_SUCCESS, "serial_create")
     call ferry_container_serial_write(set, 0, x, ierror)
-    call ferry_container_serial_write(set, 2, "stream two", ierror)
+    long_text = "stream two, not this"
+    call ferry_container_serial_write(set, 2, long_text(1:10), ierror)   ! a substring: its 10 bytes
     call check(ierror == MPI_SUCCESS, "serial_write")
     call ferry_container_serial_close(set, ierror)
     call check(ierror == MPI_SUCCESS, "serial_close")
@@ -77,6 +79,8 @@ contains
     call check(ierror == MPI_SUCCESS .and. done == 8 * 700 .and. all(x == [(i / 3.0_real64, i = 1, 700)]), "read stream 0")
     call ferry_container_serial_read(set, 1, 0_int64, nothing, done, ierror)
     call check(ierror == MPI_SUCCESS .and. done == 0, "read the empty stream 1")
+    call ferry_container_serial_stream(set, 2, info, ierror)
+    call check(ierror == MPI_SUCCESS .and. info%length == 10, "stream 2 holds the substring's 10 bytes")
     call ferry_container_serial_read(set, 2, 0_int64, text, done, ierror)
     call check(ierror == MPI_SUCCESS .and. done == 10 .and. text == "stream two", "read stream 2")
     call ferry_container_serial_close(set, ierror)
