@@ -26,15 +26,15 @@ program particles
   end if
   call ferry_container_write(c, title)             ! a CHARACTER record: its 32 bytes
   call ferry_container_write(c, size(x, 2, kind=int64))
-  call ferry_container_write(c, x, done, ierr)     ! any type, any rank: 8 * size(x) bytes, no copy
+  call ferry_container_write(c, x, done)           ! any type, any rank: 8 * size(x) bytes, no copy
   call ferry_container_flush(c)                    ! from here on it survives kill -9 of the job
-  call ferry_container_close(c)                    ! collective; no IERROR: an error aborts the job
+  call ferry_container_close(c)                    ! collective; without IERROR an error aborts the job
 
   call ferry_container_open_read(MPI_COMM_WORLD, "particles.ctr", c)   ! each rank its own stream
   call ferry_container_read(c, title_back)
   call ferry_container_read(c, n)
   allocate(y(3, n))
-  call ferry_container_read(c, y, done, ierr)      ! done < 8 * size(y) only at the end of the stream
+  call ferry_container_read(c, y, done)            ! done < 8 * size(y) only at the end of the stream
   call ferry_container_eof(c, at_end)
   call ferry_container_close(c)
   if (title_back /= title .or. any(y /= x) .or. .not. at_end) call MPI_Abort(MPI_COMM_WORLD, 2, ierr)
