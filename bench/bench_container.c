@@ -3,7 +3,8 @@
  * (and SIONlib 1.7.6 when built with -DFERRY_SIONLIB_DIR=<its install>),
  * side by side in one run, rotating their order each repetition; plus
  * "sharedfile", every rank's bytes pwritten into one plain file, the
- * ceiling of any one-file container on the file system at hand.
+ * ceiling of any one-file container on the file system at hand, and
+ * "fortran", the ferry container through its Fortran module (when built).
  *
  * Three timed phases per contender and repetition, each from a barrier to
  * a barrier: create (create, open and close, no data: the metadata cost),
@@ -28,7 +29,7 @@
 #include "ferry_container.h"
 #include "progress/progress.h"
 
-enum { MAX_CONTENDERS = 4, MAX_REPS = BENCH_MAX_REPS, PHASES = 3 };
+enum { MAX_CONTENDERS = 5, MAX_REPS = BENCH_MAX_REPS, PHASES = 3 };
 enum { WRITE_CPU = PHASES, WRITE_DATA }; /* median_of's "phases": the write phase's processor time, its data calls */
 
 void ctr_failed(ctr_job_t *job, const char *who, const char *what)
@@ -221,7 +222,8 @@ static const cli_option_t ctr_options[] = {
      "1: make the data durable before close (fsync; ferry: params.durable)"},
     {"checksums", 0, CLI_INT, offsetof(ctr_config_t, checksums), 0, 1, NULL, "1: ferry with data checksums"},
     {"only", 0, CLI_TEXT, offsetof(ctr_config_t, only), 0, 0, NULL,
-     "contenders to run, comma-separated from tasklocal,ferry,sharedfile,sionlib (unset: every one built); "
+     "contenders to run, comma-separated from tasklocal,ferry,sharedfile,sionlib,fortran (unset: every one built; "
+     "fortran: the ferry container through the Fortran module ferry_container); "
      "'baseline': none of them (the run strace subtracts when counting system calls)"},
     {"create-only", 0, CLI_INT, offsetof(ctr_config_t, create_only), 0, 1, NULL,
      "1: the create phase alone, one line per contender (tools/bench-container-syscalls.sh)"},
@@ -340,7 +342,8 @@ static void turn(const ctr_config_t *o, ctr_results_t *r, int c, int rep, ctr_jo
  * system calls with strace). Returns -1 when nothing fits. */
 static int pick_contenders(const ctr_config_t *o, ctr_results_t *r)
 {
-    const ctr_contender_t *all[MAX_CONTENDERS] = {&builtin[0], &builtin[1], &builtin[2], bench_container_sionlib()};
+    const ctr_contender_t *all[MAX_CONTENDERS] = {&builtin[0], &builtin[1], &builtin[2], bench_container_sionlib(),
+                                                  bench_container_fortran()};
     for (int i = 0; i < MAX_CONTENDERS; i++)
         if (all[i] && (!o->only[0] || strstr(o->only, all[i]->name))) r->who[r->n++] = all[i];
     return r->n > 0 || strcmp(o->only, "baseline") == 0 ? 0 : -1;

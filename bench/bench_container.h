@@ -1,6 +1,7 @@
 /*
- * ferry-bench container: shared by its contenders (bench_container.c, and
- * bench_container_sionlib.c when CMake was pointed at a SIONlib install).
+ * ferry-bench container: shared by its contenders (bench_container.c,
+ * bench_container_sionlib.c when CMake was pointed at a SIONlib install,
+ * bench_container_fortran.c when libferry_fortran was built).
  */
 #ifndef FERRY_BENCH_CONTAINER_H
 #define FERRY_BENCH_CONTAINER_H
@@ -34,6 +35,9 @@ typedef struct ctr_contender {
 
 /* The SIONlib contender, NULL when ferry-bench was built without it. */
 const ctr_contender_t *bench_container_sionlib(void);
+/* The ferry container through its Fortran module, NULL when ferry-bench was
+ * built without Fortran (bench_container_fortran.c). */
+const ctr_contender_t *bench_container_fortran(void);
 
 /* Calls step for each piece of the job's bytes in order (piece bytes, the
  * last one shorter), until step returns nonzero (it reported a failure).
