@@ -11,7 +11,7 @@
 #include "base/alloc.h"
 #include "progress/progress.h"
 
-void *ckpt_alloc(ferry_ckpt_t ck, size_t size)
+void *ferry__ckpt_alloc(ferry_ckpt_t ck, size_t size)
 {
     void *p = ferry__malloc(size ? size : 1);
     if (p) {
@@ -21,7 +21,7 @@ void *ckpt_alloc(ferry_ckpt_t ck, size_t size)
     return p;
 }
 
-void ckpt_release(ferry_ckpt_t ck, void *p, size_t size)
+void ferry__ckpt_release(ferry_ckpt_t ck, void *p, size_t size)
 {
     if (!p) return;
     ck->mem_now -= (long long)size;
@@ -63,7 +63,7 @@ static int set_options(ferry_ckpt_t ck, const ferry_ckpt_options_t *opt)
     if (o.info && o.info != MPI_INFO_NULL) MPI_Info_dup(o.info, &ck->info);
     ck->keep = (int)info_number(ck->info, "ferry_ckpt_keep", 2);
     const char *limit = getenv("FERRY_CKPT_STAGE_LIMIT"); /* the tests' way to take the converting path */
-    ck->stage_limit = info_number(ck->info, "ferry_ckpt_stage_limit", limit ? atoll(limit) : CKPT_STAGE_LIMIT);
+    ck->stage_limit = info_number(ck->info, "ferry_ckpt_stage_limit", limit ? atoll(limit) : FERRY__CKPT_STAGE_LIMIT);
     if (ck->keep < 1)
         return ferry__error_set(MPI_ERR_INFO_VALUE, "ferry_ckpt_create: ferry_ckpt_keep must be >= 1 (not %d)", ck->keep);
     return 0;
@@ -118,25 +118,25 @@ int ferry_ckpt_def_dim(ferry_ckpt_t ck, const char *name, MPI_Offset len, int *d
 {
     const char *what = "ferry_ckpt_def_dim";
     int cls = !ck || !dimid ? ferry__error_set(MPI_ERR_ARG, "%s: a NULL set or dimid", what) : 0;
-    if (!cls) cls = ckpt_check_new_name(ck, what, name, 0);
+    if (!cls) cls = ferry__ckpt_check_new_name(ck, what, name, 0);
     if (!cls && len < 1) cls = ferry__error_set(MPI_ERR_ARG, "%s: dimension '%s' needs a length >= 1 (not %lld)", what, name, (long long)len);
-    ckpt_dim_t *grown = cls ? NULL : ferry__realloc(ck->dims, (size_t)(ck->ndims + 1) * sizeof *grown);
+    ferry__ckpt_dim_t *grown = cls ? NULL : ferry__realloc(ck->dims, (size_t)(ck->ndims + 1) * sizeof *grown);
     char *copy = grown ? ferry__strdup(name) : NULL;
     if (!cls && !copy) cls = ferry__error_set(MPI_ERR_NO_MEM, "%s: no memory", what);
     if (grown) ck->dims = grown;
     if (cls) return ferry__error_code(cls);
     grown[ck->ndims].name = copy;
     grown[ck->ndims].len = len;
-    ckpt_defs_changed(ck);
+    ferry__ckpt_defs_changed(ck);
     *dimid = ck->ndims++;
     return MPI_SUCCESS;
 }
 
-static void free_var(ckpt_var_t *v)
+static void free_var(ferry__ckpt_var_t *v)
 {
     ferry__free(v->name);
     ferry__free(v->mask);
-    ckpt_nc_free_atts(&v->atts);
+    ferry__ckpt_nc_free_atts(&v->atts);
     ferry__free(v->blocks);
 }
 
@@ -148,11 +148,11 @@ int ferry_ckpt_free(ferry_ckpt_t *ckp)
     for (int i = 0; i < ck->ndims; i++) ferry__free(ck->dims[i].name);
     ferry__free(ck->vars);
     ferry__free(ck->dims);
-    ckpt_nc_free_atts(&ck->gatts);
-    ckpt_nc_free_atts(&ck->time_atts);
+    ferry__ckpt_nc_free_atts(&ck->gatts);
+    ferry__ckpt_nc_free_atts(&ck->time_atts);
     ferry__free(ck->base);
-    ckpt_release(ck, ck->stage, ck->stage_cap);
-    ckpt_kept_free(ck->kept);
+    ferry__ckpt_release(ck, ck->stage, ck->stage_cap);
+    ferry__ckpt_kept_free(ck->kept);
     if (ck->info != MPI_INFO_NULL) MPI_Info_free(&ck->info);
     if (ck->comm != MPI_COMM_NULL) MPI_Comm_free(&ck->comm);
     ferry__free(ck);
@@ -160,7 +160,7 @@ int ferry_ckpt_free(ferry_ckpt_t *ckp)
     return MPI_SUCCESS;
 }
 
-int ckpt_step_path(ferry_ckpt_t ck, long long step, char *path, size_t len)
+int ferry__ckpt_step_path(ferry_ckpt_t ck, long long step, char *path, size_t len)
 {
     int n = ck->series ? snprintf(path, len, "%s.nc", ck->base) : snprintf(path, len, "%s.%012lld.nc", ck->base, step);
     if (n < 0 || (size_t)n >= len || step < 0)
@@ -172,7 +172,7 @@ int ferry_ckpt_path(ferry_ckpt_t ck, long long step, char *path, int len)
 {
     if (!ck || !path || len < 1)
         return ferry__error_code(ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_path: a NULL set or path, or a length below 1"));
-    return ferry__error_code(ckpt_step_path(ck, step, path, (size_t)len));
+    return ferry__error_code(ferry__ckpt_step_path(ck, step, path, (size_t)len));
 }
 
 long long ferry_ckpt_peak_memory(ferry_ckpt_t ck)

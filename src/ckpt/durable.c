@@ -28,7 +28,7 @@
 #include "ckpt/ckpt_int.h"
 #include "base/alloc.h"
 
-int ckpt_sync_directory(const char *path)
+int ferry__ckpt_sync_directory(const char *path)
 {
     char *copy = ferry__strdup(path);
     int fd = copy ? open(dirname(copy), O_RDONLY | O_DIRECTORY) : -1;
@@ -39,7 +39,7 @@ int ckpt_sync_directory(const char *path)
     return rc;
 }
 
-int ckpt_reserve(ferry_ckpt_t ck, const char *path, MPI_Offset bytes, int *reserved)
+int ferry__ckpt_reserve(ferry_ckpt_t ck, const char *path, MPI_Offset bytes, int *reserved)
 {
     int64_t done = 0, cls = 0;
     const char *hook = getenv("FERRY_CKPT_RESERVE");
@@ -58,7 +58,7 @@ int ckpt_reserve(ferry_ckpt_t ck, const char *path, MPI_Offset bytes, int *reser
     return (int)cls;
 }
 
-int ckpt_sync_path(ferry_ckpt_t ck, const char *path)
+int ferry__ckpt_sync_path(ferry_ckpt_t ck, const char *path)
 {
     int fd = open(path, O_RDONLY), cls = 0;
     if (fd < 0 || fsync(fd) != 0)

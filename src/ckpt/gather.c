@@ -15,119 +15,123 @@
 
 enum { GATHER_TAG = 1717, PIECE = 1 << 30 };
 
-static MPI_Offset global_bytes(const ckpt_var_t *v)
+static MPI_Offset global_bytes(const ferry__ckpt_var_t *v)
 {
-    return ckpt_elems(v->global) * v->esize;
+    return ferry__ckpt_elems(v->global) * v->esize;
 }
 
 /* Posts rank 0's receive of rank r's block into the global array g. */
-static int post_recv(const ckpt_var_t *v, unsigned char *g, int r, MPI_Comm comm, MPI_Request *req)
+static int post_recv(const ferry__ckpt_var_t *v, unsigned char *g, int r, MPI_Comm comm, MPI_Request *req)
 {
-    const MPI_Offset *start = &v->blocks[r * 2 * CKPT_D], *count = start + CKPT_D;
+    const MPI_Offset *start = &v->blocks[r * 2 * FERRY__CKPT_D], *count = start + FERRY__CKPT_D;
     MPI_Datatype t;
-    FERRY_TRY(ckpt_subarray(v->global, count, start, v->type, &t));
+    FERRY_TRY(ferry__ckpt_subarray(v->global, count, start, v->type, &t));
     MPI_Irecv(g, 1, t, r, GATHER_TAG, comm, req);
     MPI_Type_free(&t);
     return 0;
 }
 
 /* Moves every block to (write) or from (read) rank 0's global array g. */
-static int exchange(ferry_ckpt_t ck, const ckpt_var_t *v, void *buf, unsigned char *g, int to_root)
+static int exchange(ferry_ckpt_t ck, const ferry__ckpt_var_t *v, void *buf, unsigned char *g, int to_root)
 {
-    static const MPI_Offset zero[CKPT_D];
-    MPI_Request *reqs = ckpt_alloc(ck, (size_t)(ck->nprocs + 1) * sizeof *reqs);
+    static const MPI_Offset zero[FERRY__CKPT_D];
+    MPI_Request *reqs = ferry__ckpt_alloc(ck, (size_t)(ck->nprocs + 1) * sizeof *reqs);
     if (!reqs) return ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory for %d requests", ck->nprocs);
     int n = 0, cls = 0;
     for (int r = 0; ck->rank == 0 && r < ck->nprocs && !cls; r++) {
-        if (!ckpt_elems(&v->blocks[r * 2 * CKPT_D + CKPT_D])) continue;
+        if (!ferry__ckpt_elems(&v->blocks[r * 2 * FERRY__CKPT_D + FERRY__CKPT_D])) continue;
         cls = to_root ? post_recv(v, g, r, ck->comm, &reqs[n]) : 0;
         if (!to_root) { /* the same subarray, sent */
             MPI_Datatype t;
-            cls = ckpt_subarray(v->global, &v->blocks[r * 2 * CKPT_D + CKPT_D], &v->blocks[r * 2 * CKPT_D], v->type, &t);
+            cls = ferry__ckpt_subarray(v->global, &v->blocks[r * 2 * FERRY__CKPT_D + FERRY__CKPT_D],
+                                       &v->blocks[r * 2 * FERRY__CKPT_D], v->type, &t);
             if (!cls) MPI_Isend(g, 1, t, r, GATHER_TAG, ck->comm, &reqs[n]);
             if (!cls) MPI_Type_free(&t);
         }
         n += !cls;
     }
     MPI_Datatype mine;
-    if (ckpt_elems(v->count) && !cls && !(cls = ckpt_memtype(v, zero, v->count, &mine))) {
+    if (ferry__ckpt_elems(v->count) && !cls && !(cls = ferry__ckpt_memtype(v, zero, v->count, &mine))) {
         if (to_root) MPI_Isend(buf, 1, mine, 0, GATHER_TAG, ck->comm, &reqs[n++]);
         else MPI_Irecv(buf, 1, mine, 0, GATHER_TAG, ck->comm, &reqs[n++]);
         MPI_Type_free(&mine);
     }
     ferry__progress_waitall(n, reqs, MPI_STATUSES_IGNORE);
-    ckpt_release(ck, reqs, (size_t)(ck->nprocs + 1) * sizeof *reqs);
+    ferry__ckpt_release(ck, reqs, (size_t)(ck->nprocs + 1) * sizeof *reqs);
     return cls;
 }
 
 /* The whole global array as one block (checksum and swap on rank 0). */
-static ckpt_block_t global_block(const ckpt_var_t *v, unsigned char *g)
+static ferry__ckpt_block_t global_block(const ferry__ckpt_var_t *v, unsigned char *g)
 {
-    ckpt_block_t b = {.base = g, .esize = v->esize};
-    for (int d = CKPT_D - 1; d >= 0; d--) {
+    ferry__ckpt_block_t b = {.base = g, .esize = v->esize};
+    for (int d = FERRY__CKPT_D - 1; d >= 0; d--) {
         b.count[d] = v->global[d];
-        b.mem_stride[d] = d == CKPT_D - 1 ? 1 : b.mem_stride[d + 1] * v->global[d + 1];
+        b.mem_stride[d] = d == FERRY__CKPT_D - 1 ? 1 : b.mem_stride[d + 1] * v->global[d + 1];
         b.file_stride[d] = b.mem_stride[d];
     }
     return b;
 }
 
 /* Rank 0's global array to or from the file at begin, in pieces; every rank takes part when collective. */
-static int root_transfer(ferry_ckpt_t ck, ckpt_file_t *f, unsigned char *g, MPI_Offset bytes, MPI_Offset begin,
+static int root_transfer(ferry_ckpt_t ck, ferry__ckpt_file_t *f, unsigned char *g, MPI_Offset bytes, MPI_Offset begin,
                          int write)
 {
     for (MPI_Offset at = 0; at < bytes; at += PIECE) {
         int n = bytes - at < PIECE ? (int)(bytes - at) : PIECE;
         if (ck->rank != 0 && ck->independent) break;
-        int cls = ckpt_io_transfer_at(f, (write ? CKPT_WRITE : 0) | (ck->independent ? 0 : CKPT_COLLECTIVE), begin + at, ck->rank == 0 ? g + at : NULL,
-                                      ck->rank == 0 ? n : 0, MPI_BYTE);
+        int cls = ferry__ckpt_io_transfer_at(
+            f, (write ? FERRY__CKPT_WRITE : 0) | (ck->independent ? 0 : FERRY__CKPT_COLLECTIVE), begin + at,
+            ck->rank == 0 ? g + at : NULL, ck->rank == 0 ? n : 0, MPI_BYTE);
         if (cls) return cls;
     }
     return 0;
 }
 
-static int gather_var(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_var_t *v, void *buf, MPI_Offset begin,
+static int gather_var(ferry_ckpt_t ck, ferry__ckpt_file_t *f, const ferry__ckpt_var_t *v, void *buf, MPI_Offset begin,
                       uint64_t *sum)
 {
     MPI_Offset bytes = global_bytes(v);
-    unsigned char *g = ck->rank == 0 ? ckpt_alloc(ck, (size_t)bytes + 1) : NULL;
+    unsigned char *g = ck->rank == 0 ? ferry__ckpt_alloc(ck, (size_t)bytes + 1) : NULL;
     int cls = ck->rank == 0 && !g ? ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: gather: no memory for the %lld bytes of %s",
                                                    (long long)bytes, v->name) : 0;
     cls = ferry__error_agree(ck->comm, cls, "ferry_ckpt gather");
     if (cls) return cls;
     unsigned char fill[8];
     if (g) memset(g, 0, (size_t)bytes); /* points no rank owns are zeros in the file, or the _FillValue */
-    if (g && ckpt_var_fill_native(v, fill))
+    if (g && ferry__ckpt_var_fill_native(v, fill))
         for (MPI_Offset at = 0; at < bytes; at += v->esize) memcpy(g + at, fill, (size_t)v->esize);
     cls = ferry__error_agree(ck->comm, exchange(ck, v, buf, g, 1), "ferry_ckpt gather");
     if (g && !cls) {
-        ckpt_block_t b = global_block(v, g);
-        *sum = ckpt_walk(&b, CKPT_SUM_SWAP);
+        ferry__ckpt_block_t b = global_block(v, g);
+        *sum = ferry__ckpt_walk(&b, FERRY__CKPT_SUM_SWAP);
     }
     if (!cls) cls = root_transfer(ck, f, g, bytes, begin, 1);
-    ckpt_release(ck, g, (size_t)bytes + 1);
+    ferry__ckpt_release(ck, g, (size_t)bytes + 1);
     return cls;
 }
 
-int ckpt_gather_write(ferry_ckpt_t ck, ckpt_file_t *f, ckpt_layout_t *layout, void *const *bufs, uint64_t *sums)
+int ferry__ckpt_gather_write(ferry_ckpt_t ck, ferry__ckpt_file_t *f, ferry__ckpt_layout_t *layout, void *const *bufs,
+                             uint64_t *sums)
 {
     for (int i = 0; i < ck->nvars; i++) FERRY_TRY(gather_var(ck, f, &ck->vars[i], bufs[i], layout->begin[i], &sums[i]));
     return 0;
 }
 
-int ckpt_scatter_read(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_var_t *v, void *buf, MPI_Offset begin)
+int ferry__ckpt_scatter_read(ferry_ckpt_t ck, ferry__ckpt_file_t *f, const ferry__ckpt_var_t *v, void *buf,
+                             MPI_Offset begin)
 {
     MPI_Offset bytes = global_bytes(v);
-    unsigned char *g = ck->rank == 0 ? ckpt_alloc(ck, (size_t)bytes + 1) : NULL;
+    unsigned char *g = ck->rank == 0 ? ferry__ckpt_alloc(ck, (size_t)bytes + 1) : NULL;
     int cls = ck->rank == 0 && !g ? ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: read-scatter: no memory for the %lld bytes of %s",
                                                    (long long)bytes, v->name) : 0;
     cls = ferry__error_agree(ck->comm, cls, "ferry_ckpt read-scatter");
     if (!cls) cls = ferry__error_agree(ck->comm, root_transfer(ck, f, g, bytes, begin, 0), "ferry_ckpt read-scatter");
     if (!cls && g) {
-        ckpt_block_t b = global_block(v, g);
-        ckpt_walk(&b, CKPT_SWAP);
+        ferry__ckpt_block_t b = global_block(v, g);
+        ferry__ckpt_walk(&b, FERRY__CKPT_SWAP);
     }
     if (!cls) cls = exchange(ck, v, buf, g, 0);
-    ckpt_release(ck, g, (size_t)bytes + 1);
+    ferry__ckpt_release(ck, g, (size_t)bytes + 1);
     return cls;
 }

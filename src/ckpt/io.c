@@ -3,7 +3,7 @@
  * per file, so the same checkpoint code runs on ferry and on the host MPI's
  * own MPI-IO (benchmarks compare them side by side). Views are etype and
  * filetype MPI_BYTE; big-endian values come from the implementation's
- * external32 conversion where it is trusted (ckpt_io_t.converts), else from
+ * external32 conversion where it is trusted (ferry__ckpt_io_t.converts), else from
  * swapping the blocks in place. FERRY_CKPT_DATAREP=native forces the swaps
  * on ferry too (to compare the two).
  */
@@ -16,64 +16,79 @@
 
 /* One backend from its prefix (ferry or MPI) and the handle field it uses:
  * every function is the library's call with the file's handle. */
-#define CKPT_BACKEND(P, H, CONVERTS, AGREES, UNTRUSTED)                                                                                          \
-    static int P##_open(MPI_Comm c, const char *path, int amode, MPI_Info info, ckpt_file_t *f)                     \
-    {                                                                                                               \
-        return P##_File_open(c, path, amode, info, &f->H);                                                          \
-    }                                                                                                               \
-    static int P##_close(ckpt_file_t *f) { return P##_File_close(&f->H); }                                         \
-    static int P##_set_view(ckpt_file_t *f, MPI_Datatype ft, const char *datarep)                                   \
-    {                                                                                                               \
-        return P##_File_set_view(f->H, 0, MPI_BYTE, ft, datarep, MPI_INFO_NULL);                                    \
-    }                                                                                                               \
-    static int P##_write(ckpt_file_t *f, const void *b, int n, MPI_Datatype t, MPI_Status *st)                                      \
-    {                                                                                                               \
-        return P##_File_write(f->H, b, n, t, st);                                                    \
-    }                                                                                                               \
-    static int P##_write_all(ckpt_file_t *f, const void *b, int n, MPI_Datatype t, MPI_Status *st)                                  \
-    {                                                                                                               \
-        return P##_File_write_all(f->H, b, n, t, st);                                                \
-    }                                                                                                               \
-    static int P##_read(ckpt_file_t *f, void *b, int n, MPI_Datatype t, MPI_Status *st)                                             \
-    {                                                                                                               \
-        return P##_File_read(f->H, b, n, t, st);                                                     \
-    }                                                                                                               \
-    static int P##_read_all(ckpt_file_t *f, void *b, int n, MPI_Datatype t, MPI_Status *st)                                         \
-    {                                                                                                               \
-        return P##_File_read_all(f->H, b, n, t, st);                                                 \
-    }                                                                                                               \
-    static int P##_write_at(ckpt_file_t *f, MPI_Offset o, const void *b, int n, MPI_Datatype t, MPI_Status *st)                     \
-    {                                                                                                               \
-        return P##_File_write_at(f->H, o, b, n, t, st);                                              \
-    }                                                                                                               \
-    static int P##_write_at_all(ckpt_file_t *f, MPI_Offset o, const void *b, int n, MPI_Datatype t, MPI_Status *st)                 \
-    {                                                                                                               \
-        return P##_File_write_at_all(f->H, o, b, n, t, st);                                         \
-    }                                                                                                               \
-    static int P##_read_at(ckpt_file_t *f, MPI_Offset o, void *b, int n, MPI_Datatype t, MPI_Status *st)                            \
-    {                                                                                                               \
-        return P##_File_read_at(f->H, o, b, n, t, st);                                               \
-    }                                                                                                               \
-    static int P##_read_at_all(ckpt_file_t *f, MPI_Offset o, void *b, int n, MPI_Datatype t, MPI_Status *st)                        \
-    {                                                                                                               \
-        return P##_File_read_at_all(f->H, o, b, n, t, st);                                          \
-    }                                                                                                               \
-    static int P##_set_size(ckpt_file_t *f, MPI_Offset s) { return P##_File_set_size(f->H, s); }                 \
-    static int P##_get_size(ckpt_file_t *f, MPI_Offset *s) { return P##_File_get_size(f->H, s); }                 \
-    static int P##_sync(ckpt_file_t *f) { return P##_File_sync(f->H); }                                           \
-    static const ckpt_io_t P##_backend = {#P, CONVERTS, AGREES, UNTRUSTED, P##_open,     P##_close,   P##_set_view,     P##_write,     \
-                                          P##_write_all, P##_read,    P##_read_all, P##_write_at,    P##_write_at_all, \
-                                          P##_read_at,  P##_read_at_all, P##_set_size, P##_get_size, P##_sync};
+#define CKPT_BACKEND(P, H, CONVERTS, AGREES, UNTRUSTED)                                                                \
+    static int P##_open(MPI_Comm c, const char *path, int amode, MPI_Info info, ferry__ckpt_file_t *f)                 \
+    {                                                                                                                  \
+        return P##_File_open(c, path, amode, info, &f->H);                                                             \
+    }                                                                                                                  \
+    static int P##_close(ferry__ckpt_file_t *f)                                                                        \
+    {                                                                                                                  \
+        return P##_File_close(&f->H);                                                                                  \
+    }                                                                                                                  \
+    static int P##_set_view(ferry__ckpt_file_t *f, MPI_Datatype ft, const char *datarep)                               \
+    {                                                                                                                  \
+        return P##_File_set_view(f->H, 0, MPI_BYTE, ft, datarep, MPI_INFO_NULL);                                       \
+    }                                                                                                                  \
+    static int P##_write(ferry__ckpt_file_t *f, const void *b, int n, MPI_Datatype t, MPI_Status *st)                  \
+    {                                                                                                                  \
+        return P##_File_write(f->H, b, n, t, st);                                                                      \
+    }                                                                                                                  \
+    static int P##_write_all(ferry__ckpt_file_t *f, const void *b, int n, MPI_Datatype t, MPI_Status *st)              \
+    {                                                                                                                  \
+        return P##_File_write_all(f->H, b, n, t, st);                                                                  \
+    }                                                                                                                  \
+    static int P##_read(ferry__ckpt_file_t *f, void *b, int n, MPI_Datatype t, MPI_Status *st)                         \
+    {                                                                                                                  \
+        return P##_File_read(f->H, b, n, t, st);                                                                       \
+    }                                                                                                                  \
+    static int P##_read_all(ferry__ckpt_file_t *f, void *b, int n, MPI_Datatype t, MPI_Status *st)                     \
+    {                                                                                                                  \
+        return P##_File_read_all(f->H, b, n, t, st);                                                                   \
+    }                                                                                                                  \
+    static int P##_write_at(ferry__ckpt_file_t *f, MPI_Offset o, const void *b, int n, MPI_Datatype t, MPI_Status *st) \
+    {                                                                                                                  \
+        return P##_File_write_at(f->H, o, b, n, t, st);                                                                \
+    }                                                                                                                  \
+    static int P##_write_at_all(ferry__ckpt_file_t *f, MPI_Offset o, const void *b, int n, MPI_Datatype t,             \
+                                MPI_Status *st)                                                                        \
+    {                                                                                                                  \
+        return P##_File_write_at_all(f->H, o, b, n, t, st);                                                            \
+    }                                                                                                                  \
+    static int P##_read_at(ferry__ckpt_file_t *f, MPI_Offset o, void *b, int n, MPI_Datatype t, MPI_Status *st)        \
+    {                                                                                                                  \
+        return P##_File_read_at(f->H, o, b, n, t, st);                                                                 \
+    }                                                                                                                  \
+    static int P##_read_at_all(ferry__ckpt_file_t *f, MPI_Offset o, void *b, int n, MPI_Datatype t, MPI_Status *st)    \
+    {                                                                                                                  \
+        return P##_File_read_at_all(f->H, o, b, n, t, st);                                                             \
+    }                                                                                                                  \
+    static int P##_set_size(ferry__ckpt_file_t *f, MPI_Offset s)                                                       \
+    {                                                                                                                  \
+        return P##_File_set_size(f->H, s);                                                                             \
+    }                                                                                                                  \
+    static int P##_get_size(ferry__ckpt_file_t *f, MPI_Offset *s)                                                      \
+    {                                                                                                                  \
+        return P##_File_get_size(f->H, s);                                                                             \
+    }                                                                                                                  \
+    static int P##_sync(ferry__ckpt_file_t *f)                                                                         \
+    {                                                                                                                  \
+        return P##_File_sync(f->H);                                                                                    \
+    }                                                                                                                  \
+    static const ferry__ckpt_io_t P##_backend = {                                                                      \
+        #P,           CONVERTS,     AGREES,           UNTRUSTED,     P##_open,                                         \
+        P##_close,    P##_set_view, P##_write,        P##_write_all, P##_read,                                         \
+        P##_read_all, P##_write_at, P##_write_at_all, P##_read_at,   P##_read_at_all,                                  \
+        P##_set_size, P##_get_size, P##_sync};
 
 CKPT_BACKEND(ferry, ff, 1, 1, 0)
 CKPT_BACKEND(MPI, mf, 0, 0, 1)
 
-const ckpt_io_t *ckpt_io_get(int which)
+const ferry__ckpt_io_t *ferry__ckpt_io_get(int which)
 {
     return which == FERRY_CKPT_IO_HOST ? &MPI_backend : &ferry_backend;
 }
 
-int ckpt_io_check(const ckpt_file_t *f, int rc, const char *op)
+int ferry__ckpt_io_check(const ferry__ckpt_file_t *f, int rc, const char *op)
 {
     if (rc == MPI_SUCCESS) return 0;
     char why[MPI_MAX_ERROR_STRING + 1] = "";
@@ -93,19 +108,20 @@ int ckpt_io_check(const ckpt_file_t *f, int rc, const char *op)
  * whose data-sieving read-modify-write failed (ENOSPC) without releasing the byte-range lock it
  * took, and the other ranks' sieving writes wait on it forever. Closing any descriptor of a file
  * releases all the process's fcntl locks on it (POSIX), so the failed rank opens and closes it. */
-static void release_stale_locks(const ckpt_file_t *f)
+static void release_stale_locks(const ferry__ckpt_file_t *f)
 {
     int fd = open(f->path, O_RDONLY);
     if (fd >= 0) close(fd);
 }
 
-int ckpt_io_collective(MPI_Comm comm, const ckpt_file_t *f, int rc, const char *op)
+int ferry__ckpt_io_collective(MPI_Comm comm, const ferry__ckpt_file_t *f, int rc, const char *op)
 {
-    int cls = ckpt_io_check(f, rc, op);
+    int cls = ferry__ckpt_io_check(f, rc, op);
     return f->io && f->io->agrees ? cls : ferry__error_agree(comm, cls, op);
 }
 
-int ckpt_file_open(const ckpt_io_t *io, MPI_Comm comm, const char *path, int amode, MPI_Info info, ckpt_file_t *f)
+int ferry__ckpt_file_open(const ferry__ckpt_io_t *io, MPI_Comm comm, const char *path, int amode, MPI_Info info,
+                          ferry__ckpt_file_t *f)
 {
     memset(f, 0, sizeof *f);
     f->io = io;
@@ -115,22 +131,22 @@ int ckpt_file_open(const ckpt_io_t *io, MPI_Comm comm, const char *path, int amo
     const char *force = getenv("FERRY_CKPT_DATAREP");
     f->swaps = !io->converts || (force && strcmp(force, "native") == 0);
     f->datarep = f->swaps ? "native" : "external32";
-    int cls = ckpt_io_check(f, io->open(comm, path, amode, info ? info : MPI_INFO_NULL, f), "open");
+    int cls = ferry__ckpt_io_check(f, io->open(comm, path, amode, info ? info : MPI_INFO_NULL, f), "open");
     if (cls) f->io = NULL;
     return cls;
 }
 
-int ckpt_file_close(ckpt_file_t *f)
+int ferry__ckpt_file_close(ferry__ckpt_file_t *f)
 {
     if (!f->io) return 0;
-    int cls = ckpt_io_check(f, f->io->close(f), "close");
+    int cls = ferry__ckpt_io_check(f, f->io->close(f), "close");
     f->io = NULL;
     return cls;
 }
 
 /* 0 when st counts the count elements of type asked for; a short transfer otherwise (the
- * count, not the return code alone: see ckpt_io_transfer). */
-static int check_count(const ckpt_file_t *f, const MPI_Status *st, int count, MPI_Datatype type, const char *op,
+ * count, not the return code alone: see ferry__ckpt_io_transfer). */
+static int check_count(const ferry__ckpt_file_t *f, const MPI_Status *st, int count, MPI_Datatype type, const char *op,
                        int write)
 {
     MPI_Count size = 0, got = 0;
@@ -145,29 +161,29 @@ static int check_count(const ckpt_file_t *f, const MPI_Status *st, int count, MP
                             (long long)want, f->io == &MPI_backend ? "host" : "ferry", f->path);
 }
 
-int ckpt_io_transfer(ckpt_file_t *f, int how, void *buf, int count, MPI_Datatype type)
+int ferry__ckpt_io_transfer(ferry__ckpt_file_t *f, int how, void *buf, int count, MPI_Datatype type)
 {
-    const ckpt_io_t *io = f->io;
-    int write = how & CKPT_WRITE, collective = how & CKPT_COLLECTIVE;
+    const ferry__ckpt_io_t *io = f->io;
+    int write = how & FERRY__CKPT_WRITE, collective = how & FERRY__CKPT_COLLECTIVE;
     const char *op = write ? (collective ? "write_all" : "write") : (collective ? "read_all" : "read");
     MPI_Status st;
     int rc = write ? (collective ? io->write_all : io->write)(f, buf, count, type, &st)
                    : (collective ? io->read_all : io->read)(f, buf, count, type, &st);
-    int cls = ckpt_io_check(f, rc, op);
+    int cls = ferry__ckpt_io_check(f, rc, op);
     if (!cls) cls = check_count(f, &st, count, type, op, write);
     if (cls && f->io->untrusted) release_stale_locks(f);
     return cls;
 }
 
-int ckpt_io_transfer_at(ckpt_file_t *f, int how, MPI_Offset off, void *buf, int count, MPI_Datatype type)
+int ferry__ckpt_io_transfer_at(ferry__ckpt_file_t *f, int how, MPI_Offset off, void *buf, int count, MPI_Datatype type)
 {
-    const ckpt_io_t *io = f->io;
-    int write = how & CKPT_WRITE, collective = how & CKPT_COLLECTIVE;
+    const ferry__ckpt_io_t *io = f->io;
+    int write = how & FERRY__CKPT_WRITE, collective = how & FERRY__CKPT_COLLECTIVE;
     const char *op = write ? (collective ? "write_at_all" : "write_at") : (collective ? "read_at_all" : "read_at");
     MPI_Status st;
     int rc = write ? (collective ? io->write_at_all : io->write_at)(f, off, buf, count, type, &st)
                    : (collective ? io->read_at_all : io->read_at)(f, off, buf, count, type, &st);
-    int cls = ckpt_io_check(f, rc, op);
+    int cls = ferry__ckpt_io_check(f, rc, op);
     if (!cls) cls = check_count(f, &st, count, type, op, write);
     if (cls && f->io->untrusted) release_stale_locks(f);
     return cls;
