@@ -20,44 +20,57 @@ static MPI_Offset global_bytes(const ferry__ckpt_var_t *v)
     return ferry__ckpt_elems(v->global) * v->esize;
 }
 
-/* Posts rank 0's receive of rank r's block into the global array g. */
-static int post_recv(const ferry__ckpt_var_t *v, unsigned char *g, int r, MPI_Comm comm, MPI_Request *req)
+/* One variable's messages between rank 0's global array and the ranks' blocks. */
+typedef struct exchange {
+    ferry_ckpt_t ck;
+    const ferry__ckpt_var_t *v;
+    const char *path, *op; /* for messages */
+    MPI_Request *reqs;     /* [nprocs + 1] */
+    int n;                 /* requests started */
+} exchange_t;
+
+/* Starts one message (a receive when recv); 0, or the host's failure as a class naming the call. */
+static int post(exchange_t *x, void *buf, MPI_Datatype type, int peer, int recv)
 {
-    const MPI_Offset *start = &v->blocks[r * 2 * FERRY__CKPT_D], *count = start + FERRY__CKPT_D;
-    MPI_Datatype t;
-    FERRY_TRY(ferry__ckpt_subarray(v->global, count, start, v->type, &t));
-    MPI_Irecv(g, 1, t, r, GATHER_TAG, comm, req);
-    MPI_Type_free(&t);
-    return 0;
+    MPI_Request *req = &x->reqs[x->n];
+    int rc = recv ? MPI_Irecv(buf, 1, type, peer, GATHER_TAG, x->ck->comm, req)
+                  : MPI_Isend(buf, 1, type, peer, GATHER_TAG, x->ck->comm, req);
+    x->n += rc == MPI_SUCCESS;
+    return ferry__error_host(rc, x->op, x->path, recv ? "MPI_Irecv" : "MPI_Isend");
 }
 
-/* Moves every block to (write) or from (read) rank 0's global array g. */
-static int exchange(ferry_ckpt_t ck, const ferry__ckpt_var_t *v, void *buf, unsigned char *g, int to_root)
+/* Rank 0: starts the receive (to_root) or the send of rank r's block in the global array g. */
+static int post_root(exchange_t *x, unsigned char *g, int r, int to_root)
+{
+    const MPI_Offset *start = &x->v->blocks[r * 2 * FERRY__CKPT_D], *count = start + FERRY__CKPT_D;
+    if (!ferry__ckpt_elems(count)) return 0;
+    MPI_Datatype t;
+    FERRY_TRY(ferry__ckpt_subarray(x->v->global, count, start, x->v->type, &t));
+    int cls = post(x, g, t, r, to_root);
+    MPI_Type_free(&t);
+    return cls;
+}
+
+/* Moves every block to (write) or from (read) rank 0's global array g; this rank's outcome (the
+ * callers agree on it). */
+static int exchange(ferry_ckpt_t ck, const char *path, const ferry__ckpt_var_t *v, void *buf, unsigned char *g,
+                    int to_root)
 {
     static const MPI_Offset zero[FERRY__CKPT_D];
-    MPI_Request *reqs = ferry__ckpt_alloc(ck, (size_t)(ck->nprocs + 1) * sizeof *reqs);
-    if (!reqs) return ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory for %d requests", ck->nprocs);
-    int n = 0, cls = 0;
-    for (int r = 0; ck->rank == 0 && r < ck->nprocs && !cls; r++) {
-        if (!ferry__ckpt_elems(&v->blocks[r * 2 * FERRY__CKPT_D + FERRY__CKPT_D])) continue;
-        cls = to_root ? post_recv(v, g, r, ck->comm, &reqs[n]) : 0;
-        if (!to_root) { /* the same subarray, sent */
-            MPI_Datatype t;
-            cls = ferry__ckpt_subarray(v->global, &v->blocks[r * 2 * FERRY__CKPT_D + FERRY__CKPT_D],
-                                       &v->blocks[r * 2 * FERRY__CKPT_D], v->type, &t);
-            if (!cls) MPI_Isend(g, 1, t, r, GATHER_TAG, ck->comm, &reqs[n]);
-            if (!cls) MPI_Type_free(&t);
-        }
-        n += !cls;
-    }
+    size_t bytes = (size_t)(ck->nprocs + 1) * sizeof(MPI_Request);
+    exchange_t x = {
+        ck, v, path, to_root ? "ferry_ckpt gather" : "ferry_ckpt read-scatter", ferry__ckpt_alloc(ck, bytes), 0};
+    if (!x.reqs) return ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory for %d requests", ck->nprocs);
+    int cls = 0;
+    for (int r = 0; ck->rank == 0 && r < ck->nprocs && !cls; r++) cls = post_root(&x, g, r, to_root);
     MPI_Datatype mine;
-    if (ferry__ckpt_elems(v->count) && !cls && !(cls = ferry__ckpt_memtype(v, zero, v->count, &mine))) {
-        if (to_root) MPI_Isend(buf, 1, mine, 0, GATHER_TAG, ck->comm, &reqs[n++]);
-        else MPI_Irecv(buf, 1, mine, 0, GATHER_TAG, ck->comm, &reqs[n++]);
+    if (!cls && ferry__ckpt_elems(v->count) && !(cls = ferry__ckpt_memtype(v, zero, v->count, &mine))) {
+        cls = post(&x, buf, mine, 0, !to_root);
         MPI_Type_free(&mine);
     }
-    ferry__progress_waitall(n, reqs, MPI_STATUSES_IGNORE);
-    ferry__ckpt_release(ck, reqs, (size_t)(ck->nprocs + 1) * sizeof *reqs);
+    int rc = ferry__progress_waitall(x.n, x.reqs, MPI_STATUSES_IGNORE);
+    if (!cls) cls = ferry__error_host(rc, x.op, path, "MPI_Waitall");
+    ferry__ckpt_release(ck, x.reqs, bytes);
     return cls;
 }
 
@@ -101,7 +114,7 @@ static int gather_var(ferry_ckpt_t ck, ferry__ckpt_file_t *f, const ferry__ckpt_
     if (g) memset(g, 0, (size_t)bytes); /* points no rank owns are zeros in the file, or the _FillValue */
     if (g && ferry__ckpt_var_fill_native(v, fill))
         for (MPI_Offset at = 0; at < bytes; at += v->esize) memcpy(g + at, fill, (size_t)v->esize);
-    cls = ferry__error_agree(ck->comm, exchange(ck, v, buf, g, 1), "ferry_ckpt gather");
+    cls = ferry__error_agree(ck->comm, exchange(ck, f->path, v, buf, g, 1), "ferry_ckpt gather");
     if (g && !cls) {
         ferry__ckpt_block_t b = global_block(v, g);
         *sum = ferry__ckpt_walk(&b, FERRY__CKPT_SUM_SWAP);
@@ -131,7 +144,7 @@ int ferry__ckpt_scatter_read(ferry_ckpt_t ck, ferry__ckpt_file_t *f, const ferry
         ferry__ckpt_block_t b = global_block(v, g);
         ferry__ckpt_walk(&b, FERRY__CKPT_SWAP);
     }
-    if (!cls) cls = exchange(ck, v, buf, g, 0);
+    if (!cls) cls = exchange(ck, f->path, v, buf, g, 0);
     ferry__ckpt_release(ck, g, (size_t)bytes + 1);
     return cls;
 }

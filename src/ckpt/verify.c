@@ -55,6 +55,19 @@ static int root_read_header(ferry__ckpt_file_t *f, unsigned char **region, size_
     }
 }
 
+/* Collective: rank 0's header bytes (*region, *len) on every rank; agreed. */
+static int share_region(MPI_Comm comm, int rank, const char *path, unsigned char **region, unsigned long long *len)
+{
+    const char *what = "ferry_ckpt: reading the header", *op = "ferry_ckpt: sharing the header of";
+    int rc = ferry__progress_bcast(len, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
+    int cls = ferry__error_host(rc, op, path, "MPI_Bcast");
+    if (!cls && rank != 0 && !(*region = ferry__malloc((size_t)*len + 1)))
+        cls = ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory for the header of %s", path);
+    FERRY_TRY(ferry__error_agree(comm, cls, what));
+    rc = ferry__progress_bcast(*region, (int)*len, MPI_BYTE, 0, comm);
+    return ferry__error_agree(comm, ferry__error_host(rc, op, path, "MPI_Bcast"), what);
+}
+
 int ferry__ckpt_read_header(MPI_Comm comm, const char *path, int io, ferry__ckpt_nc_t *nc, unsigned char **region,
                             size_t *region_len)
 {
@@ -70,10 +83,7 @@ int ferry__ckpt_read_header(MPI_Comm comm, const char *path, int io, ferry__ckpt
     }
     int close_cls = ferry__ckpt_file_close(&f);
     cls = ferry__error_agree(comm, cls ? cls : close_cls, "ferry_ckpt: reading the header");
-    if (!cls) MPI_Bcast(&len, 1, MPI_UNSIGNED_LONG_LONG, 0, comm);
-    if (!cls && rank != 0) *region = ferry__malloc((size_t)len + 1);
-    cls = ferry__error_agree(comm, !cls && !*region ? MPI_ERR_NO_MEM : cls, "ferry_ckpt: reading the header");
-    if (!cls) MPI_Bcast(*region, (int)len, MPI_BYTE, 0, comm);
+    if (!cls) cls = share_region(comm, rank, path, region, &len);
     size_t used;
     if (!cls) cls = ferry__ckpt_nc_decode(*region, (size_t)len, nc, &used);
     if (!cls && (cls = ferry__ckpt_header_check(nc, *region, (size_t)len, (int64_t)used, path)) != 0)
