@@ -11,23 +11,6 @@
 #include "base/alloc.h"
 #include "progress/progress.h"
 
-void *ferry__ckpt_alloc(ferry_ckpt_t ck, size_t size)
-{
-    void *p = ferry__malloc(size ? size : 1);
-    if (p) {
-        ck->mem_now += (long long)size;
-        if (ck->mem_now > ck->mem_peak) ck->mem_peak = ck->mem_now;
-    }
-    return p;
-}
-
-void ferry__ckpt_release(ferry_ckpt_t ck, void *p, size_t size)
-{
-    if (!p) return;
-    ck->mem_now -= (long long)size;
-    ferry__free(p);
-}
-
 static long long info_number(MPI_Info info, const char *key, long long fallback)
 {
     char value[64];
@@ -173,9 +156,4 @@ int ferry_ckpt_path(ferry_ckpt_t ck, long long step, char *path, int len)
     if (!ck || !path || len < 1)
         return ferry__error_code(ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_path: a NULL set or path, or a length below 1"));
     return ferry__error_code(ferry__ckpt_step_path(ck, step, path, (size_t)len));
-}
-
-long long ferry_ckpt_peak_memory(ferry_ckpt_t ck)
-{
-    return ck ? ck->mem_peak : 0;
 }

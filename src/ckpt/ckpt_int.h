@@ -130,7 +130,7 @@ struct ferry_ckpt {
     struct ferry__ckpt_kept *kept; /* owned; NULL until a steer or stack write */
 };
 
-/* Allocation that counts what the module holds (ferry_ckpt_peak_memory). */
+/* memory.c: allocation that counts what the module holds (ferry_ckpt_peak_memory). */
 void *ferry__ckpt_alloc(ferry_ckpt_t ck, size_t size);
 void ferry__ckpt_release(ferry_ckpt_t ck, void *p, size_t size);
 
@@ -302,8 +302,6 @@ int ferry__ckpt_sync_directory(const char *path);
 int ferry__ckpt_reserve(ferry_ckpt_t ck, const char *path, MPI_Offset bytes, int *reserved);
 /* Collective: every rank fsyncs path (closed), agreed. */
 int ferry__ckpt_sync_path(ferry_ckpt_t ck, const char *path);
-/* Collective: ferry_ckpt_verify's check of path, as an error class. */
-int ferry__ckpt_verify_path(MPI_Comm comm, const char *path);
 
 /* txn.c. One write in progress: its layout, checksums ([nvars + 1] each, owned), holes to fill, and
  * for a series the record it writes. */
@@ -319,10 +317,11 @@ typedef struct ferry__ckpt_txn {
 /* Collective: writes the checkpoint into file (a new one; a series file's record t->record),
  * synced; the user's buffers restored. */
 int ferry__ckpt_txn_write(ferry_ckpt_t ck, const char *file, ferry__ckpt_txn_t *t, void *const *bufs);
-/* txn.c: collective; writes step as a transaction into the file named (or, when NULL, the set's
- * file of step, pruning the set after it). */
-int ferry__ckpt_write_path(ferry_ckpt_t ck, const char *named, long long step, double time, void *const *bufs);
-/* restart.c: rank 0, after step was committed: removes the set's steps above it (an earlier
+/* steps.c, rank 0: the steps of the set's "<base>.<digits><suffix>" files (suffix ".nc": its
+ * checkpoints, ".nc.tmp": temporary files), newest first, in *steps (owned, ferry__free); returns
+ * how many, or -1 without memory. */
+int ferry__ckpt_list_steps(const char *base, const char *suffix, long long **steps);
+/* steps.c: rank 0, after step was committed: removes the set's steps above it (an earlier
  * series), all but the newest K of the others (never step itself) and the temporary files failed
  * writes left. */
 void ferry__ckpt_prune(ferry_ckpt_t ck, long long step);
@@ -333,20 +332,20 @@ int ferry__ckpt_step_path(ferry_ckpt_t ck, long long step, char *path, size_t le
 /* series.c (a series set: every step a record of one file, "<base>.nc"). Collective, after the
  * definitions are agreed: appends step (a lower one starts the series again). */
 int ferry__ckpt_series_write(ferry_ckpt_t ck, long long step, double time, void *const *bufs);
-/* Rank 0, inside the write: record t->record's time, step and checksums (sums[nvars]). */
-int ferry__ckpt_series_bookkeeping(ferry_ckpt_t ck, ferry__ckpt_file_t *f, const ferry__ckpt_txn_t *t,
-                                   const uint64_t *sums);
-/* Collective: record of path (written, not yet counted) against its checksums. */
-int ferry__ckpt_series_verify_path(ferry_ckpt_t ck, const char *path, long long record);
-/* Whether nc is a series file. */
+/* The record variables of a series file, in file order (the data variables follow). */
+enum { FERRY__CKPT_REC_TIME, FERRY__CKPT_REC_STEP, FERRY__CKPT_REC_SUMS, FERRY__CKPT_REC_DATA };
+/* nc_access.c: whether nc is a series file. */
 int ferry__ckpt_nc_is_series(const ferry__ckpt_nc_t *nc);
-/* Collective: the checksums of record of the open series file f (header nc), agreed. */
+/* verify.c, collective: the checksums of record of the open series file f (header nc), agreed. */
 int ferry__ckpt_series_verify(MPI_Comm comm, ferry__ckpt_file_t *f, const ferry__ckpt_nc_t *nc, int64_t record);
+/* verify.c, collective: ferry_ckpt_verify's check of path (record < 0), or the checksums of one
+ * record of a series file (written, not yet counted), as an error class. */
+int ferry__ckpt_verify_path(MPI_Comm comm, const char *path, long long record);
 /* Collective: the newest record of the series file f whose checksums match, into bufs; info (may be
  * NULL) gets its step and time and counts the newer records skipped. */
 int ferry__ckpt_series_read(ferry_ckpt_t ck, ferry__ckpt_file_t *f, ferry__ckpt_nc_t *nc, void *const *bufs,
                             ferry_ckpt_info_t *info);
-/* restart.c, collective: an image file's (or record's) data into bufs, as the set's strategy reads. */
+/* read.c, collective: an image file's (or record's) data into bufs, as the set's strategy reads. */
 int ferry__ckpt_read_image(ferry_ckpt_t ck, ferry__ckpt_file_t *f, const ferry__ckpt_nc_t *nc, void *const *bufs);
 
 /* Local hex form of a checksum (16 digits and NUL). */

@@ -103,3 +103,8 @@ long long ferry__ckpt_nc_step(const ferry__ckpt_nc_t *nc, const char *path)
     while (k > 0 && path[k - 1] >= '0' && path[k - 1] <= '9') k--;
     return k > 0 && k < n - 3 && path[k - 1] == '.' ? strtoll(path + k, NULL, 10) : -1;
 }
+
+int ferry__ckpt_nc_is_series(const ferry__ckpt_nc_t *nc)
+{
+    return ferry__ckpt_nc_att(&nc->gatts, "ferry_series") != NULL && nc->nvars >= FERRY__CKPT_REC_DATA;
+}

@@ -195,3 +195,22 @@ int ferry__ckpt_read_data(ferry_ckpt_t ck, ferry__ckpt_file_t *f, const ferry__c
     if (!cls && !run && f->swaps) pass_blocks(ck, bufs, FERRY__CKPT_SWAP);
     return cls ? cls : run;
 }
+
+/* Rank 0 reads image files whole and scatters them when the set's strategy is gather. */
+static int read_scattered(ferry_ckpt_t ck, ferry__ckpt_file_t *f, const ferry__ckpt_nc_t *nc, void *const *bufs)
+{
+    for (int i = 0; i < ck->nvars; i++) {
+        int k = ferry__ckpt_nc_find_var(nc, ck->vars[i].name);
+        if (k < 0)
+            return ferry__error_set(MPI_ERR_ARG, "ferry_ckpt: the checkpoint has no variable %s", ck->vars[i].name);
+        FERRY_TRY(ferry__ckpt_scatter_read(ck, f, &ck->vars[i], bufs[i], nc->vars[k].begin));
+    }
+    return 0;
+}
+
+int ferry__ckpt_read_image(ferry_ckpt_t ck, ferry__ckpt_file_t *f, const ferry__ckpt_nc_t *nc, void *const *bufs)
+{
+    int cls = ck->strategy == FERRY_CKPT_GATHER ? read_scattered(ck, f, nc, bufs)
+                                                : ferry__ckpt_read_data(ck, f, nc, NULL, 0, bufs);
+    return ferry__error_agree(ck->comm, cls, "ferry_ckpt read");
+}

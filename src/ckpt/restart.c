@@ -1,91 +1,19 @@
 /*
- * The checkpoint set on disk: listing its steps, keeping the newest K,
- * restarting from the newest valid one, reading and verifying one file.
+ * Restart and reading a file: the set's newest valid step (falling back to
+ * older ones with a message when one is incomplete or fails its checksums),
+ * a series' newest valid record, or one named file.
+ *
+ * The top of the read side: it calls down (steps.c to list the set,
+ * verify.c, read.c, series.c), and nothing calls back here; the write side
+ * (commit.c, txn.c) never calls it, nor it them.
  */
-#include <dirent.h>
-#include <libgen.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "ckpt/ckpt_int.h"
 #include "base/alloc.h"
 #include "progress/progress.h"
-
-static int newest_first(const void *a, const void *b)
-{
-    long long x = *(const long long *)a, y = *(const long long *)b;
-    return (x < y) - (x > y);
-}
-
-/* Rank 0: the steps of the set's "<base>.<digits><suffix>" files (suffix ".nc": its checkpoints,
- * ".nc.tmp": temporary files), newest first, in *steps (owned, ferry__free); returns how many, or
- * -1 without memory. */
-static int list_steps(const char *base, const char *suffix, long long **steps)
-{
-    char *d = ferry__strdup(base), *b = ferry__strdup(base);
-    DIR *dir = d && b ? opendir(dirname(d)) : NULL;
-    const char *name = b ? basename(b) : "";
-    size_t len = strlen(name);
-    int n = 0, cap = 0;
-    *steps = NULL;
-    for (struct dirent *e; dir && n >= 0 && (e = readdir(dir));) {
-        char *end;
-        if (strncmp(e->d_name, name, len) != 0 || e->d_name[len] != '.') continue;
-        long long step = strtoll(e->d_name + len + 1, &end, 10);
-        if (end == e->d_name + len + 1 || strcmp(end, suffix) != 0 || step < 0) continue;
-        if (n == cap) {
-            cap = cap ? 2 * cap : 64;
-            long long *grown = ferry__realloc(*steps, (size_t)cap * sizeof *grown);
-            if (!grown) n = -1;
-            else *steps = grown;
-        }
-        if (n >= 0) (*steps)[n++] = step;
-    }
-    if (dir) closedir(dir);
-    ferry__free(d);
-    ferry__free(b);
-    if (n > 0) qsort(*steps, (size_t)n, sizeof **steps, newest_first);
-    return n;
-}
-
-/* Temporary files of the set are what failed writes could not remove (the storage server that
- * held one was down: tools/cluster-faults); with a step committed, no write of the set is in
- * flight, so they go. */
-static void remove_temporaries(ferry_ckpt_t ck)
-{
-    long long *steps;
-    int n = list_steps(ck->base, ".nc.tmp", &steps);
-    char path[4200];
-    for (int i = 0; i < n; i++)
-        if (ferry_ckpt_path(ck, steps[i], path, (int)sizeof path - 4) == MPI_SUCCESS) {
-            strcat(path, ".tmp");
-            if (unlink(path) == 0) fprintf(stderr, "ferry_ckpt: removed %s, left by a failed write\n", path);
-        }
-    ferry__free(steps);
-}
-
-/* A set is one series whose steps rise: the step just committed is the newest, whatever its
- * number. Steps above it are from an earlier run, or a future abandoned when a restart fell back
- * past them; they would shadow it at restart, so they go, with a message. Of the rest, the newest
- * K stay; the committed step always does. Failed writes' temporary files go too. */
-void ferry__ckpt_prune(ferry_ckpt_t ck, long long committed)
-{
-    long long *steps;
-    remove_temporaries(ck);
-    int n = list_steps(ck->base, ".nc", &steps), kept = 0;
-    char path[4200];
-    for (int i = 0; i < n; i++) {
-        int superseded = steps[i] > committed, keep = steps[i] == committed || (!superseded && kept < ck->keep);
-        kept += !superseded;
-        if (keep || ferry_ckpt_path(ck, steps[i], path, (int)sizeof path) != MPI_SUCCESS) continue;
-        if (unlink(path) == 0 && superseded)
-            fprintf(stderr, "ferry_ckpt: step %lld of %s starts a new series: removed step %lld of an earlier one\n",
-                    committed, ck->base, steps[i]);
-    }
-    ferry__free(steps);
-}
 
 static void fill_info(const ferry__ckpt_nc_t *nc, const char *path, ferry_ckpt_info_t *info)
 {
@@ -97,24 +25,6 @@ static void fill_info(const ferry__ckpt_nc_t *nc, const char *path, ferry_ckpt_i
     info->strategy = strcmp(strategy, "stack") == 0 ? FERRY_CKPT_STACK
                      : strcmp(strategy, "gather") == 0 ? FERRY_CKPT_GATHER : FERRY_CKPT_STEER;
     snprintf(info->path, sizeof info->path, "%s", path);
-}
-
-/* Rank 0 reads image files whole and scatters them when the set's strategy is gather. */
-static int read_scattered(ferry_ckpt_t ck, ferry__ckpt_file_t *f, const ferry__ckpt_nc_t *nc, void *const *bufs)
-{
-    for (int i = 0; i < ck->nvars; i++) {
-        int k = ferry__ckpt_nc_find_var(nc, ck->vars[i].name);
-        if (k < 0) return ferry__error_set(MPI_ERR_ARG, "ferry_ckpt: the checkpoint has no variable %s", ck->vars[i].name);
-        FERRY_TRY(ferry__ckpt_scatter_read(ck, f, &ck->vars[i], bufs[i], nc->vars[k].begin));
-    }
-    return 0;
-}
-
-int ferry__ckpt_read_image(ferry_ckpt_t ck, ferry__ckpt_file_t *f, const ferry__ckpt_nc_t *nc, void *const *bufs)
-{
-    int cls = ck->strategy == FERRY_CKPT_GATHER ? read_scattered(ck, f, nc, bufs)
-                                                : ferry__ckpt_read_data(ck, f, nc, NULL, 0, bufs);
-    return ferry__error_agree(ck->comm, cls, "ferry_ckpt read");
 }
 
 /* A file's header as read: the model and the bytes up to its first data variable. */
@@ -198,7 +108,7 @@ int ferry_ckpt_read_file(ferry_ckpt_t ck, const char *path, void *const *bufs, f
 /* Collective: the set's steps, newest first (rank 0 lists them), in *steps (owned), *count of them. */
 static int shared_steps(ferry_ckpt_t ck, long long **steps, int *count_out)
 {
-    int n = ck->rank == 0 ? list_steps(ck->base, ".nc", steps) : 0;
+    int n = ck->rank == 0 ? ferry__ckpt_list_steps(ck->base, ".nc", steps) : 0;
     *count_out = 0;
     int cls = n < 0 ? ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt_restart: no memory to list %s", ck->base) : 0;
     int64_t count = n;
@@ -258,36 +168,4 @@ int ferry_ckpt_restart(ferry_ckpt_t ck, void *const *bufs, ferry_ckpt_info_t *in
                                ck->base, n);
     ferry__free(steps);
     return ferry__error_code(cls);
-}
-
-int ferry__ckpt_verify_path(MPI_Comm comm, const char *path)
-{
-    ferry__ckpt_nc_t nc;
-    unsigned char *region;
-    size_t region_len;
-    int cls = ferry__ckpt_read_header(comm, path, FERRY_CKPT_IO_FERRY, &nc, &region, &region_len);
-    if (cls) return cls;
-    ferry__ckpt_file_t f;
-    cls =
-        ferry__ckpt_file_open(ferry__ckpt_io_get(FERRY_CKPT_IO_FERRY), comm, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &f);
-    if (!cls) {
-        cls = ferry__ckpt_verify_file(comm, &f, &nc); /* every record of a series */
-        for (int64_t r = 0; !cls && ferry__ckpt_nc_is_series(&nc) && r < nc.numrecs; r++)
-            cls = ferry__ckpt_series_verify(comm, &f, &nc, r);
-        int closed = ferry__ckpt_file_close(&f);
-        cls = cls ? cls : closed;
-    }
-    if (!cls && !ferry__ckpt_nc_sealed(&nc))
-        cls = ferry__error_set(MPI_ERR_UNSUPPORTED_OPERATION, "ferry_ckpt_verify: %s is a complete netCDF file, but not a "
-                               "ferry checkpoint: it carries no checksums to verify", path);
-    ferry__ckpt_nc_free(&nc);
-    ferry__ckpt_region_free(region);
-    return cls;
-}
-
-int ferry_ckpt_verify(MPI_Comm comm, const char *path)
-{
-    if (comm == MPI_COMM_NULL) return ferry__error_code(ferry__error_set(MPI_ERR_COMM, "ferry_ckpt_verify: MPI_COMM_NULL"));
-    int cls = ferry__error_agree(comm, path ? 0 : ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_verify: a NULL path"), "ferry_ckpt_verify");
-    return ferry__error_code(cls ? cls : ferry__ckpt_verify_path(comm, path));
 }

@@ -17,6 +17,10 @@
  * files: numrecs is first cut to the records below it (committed on its own),
  * then the new record is written. Restart takes the newest record whose
  * checksums match. Series files use the image layout (steer or gather).
+ *
+ * Calls go down only: commit.c calls the writing half, restart.c the reading
+ * half; a record is written through txn.c and read through verify.c and
+ * read.c, none of which calls back here.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,13 +30,6 @@
 
 #include "ckpt/ckpt_int.h"
 #include "base/alloc.h"
-
-enum { REC_TIME, REC_STEP, REC_SUMS, REC_DATA }; /* the record variables, in file order */
-
-int ferry__ckpt_nc_is_series(const ferry__ckpt_nc_t *nc)
-{
-    return ferry__ckpt_nc_att(&nc->gatts, "ferry_series") != NULL && nc->nvars >= REC_DATA;
-}
 
 static int nsize(const ferry__ckpt_nc_t *nc)
 {
@@ -128,7 +125,7 @@ static int check_header(int fd, const char *path, const ferry__ckpt_layout_t *la
 static int first_record_from(int fd, const char *path, const ferry__ckpt_layout_t *layout, int64_t numrecs,
                              long long step, int64_t *first)
 {
-    const ferry__ckpt_nc_var_t *v = &layout->nc.vars[REC_STEP];
+    const ferry__ckpt_nc_var_t *v = &layout->nc.vars[FERRY__CKPT_REC_STEP];
     int size = ferry__ckpt_nc_type_size(v->type);
     unsigned char bytes[8];
     for (*first = 0; *first < numrecs; (*first)++) {
@@ -162,31 +159,6 @@ static int root_prepare(ferry_ckpt_t ck, const char *path, const ferry__ckpt_lay
     return cls;
 }
 
-int ferry__ckpt_series_bookkeeping(ferry_ckpt_t ck, ferry__ckpt_file_t *f, const ferry__ckpt_txn_t *t,
-                                   const uint64_t *sums)
-{
-    const ferry__ckpt_nc_t *nc = &t->layout.nc;
-    MPI_Offset shift = t->record * t->layout.recsize;
-    unsigned char time[8], step[8], *hex = ferry__malloc((size_t)ck->nvars * 17 + 1);
-    if (!hex) return ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory for a record's checksums");
-    uint64_t bits;
-    memcpy(&bits, &t->time, sizeof bits);
-    put_be(time, bits, 8);
-    int ssize = ferry__ckpt_nc_type_size(nc->vars[REC_STEP].type);
-    put_be(step, (uint64_t)t->step, ssize);
-    for (int i = 0; i < ck->nvars; i++)
-        ferry__ckpt_hex(sums[i], (char *)hex + 16 * i); /* each digit string's NUL overwritten */
-    int cls = ferry__ckpt_io_transfer_at(f, FERRY__CKPT_WRITE, nc->vars[REC_TIME].begin + shift, time, 8, MPI_BYTE);
-    if (!cls)
-        cls = ferry__ckpt_io_transfer_at(f, FERRY__CKPT_WRITE, nc->vars[REC_STEP].begin + shift, step, ssize, MPI_BYTE);
-    if (!cls)
-        cls = ferry__ckpt_io_transfer_at(f, FERRY__CKPT_WRITE, nc->vars[REC_SUMS].begin + shift, hex, 16 * ck->nvars,
-                                         MPI_BYTE);
-    ferry__free(hex);
-    return cls;
-}
-
-/* Collective: prepares the file (rank 0) and writes record t->record; the caller commits it. */
 static int write_record(ferry_ckpt_t ck, const char *path, ferry__ckpt_txn_t *t, void *const *bufs)
 {
     int64_t record = 0;
@@ -240,61 +212,16 @@ int ferry__ckpt_series_write(ferry_ckpt_t ck, long long step, double time, void 
 
 /* ---- reading ------------------------------------------------------------ */
 
-int ferry__ckpt_series_verify(MPI_Comm comm, ferry__ckpt_file_t *f, const ferry__ckpt_nc_t *nc, int64_t record)
-{
-    int n = nc->nvars - REC_DATA, *which = ferry__malloc((size_t)n * sizeof *which + 1);
-    uint64_t *total = ferry__calloc((size_t)n + 1, sizeof *total);
-    char *stored = ferry__malloc((size_t)n * 16 + 1), computed[17];
-    int cls = ferry__error_agree(comm, which && total && stored ? 0 : ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory"),
-                                 "ferry_ckpt verify");
-    MPI_Offset shift = record * ferry__ckpt_nc_recsize(nc);
-    for (int j = 0; !cls && j < n; j++) which[j] = REC_DATA + j;
-    ferry__ckpt_sum_req_t req = {which, n, shift};
-    if (!cls) cls = ferry__ckpt_sum_vars(comm, f, nc, &req, total);
-    if (!cls)
-        cls = ferry__error_agree(comm,
-                                 ferry__ckpt_io_transfer_at(f, FERRY__CKPT_COLLECTIVE, nc->vars[REC_SUMS].begin + shift,
-                                                            stored, 16 * n, MPI_BYTE),
-                                 "ferry_ckpt verify");
-    for (int j = 0; !cls && j < n; j++) {
-        ferry__ckpt_hex(total[j], computed);
-        if (memcmp(stored + 16 * j, computed, 16) != 0)
-            cls = ferry__error_set(MPI_ERR_IO, "ferry_ckpt: %s: record %lld of variable %s fails its checksum (stored %.16s, data give %s)",
-                                   f->path, (long long)record, nc->vars[REC_DATA + j].name, stored + 16 * j, computed);
-    }
-    ferry__free(which), ferry__free(total), ferry__free(stored);
-    return cls;
-}
-
-int ferry__ckpt_series_verify_path(ferry_ckpt_t ck, const char *path, long long record)
-{
-    ferry__ckpt_nc_t nc;
-    unsigned char *region;
-    size_t len;
-    FERRY_TRY(ferry__ckpt_read_header(ck->comm, path, FERRY_CKPT_IO_FERRY, &nc, &region, &len));
-    ferry__ckpt_file_t f;
-    int cls = ferry__ckpt_file_open(ferry__ckpt_io_get(FERRY_CKPT_IO_FERRY), ck->comm, path, MPI_MODE_RDONLY,
-                                    MPI_INFO_NULL, &f);
-    if (!cls) {
-        cls = ferry__ckpt_series_verify(ck->comm, &f, &nc, record);
-        int closed = ferry__ckpt_file_close(&f);
-        cls = cls ? cls : closed;
-    }
-    ferry__ckpt_nc_free(&nc);
-    ferry__ckpt_region_free(region);
-    return cls;
-}
-
 /* Collective: record's time and step (8 bytes each, read by every rank). */
 static int record_stamp(ferry__ckpt_file_t *f, const ferry__ckpt_nc_t *nc, int64_t record, ferry_ckpt_info_t *info)
 {
     unsigned char time[8], step[8];
     MPI_Offset shift = record * ferry__ckpt_nc_recsize(nc);
-    int ssize = ferry__ckpt_nc_type_size(nc->vars[REC_STEP].type);
-    FERRY_TRY(
-        ferry__ckpt_io_transfer_at(f, FERRY__CKPT_COLLECTIVE, nc->vars[REC_TIME].begin + shift, time, 8, MPI_BYTE));
-    FERRY_TRY(
-        ferry__ckpt_io_transfer_at(f, FERRY__CKPT_COLLECTIVE, nc->vars[REC_STEP].begin + shift, step, ssize, MPI_BYTE));
+    int ssize = ferry__ckpt_nc_type_size(nc->vars[FERRY__CKPT_REC_STEP].type);
+    FERRY_TRY(ferry__ckpt_io_transfer_at(f, FERRY__CKPT_COLLECTIVE, nc->vars[FERRY__CKPT_REC_TIME].begin + shift, time,
+                                         8, MPI_BYTE));
+    FERRY_TRY(ferry__ckpt_io_transfer_at(f, FERRY__CKPT_COLLECTIVE, nc->vars[FERRY__CKPT_REC_STEP].begin + shift, step,
+                                         ssize, MPI_BYTE));
     uint64_t bits = get_be(time, 8), s = get_be(step, ssize);
     memcpy(&info->time, &bits, sizeof bits);
     info->step = ssize == 4 ? (long long)(int32_t)s : (long long)(int64_t)s;

@@ -1,15 +1,17 @@
 /*
- * Transactions: a checkpoint is written under "<path>.tmp", synced on every
- * rank, closed, then renamed by rank 0 (and the directory synced), so a
- * file with a checkpoint's final name is always complete; the newest K are
- * kept. A restart tries the newest and falls back to older ones, with a
- * message, when one is incomplete or fails its checksums.
+ * One write as a transaction: the file (a new "<path>.tmp", or a series
+ * file's next record) opened, sized, its checksums summed over the ranks,
+ * header or record stamp and data written, synced on every rank, closed and,
+ * where the MPI-IO cannot be trusted, verified; the user's buffers restored.
+ * The commit (rename, prune) is commit.c's, a record's series.c's.
+ *
+ * Calls go one way: commit.c and series.c call here; this file calls down
+ * (layout.c, write.c, gather.c, fill.c, durable.c, verify.c, io.c), never
+ * back up, and never into the read side (restart.c).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -23,6 +25,32 @@ static int agree_all(ferry_ckpt_t ck, int cls, const char *what)
     return ferry__error_agree(ck->comm, cls, what);
 }
 
+/* Rank 0, a series record: its time, step and checksums (sums[nvars]) at the record's place. */
+static int write_stamp(ferry_ckpt_t ck, ferry__ckpt_file_t *f, const ferry__ckpt_txn_t *t, const uint64_t *sums)
+{
+    const ferry__ckpt_nc_t *nc = &t->layout.nc;
+    MPI_Offset shift = t->record * t->layout.recsize;
+    int ssize = ferry__ckpt_nc_type_size(nc->vars[FERRY__CKPT_REC_STEP].type);
+    uint64_t bits;
+    char hex[17];
+    memcpy(&bits, &t->time, sizeof bits);
+    ferry__ckpt_bytes_t b = {0};
+    ferry__ckpt_bytes_put_be(&b, bits, 8);
+    ferry__ckpt_bytes_put_be(&b, (uint64_t)t->step, ssize);
+    for (int i = 0; i < ck->nvars; i++) {
+        ferry__ckpt_hex(sums[i], hex);
+        ferry__ckpt_bytes_put(&b, hex, 16);
+    }
+    int cls = b.failed ? ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory for a record's checksums") : 0;
+    const MPI_Offset at[3] = {nc->vars[FERRY__CKPT_REC_TIME].begin, nc->vars[FERRY__CKPT_REC_STEP].begin,
+                              nc->vars[FERRY__CKPT_REC_SUMS].begin};
+    const int len[3] = {8, ssize, 16 * ck->nvars};
+    for (int k = 0, from = 0; k < 3 && !cls; from += len[k++])
+        cls = ferry__ckpt_io_transfer_at(f, FERRY__CKPT_WRITE, at[k] + shift, b.p + from, len[k], MPI_BYTE);
+    ferry__free(b.p);
+    return cls;
+}
+
 /* Rank 0: header and index variables (or a series record's time, step and checksums), then
  * (steer, stack) data on every rank. */
 static int write_body(ferry_ckpt_t ck, ferry__ckpt_file_t *f, const ferry__ckpt_txn_t *t, void *const *bufs,
@@ -31,7 +59,7 @@ static int write_body(ferry_ckpt_t ck, ferry__ckpt_file_t *f, const ferry__ckpt_
     int cls = 0;
     ferry__ckpt_layout_t *layout = (ferry__ckpt_layout_t *)&t->layout;
     if (ck->strategy == FERRY_CKPT_GATHER) cls = ferry__ckpt_gather_write(ck, f, layout, bufs, sums); /* agreed */
-    if (!cls && ck->rank == 0 && t->record >= 0) cls = ferry__ckpt_series_bookkeeping(ck, f, t, sums);
+    if (!cls && ck->rank == 0 && t->record >= 0) cls = write_stamp(ck, f, t, sums);
     if (!cls && ck->rank == 0 && t->record < 0) {
         ferry__ckpt_layout_t final;
         cls = ferry__ckpt_layout_build(ck, sums, t->step, t->time, &final);
@@ -157,98 +185,11 @@ int ferry__ckpt_txn_write(ferry_ckpt_t ck, const char *tmp, ferry__ckpt_txn_t *t
     cls = agree_all(ck, cls ? cls : closed, "ferry_ckpt_write");
     if (swapped) swap_back(ck, bufs);
     if (!cls && io->untrusted) cls = ferry__ckpt_sync_path(ck, tmp);
-    if (!cls && !reserved &&
-        (cls = t->record < 0 ? ferry__ckpt_verify_path(ck->comm, tmp)
-                             : ferry__ckpt_series_verify_path(ck, tmp, t->record)) != 0) {
+    if (!cls && !reserved && (cls = ferry__ckpt_verify_path(ck->comm, tmp, t->record)) != 0) {
         char why[400];
         snprintf(why, sizeof why, "%s", ferry__error_message());
         cls = ferry__error_set(cls, "ferry_ckpt_write: the host MPI-IO reported success, but the file it wrote does not "
                                "verify (is the device full?): %s", why);
     }
     return cls;
-}
-
-static int unlink_quietly(const char *path)
-{
-    if (unlink(path) == 0 || errno == ENOENT) return 0;
-    return ferry__error_set(MPI_ERR_IO, "ferry_ckpt: cannot remove %s: %s", path, strerror(errno));
-}
-
-/* Rank 0 renames the synced file, syncs the directory and (for the set's own
- * names) prunes the set; one agreement tells everyone. */
-static int commit(ferry_ckpt_t ck, const char *tmp, const char *path, int prune, long long step)
-{
-    int cls = 0;
-    if (ck->rank == 0 && rename(tmp, path) != 0)
-        cls = ferry__error_set(MPI_ERR_IO, "ferry_ckpt: cannot rename %s to %s: %s", tmp, path, strerror(errno));
-    if (ck->rank == 0 && !cls && ferry__ckpt_sync_directory(path) != 0)
-        cls = ferry__error_set(MPI_ERR_IO, "ferry_ckpt: cannot sync the directory of %s: %s", path, strerror(errno));
-    if (ck->rank == 0 && !cls && prune) ferry__ckpt_prune(ck, step);
-    return agree_all(ck, cls, "ferry_ckpt_write");
-}
-
-/* Collective, after the definitions are agreed: the transaction on tmp, then the commit. A failed
- * write leaves no temporary file behind (it would fill the disk until the next write). */
-static int write_txn(ferry_ckpt_t ck, const char *path, ferry__ckpt_txn_t *t, void *const *bufs, int prune)
-{
-    size_t n = strlen(path) + 5;
-    char *tmp = ferry__malloc(n);
-    int cls = tmp && t->sums && t->total ? 0 : ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt_write: no memory");
-    if (tmp) snprintf(tmp, n, "%s.tmp", path);
-    if (!cls && ck->rank == 0) cls = unlink_quietly(tmp); /* a crashed write's leftovers */
-    if (!cls) cls = ferry__ckpt_check_overlaps(ck, "ferry_ckpt_write");
-    int built = cls ? cls : ferry__ckpt_layout_build(ck, NULL, t->step, t->time, &t->layout);
-    cls = agree_all(ck, built, "ferry_ckpt_write"); /* one agreement for all the preparations */
-    int begun = !cls;
-    if (!cls) cls = ferry__ckpt_txn_write(ck, tmp, t, bufs);
-    if (!built) ferry__ckpt_layout_free(ck, &t->layout);
-    if (!cls) cls = commit(ck, tmp, path, prune, t->step);
-    if (cls && begun && ck->rank == 0 && unlink(tmp) != 0 && errno != ENOENT)
-        fprintf(stderr, "ferry_ckpt: cannot remove %s after a failed write: %s\n", tmp, strerror(errno));
-    if (cls && begun) cls = agree_all(ck, cls, "ferry_ckpt_write"); /* every rank returns after the removal */
-    ferry__free(tmp);
-    return cls;
-}
-
-int ferry__ckpt_write_path(ferry_ckpt_t ck, const char *named, long long step, double time, void *const *bufs)
-{
-    char path[4200], call[4400];
-    int cls = 0;
-    if (named && strlen(named) + 5 >= sizeof path) cls = ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_write_file: the name is too long");
-    else if (named) snprintf(path, sizeof path, "%s", named);
-    else cls = ferry__ckpt_step_path(ck, step, path, sizeof path);
-    if (!cls && !bufs && ck->nvars)
-        cls = ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_write on %s: a NULL buffer array for %d variables", ck->base, ck->nvars);
-    if (!cls && named && ck->series)
-        cls = ferry__error_set(MPI_ERR_UNSUPPORTED_OPERATION, "ferry_ckpt_write_file: %s is a series set: its steps go into one file", ck->base);
-    snprintf(call, sizeof call, "%s step %lld%s%.4096s", named ? "ferry_ckpt_write_file" : "ferry_ckpt_write", step,
-             named ? " to " : "", named ? named : "");
-    cls = ferry__ckpt_defs_agree(ck, cls, "ferry_ckpt_write", call);
-    if (cls) return cls;
-    if (ck->series) return ferry__ckpt_series_write(ck, step, time, bufs);
-    ferry__ckpt_txn_t t = {.sums = ferry__calloc((size_t)ck->nvars + 1, sizeof(uint64_t)),
-                           .total = ferry__calloc((size_t)ck->nvars + 1, sizeof(uint64_t)),
-                           .step = step,
-                           .time = time,
-                           .record = -1};
-    cls = write_txn(ck, path, &t, bufs, !named);
-    ferry__ckpt_holes_free(ck, &t.holes);
-    ferry__free(t.sums);
-    ferry__free(t.total);
-    return cls;
-}
-
-int ferry_ckpt_write(ferry_ckpt_t ck, long long step, double time, void *const *bufs)
-{
-    if (!ck) return ferry__error_code(ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_write: a NULL set"));
-    return ferry__error_code(ferry__ckpt_write_path(ck, NULL, step, time, bufs));
-}
-
-int ferry_ckpt_write_file(ferry_ckpt_t ck, const char *path, long long step, double time, void *const *bufs)
-{
-    if (!ck) return ferry__error_code(ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_write_file: a NULL set"));
-    if (!path)
-        return ferry__error_code(ferry__ckpt_defs_agree(
-            ck, ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_write_file: a NULL path"), "ferry_ckpt_write", ""));
-    return ferry__error_code(ferry__ckpt_write_path(ck, path, step, time, bufs));
 }

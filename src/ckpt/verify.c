@@ -262,3 +262,69 @@ int ferry__ckpt_header_check(const ferry__ckpt_nc_t *nc, unsigned char *region, 
     return ferry__error_set(
         MPI_ERR_IO, "ferry_ckpt: %s fails its header checksum: the header or the index variables are corrupt", path);
 }
+
+int ferry__ckpt_series_verify(MPI_Comm comm, ferry__ckpt_file_t *f, const ferry__ckpt_nc_t *nc, int64_t record)
+{
+    int n = nc->nvars - FERRY__CKPT_REC_DATA, *which = ferry__malloc((size_t)n * sizeof *which + 1);
+    uint64_t *total = ferry__calloc((size_t)n + 1, sizeof *total);
+    char *stored = ferry__malloc((size_t)n * 16 + 1), computed[17];
+    int cls = ferry__error_agree(
+        comm, which && total && stored ? 0 : ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory"),
+        "ferry_ckpt verify");
+    MPI_Offset shift = record * ferry__ckpt_nc_recsize(nc);
+    for (int j = 0; !cls && j < n; j++) which[j] = FERRY__CKPT_REC_DATA + j;
+    ferry__ckpt_sum_req_t req = {which, n, shift};
+    if (!cls) cls = ferry__ckpt_sum_vars(comm, f, nc, &req, total);
+    if (!cls)
+        cls = ferry__error_agree(comm,
+                                 ferry__ckpt_io_transfer_at(f, FERRY__CKPT_COLLECTIVE,
+                                                            nc->vars[FERRY__CKPT_REC_SUMS].begin + shift, stored,
+                                                            16 * n, MPI_BYTE),
+                                 "ferry_ckpt verify");
+    for (int j = 0; !cls && j < n; j++) {
+        ferry__ckpt_hex(total[j], computed);
+        if (memcmp(stored + 16 * j, computed, 16) != 0)
+            cls = ferry__error_set(
+                MPI_ERR_IO,
+                "ferry_ckpt: %s: record %lld of variable %s fails its checksum (stored %.16s, data give %s)", f->path,
+                (long long)record, nc->vars[FERRY__CKPT_REC_DATA + j].name, stored + 16 * j, computed);
+    }
+    ferry__free(which), ferry__free(total), ferry__free(stored);
+    return cls;
+}
+
+/* Collective: opens path through ferry and checks it: every checksum (record < 0; a series file: also
+ * its every record) and that it is a ferry checkpoint, or the checksums of one record. */
+int ferry__ckpt_verify_path(MPI_Comm comm, const char *path, long long record)
+{
+    ferry__ckpt_nc_t nc;
+    unsigned char *region;
+    size_t region_len;
+    FERRY_TRY(ferry__ckpt_read_header(comm, path, FERRY_CKPT_IO_FERRY, &nc, &region, &region_len));
+    ferry__ckpt_file_t f;
+    int cls =
+        ferry__ckpt_file_open(ferry__ckpt_io_get(FERRY_CKPT_IO_FERRY), comm, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &f);
+    if (!cls && record >= 0) cls = ferry__ckpt_series_verify(comm, &f, &nc, record);
+    if (!cls && record < 0) cls = ferry__ckpt_verify_file(comm, &f, &nc);
+    for (int64_t r = 0; !cls && record < 0 && ferry__ckpt_nc_is_series(&nc) && r < nc.numrecs; r++)
+        cls = ferry__ckpt_series_verify(comm, &f, &nc, r);
+    int closed = ferry__ckpt_file_close(&f); /* a no-op when the open failed */
+    cls = cls ? cls : closed;
+    if (!cls && record < 0 && !ferry__ckpt_nc_sealed(&nc))
+        cls = ferry__error_set(MPI_ERR_UNSUPPORTED_OPERATION,
+                               "ferry_ckpt_verify: %s is a complete netCDF file, but "
+                               "not a ferry checkpoint: it carries no checksums to verify",
+                               path);
+    ferry__ckpt_nc_free(&nc);
+    ferry__ckpt_region_free(region);
+    return cls;
+}
+
+int ferry_ckpt_verify(MPI_Comm comm, const char *path)
+{
+    if (comm == MPI_COMM_NULL)
+        return ferry__error_code(ferry__error_set(MPI_ERR_COMM, "ferry_ckpt_verify: MPI_COMM_NULL"));
+    int cls = ferry__error_agree(comm, path ? 0 : ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_verify: a NULL path"),
+                                 "ferry_ckpt_verify");
+    return ferry__error_code(cls ? cls : ferry__ckpt_verify_path(comm, path, -1));
+}
