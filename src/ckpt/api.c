@@ -34,10 +34,11 @@ static int set_options(ferry_ckpt_t ck, const ferry_ckpt_options_t *opt)
 {
     ferry_ckpt_options_t o = opt ? *opt : (ferry_ckpt_options_t){0};
     if (o.strategy < 0 || o.strategy > 2 || o.io < 0 || o.io > 1 || o.format < 0 || o.format > 1)
-        return ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_create: unknown strategy, io or format (%d, %d, %d)", o.strategy,
-                                o.io, o.format);
+        return ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_create: unknown strategy, io or format (%d, %d, %d)",
+                                o.strategy, o.io, o.format);
     if (o.series && o.strategy == FERRY_CKPT_STACK)
-        return ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_create: a series needs the image layout (steer or gather), not stack");
+        return ferry__error_set(MPI_ERR_ARG,
+                                "ferry_ckpt_create: a series needs the image layout (steer or gather), not stack");
     ck->series = o.series != 0;
     ck->strategy = o.strategy;
     ck->independent = o.independent != 0;
@@ -48,7 +49,8 @@ static int set_options(ferry_ckpt_t ck, const ferry_ckpt_options_t *opt)
     const char *limit = getenv("FERRY_CKPT_STAGE_LIMIT"); /* the tests' way to take the converting path */
     ck->stage_limit = info_number(ck->info, "ferry_ckpt_stage_limit", limit ? atoll(limit) : FERRY__CKPT_STAGE_LIMIT);
     if (ck->keep < 1)
-        return ferry__error_set(MPI_ERR_INFO_VALUE, "ferry_ckpt_create: ferry_ckpt_keep must be >= 1 (not %d)", ck->keep);
+        return ferry__error_set(MPI_ERR_INFO_VALUE, "ferry_ckpt_create: ferry_ckpt_keep must be >= 1 (not %d)",
+                                ck->keep);
     return 0;
 }
 
@@ -60,7 +62,8 @@ static int agree_alignment(ferry_ckpt_t ck)
     if (rc != MPI_SUCCESS) return ferry__error_host(rc, "ferry_ckpt_create", ck->base, "MPI_Bcast");
     ck->align = align;
     if (align < 4 || align % 4)
-        return ferry__error_set(MPI_ERR_INFO_VALUE, "ferry_ckpt_create: ferry_ckpt_align must be a positive multiple of 4 (not %lld)",
+        return ferry__error_set(MPI_ERR_INFO_VALUE,
+                                "ferry_ckpt_create: ferry_ckpt_align must be a positive multiple of 4 (not %lld)",
                                 align);
     return 0;
 }
@@ -75,8 +78,9 @@ int ferry_ckpt_create(MPI_Comm comm, const char *base, const ferry_ckpt_options_
     if (rc != MPI_SUCCESS) return ferry__error_code(ferry__error_host(rc, "ferry_ckpt_create", base, "MPI_Comm_dup"));
     ferry_ckpt_t ck = ferry__calloc(1, sizeof *ck);
     int cls = !ck ? ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt_create: no memory")
-              : !out || !base || !base[0] ? ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_create: a NULL output, or a NULL or empty name")
-                                          : 0;
+              : !out || !base || !base[0]
+                  ? ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_create: a NULL output, or a NULL or empty name")
+                  : 0;
     if (ck) {
         ck->comm = dup;
         ck->info = MPI_INFO_NULL;
@@ -102,7 +106,9 @@ int ferry_ckpt_def_dim(ferry_ckpt_t ck, const char *name, MPI_Offset len, int *d
     const char *what = "ferry_ckpt_def_dim";
     int cls = !ck || !dimid ? ferry__error_set(MPI_ERR_ARG, "%s: a NULL set or dimid", what) : 0;
     if (!cls) cls = ferry__ckpt_check_new_name(ck, what, name, 0);
-    if (!cls && len < 1) cls = ferry__error_set(MPI_ERR_ARG, "%s: dimension '%s' needs a length >= 1 (not %lld)", what, name, (long long)len);
+    if (!cls && len < 1)
+        cls = ferry__error_set(MPI_ERR_ARG, "%s: dimension '%s' needs a length >= 1 (not %lld)", what, name,
+                               (long long)len);
     ferry__ckpt_dim_t *grown = cls ? NULL : ferry__realloc(ck->dims, (size_t)(ck->ndims + 1) * sizeof *grown);
     char *copy = grown ? ferry__strdup(name) : NULL;
     if (!cls && !copy) cls = ferry__error_set(MPI_ERR_NO_MEM, "%s: no memory", what);
@@ -154,6 +160,7 @@ int ferry__ckpt_step_path(ferry_ckpt_t ck, long long step, char *path, size_t le
 int ferry_ckpt_path(ferry_ckpt_t ck, long long step, char *path, int len)
 {
     if (!ck || !path || len < 1)
-        return ferry__error_code(ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_path: a NULL set or path, or a length below 1"));
+        return ferry__error_code(
+            ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_path: a NULL set or path, or a length below 1"));
     return ferry__error_code(ferry__ckpt_step_path(ck, step, path, (size_t)len));
 }

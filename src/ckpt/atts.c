@@ -35,7 +35,9 @@ static ferry__ckpt_nc_atts_t *att_list(ferry_ckpt_t ck, int varid)
 static int check_att(ferry_ckpt_t ck, int varid, const char *name, int nctype, MPI_Offset n, const void *values)
 {
     const char *what = "ferry_ckpt_put_att", *problem = ferry__ckpt_nc_name_problem(name);
-    if (problem) return ferry__error_set(MPI_ERR_ARG, "%s: the attribute name '%.64s' %s (netCDF's name rules)", what, name ? name : "(null)", problem);
+    if (problem)
+        return ferry__error_set(MPI_ERR_ARG, "%s: the attribute name '%.64s' %s (netCDF's name rules)", what,
+                                name ? name : "(null)", problem);
     if (strncmp(name, "ferry_", 6) == 0)
         return ferry__error_set(MPI_ERR_ARG, "%s: %s: names beginning 'ferry_' are ferry's own", what, name);
     if (!att_list(ck, varid)) return ferry__error_set(MPI_ERR_ARG, "%s: %s: no variable %d", what, name, varid);
@@ -43,14 +45,16 @@ static int check_att(ferry_ckpt_t ck, int varid, const char *name, int nctype, M
         return ferry__error_set(MPI_ERR_TYPE, "%s: %s: a type netCDF %s has no attributes of", what, name,
                                 ck->format == FERRY_CKPT_CDF2 ? "CDF-2" : "CDF-5");
     if (n < 0 || n > ((MPI_Offset)1 << 30) || (n > 0 && !values))
-        return ferry__error_set(MPI_ERR_ARG, "%s: %s: %lld values%s", what, name, (long long)n, n > 0 ? " from NULL" : "");
+        return ferry__error_set(MPI_ERR_ARG, "%s: %s: %lld values%s", what, name, (long long)n,
+                                n > 0 ? " from NULL" : "");
     int fill = strcmp(name, "_FillValue") == 0;
     if (fill && (varid < 0 || n != 1 || nctype != ck->vars[varid].nctype))
         return ferry__error_set(MPI_ERR_TYPE, "%s: _FillValue is one value of its variable's type (netCDF)", what);
     return 0;
 }
 
-int ferry_ckpt_put_att(ferry_ckpt_t ck, int varid, const char *name, MPI_Datatype type, MPI_Offset n, const void *values)
+int ferry_ckpt_put_att(ferry_ckpt_t ck, int varid, const char *name, MPI_Datatype type, MPI_Offset n,
+                       const void *values)
 {
     if (!ck) return ferry__error_code(ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_put_att: a NULL set"));
     int nctype = type == MPI_CHAR ? NC_CHAR : ferry__ckpt_nc_nctype(type);

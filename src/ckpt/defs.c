@@ -78,7 +78,8 @@ static int defs_text(ferry_ckpt_t ck, const char *call, ferry__ckpt_bytes_t *b)
              strategy_names[ck->strategy], ck->independent ? "independent" : "collective",
              ck->format == FERRY_CKPT_CDF2 ? 2 : 5, ck->io_kind == FERRY_CKPT_IO_HOST ? "host" : "ferry", ck->keep,
              (long long)ck->align, (long long)ck->stage_limit, ck->series ? ", a series" : "");
-    for (int i = 0; i < ck->ndims; i++) put_text(b, "dimension %d: %s = %lld", i, ck->dims[i].name, (long long)ck->dims[i].len);
+    for (int i = 0; i < ck->ndims; i++)
+        put_text(b, "dimension %d: %s = %lld", i, ck->dims[i].name, (long long)ck->dims[i].len);
     for (int i = 0; i < ck->nvars; i++) var_line(ck, i, b);
     att_lines("global", &ck->gatts, b);
     att_lines("time", &ck->time_atts, b);
@@ -117,12 +118,15 @@ static int name_difference(ferry_ckpt_t ck, const ferry__ckpt_bytes_t *mine, con
         const char *theirs = line_at(root, (size_t)len, k), *own = line_at(mine->p, mine->len, k);
         if (!theirs && !own) break;
         if (theirs && own && strcmp(theirs, own) == 0) continue;
-        cls = ferry__error_set(MPI_ERR_NOT_SAME, "%s on %s: the ranks' definitions or calls differ: rank 0 has '%s', rank %d has '%s'",
+        cls = ferry__error_set(MPI_ERR_NOT_SAME,
+                               "%s on %s: the ranks' definitions or calls differ: rank 0 has '%s', rank %d has '%s'",
                                what, ck->base, theirs ? theirs : "nothing more", ck->rank, own ? own : "nothing more");
     }
     ferry__free(root);
     cls = ferry__error_agree(ck->comm, cls, what);
-    return cls ? cls : ferry__error_set(MPI_ERR_INTERN, "%s on %s: the definitions' hashes differ but their texts do not", what, ck->base);
+    return cls ? cls
+               : ferry__error_set(MPI_ERR_INTERN, "%s on %s: the definitions' hashes differ but their texts do not",
+                                  what, ck->base);
 }
 
 /* Whether blocks a and b (start then count, 4-D) share a point. */
@@ -144,7 +148,8 @@ static int check_var_overlap(ferry_ckpt_t ck, const ferry__ckpt_var_t *v, const 
         const MPI_Offset *theirs = &v->blocks[(size_t)r * 2 * FERRY__CKPT_D];
         if (r == ck->rank || !overlap(mine, theirs)) continue;
         int lead = FERRY__CKPT_D - v->ndims;
-        return ferry__error_set(MPI_ERR_ARG, "%s on %s: variable %s: the blocks of ranks %d and %d overlap (they start at "
+        return ferry__error_set(MPI_ERR_ARG,
+                                "%s on %s: variable %s: the blocks of ranks %d and %d overlap (they start at "
                                 "index %lld and %lld of the first dimension in which the array is %lld long)",
                                 what, ck->base, v->name, ck->rank < r ? ck->rank : r, ck->rank < r ? r : ck->rank,
                                 (long long)mine[lead], (long long)theirs[lead], (long long)v->global[lead]);
@@ -165,8 +170,10 @@ static void stack_offsets(ferry_ckpt_t ck, ferry__ckpt_var_t *v)
 static int share_blocks(ferry_ckpt_t ck, const char *what)
 {
     size_t per_rank = (size_t)ck->nvars * 2 * FERRY__CKPT_D;
-    MPI_Offset *mine = ferry__malloc(per_rank * sizeof *mine + 1), *all = ferry__malloc((size_t)ck->nprocs * per_rank * sizeof *all + 1);
-    int cls = mine && all ? 0 : ferry__error_set(MPI_ERR_NO_MEM, "%s: no memory for %d ranks' blocks", what, ck->nprocs);
+    MPI_Offset *mine = ferry__malloc(per_rank * sizeof *mine + 1),
+               *all = ferry__malloc((size_t)ck->nprocs * per_rank * sizeof *all + 1);
+    int cls =
+        mine && all ? 0 : ferry__error_set(MPI_ERR_NO_MEM, "%s: no memory for %d ranks' blocks", what, ck->nprocs);
     for (int i = 0; i < ck->nvars && !cls; i++) {
         ferry__ckpt_var_t *v = &ck->vars[i];
         memcpy(mine + (size_t)i * 2 * FERRY__CKPT_D, v->start, sizeof v->start);
@@ -178,7 +185,8 @@ static int share_blocks(ferry_ckpt_t ck, const char *what)
         if (!v->blocks) cls = ferry__error_set(MPI_ERR_NO_MEM, "%s: no memory for %d ranks' blocks", what, ck->nprocs);
     }
     cls = ferry__error_agree(ck->comm, cls, what);
-    int rc = cls ? MPI_SUCCESS : ferry__progress_allgather(mine, (int)per_rank, MPI_OFFSET, all, (int)per_rank, MPI_OFFSET, ck->comm);
+    int rc = cls ? MPI_SUCCESS
+                 : ferry__progress_allgather(mine, (int)per_rank, MPI_OFFSET, all, (int)per_rank, MPI_OFFSET, ck->comm);
     if (!cls && rc != MPI_SUCCESS) cls = ferry__error_host(rc, what, ck->base, "MPI_Allgather");
     for (int i = 0; i < ck->nvars && !cls; i++) {
         ferry__ckpt_var_t *v = &ck->vars[i];

@@ -51,7 +51,8 @@ int ferry__ckpt_reserve(ferry_ckpt_t ck, const char *path, MPI_Offset bytes, int
         done = rc == 0;
         if (rc != 0 && err != EOPNOTSUPP && err != ENOSYS)
             cls = ferry__error_set(err == ENOSPC || err == EDQUOT ? MPI_ERR_NO_SPACE : MPI_ERR_IO,
-                                   "ferry_ckpt: cannot reserve %lld bytes for %s: %s", (long long)bytes, path, strerror(err));
+                                   "ferry_ckpt: cannot reserve %lld bytes for %s: %s", (long long)bytes, path,
+                                   strerror(err));
     }
     cls = ferry__error_agree_max(ck->comm, (int)cls, "ferry_ckpt_write", &done, 1);
     *reserved = done != 0;

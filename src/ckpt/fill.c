@@ -100,7 +100,8 @@ int ferry__ckpt_holes_find(ferry_ckpt_t ck, ferry__ckpt_holes_t *h, uint64_t *su
         for (MPI_Offset q = rows * ck->rank / ck->nprocs; q < rows * (ck->rank + 1) / ck->nprocs && !cls; q++)
             cls = row_gaps(ck, v, q, spans, &h->vars[i]);
         uint64_t bits = be_bits(fill, v->esize);
-        for (int k = 0; k < h->vars[i].n; k++) sums[i] += fill_sum(bits, h->vars[i].seg[2 * k], h->vars[i].seg[2 * k + 1]);
+        for (int k = 0; k < h->vars[i].n; k++)
+            sums[i] += fill_sum(bits, h->vars[i].seg[2 * k], h->vars[i].seg[2 * k + 1]);
     }
     ferry__free(spans);
     return cls;

@@ -106,8 +106,10 @@ static int gather_var(ferry_ckpt_t ck, ferry__ckpt_file_t *f, const ferry__ckpt_
 {
     MPI_Offset bytes = global_bytes(v);
     unsigned char *g = ck->rank == 0 ? ferry__ckpt_alloc(ck, (size_t)bytes + 1) : NULL;
-    int cls = ck->rank == 0 && !g ? ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: gather: no memory for the %lld bytes of %s",
-                                                   (long long)bytes, v->name) : 0;
+    int cls = ck->rank == 0 && !g
+                  ? ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: gather: no memory for the %lld bytes of %s",
+                                     (long long)bytes, v->name)
+                  : 0;
     cls = ferry__error_agree(ck->comm, cls, "ferry_ckpt gather");
     if (cls) return cls;
     unsigned char fill[8];
@@ -136,8 +138,10 @@ int ferry__ckpt_scatter_read(ferry_ckpt_t ck, ferry__ckpt_file_t *f, const ferry
 {
     MPI_Offset bytes = global_bytes(v);
     unsigned char *g = ck->rank == 0 ? ferry__ckpt_alloc(ck, (size_t)bytes + 1) : NULL;
-    int cls = ck->rank == 0 && !g ? ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: read-scatter: no memory for the %lld bytes of %s",
-                                                   (long long)bytes, v->name) : 0;
+    int cls = ck->rank == 0 && !g
+                  ? ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: read-scatter: no memory for the %lld bytes of %s",
+                                     (long long)bytes, v->name)
+                  : 0;
     cls = ferry__error_agree(ck->comm, cls, "ferry_ckpt read-scatter");
     if (!cls) cls = ferry__error_agree(ck->comm, root_transfer(ck, f, g, bytes, begin, 0), "ferry_ckpt read-scatter");
     if (!cls && g) {

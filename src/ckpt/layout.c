@@ -34,8 +34,9 @@ static int add_ints(ferry__ckpt_nc_atts_t *atts, int version, const char *name, 
     int cls = 0;
     for (int64_t i = 0; i < n && !cls; i++) {
         if (v[i] < INT32_MIN || v[i] > INT32_MAX)
-            cls = ferry__error_set(MPI_ERR_ARG, "ferry_ckpt: %s = %lld does not fit CDF-2's 32-bit integers (use CDF-5)",
-                                   name, (long long)v[i]);
+            cls =
+                ferry__error_set(MPI_ERR_ARG, "ferry_ckpt: %s = %lld does not fit CDF-2's 32-bit integers (use CDF-5)",
+                                 name, (long long)v[i]);
         narrow[i] = (int32_t)v[i];
     }
     if (!cls) cls = ferry__ckpt_nc_add_att(atts, name, NC_INT, n, narrow);
@@ -148,7 +149,8 @@ static int data_var_atts(ferry_ckpt_t ck, ferry__ckpt_nc_t *nc, ferry__ckpt_nc_v
     FERRY_TRY(add_text(&out->atts, "ferry_checksum", hex));
     if (ck->strategy != FERRY_CKPT_STACK) {
         int64_t *table = decomposition(ck, v);
-        if (!table) return ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory for the decomposition of %s", v->name);
+        if (!table)
+            return ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory for the decomposition of %s", v->name);
         int cls = add_ints(&out->atts, nc->version, "ferry_decomposition", table, (int64_t)ck->nprocs * 2 * v->ndims);
         ferry__free(table);
         return cls;
@@ -228,7 +230,8 @@ static int place(ferry_ckpt_t ck, ferry__ckpt_nc_t *nc, int64_t header_len, ferr
         int64_t bytes = ferry__ckpt_nc_var_bytes(nc, v);
         v->vsize = round_up(bytes, 4);
         if (nc->version == 2 && v->vsize > (int64_t)UINT32_MAX - 3)
-            return ferry__error_set(MPI_ERR_ARG, "ferry_ckpt: variable %s has %lld bytes: CDF-2 holds under 4 GiB (use CDF-5)",
+            return ferry__error_set(MPI_ERR_ARG,
+                                    "ferry_ckpt: variable %s has %lld bytes: CDF-2 holds under 4 GiB (use CDF-5)",
                                     v->name, (long long)bytes);
         if (i == first_data && !ck->series) layout->region_len = round_up(at, ck->align);
         if (i >= first_data && !ck->series) at = round_up(at, ck->align);
@@ -247,7 +250,8 @@ static int check_cdf2_dims(const ferry__ckpt_nc_t *nc)
 {
     for (int i = 0; nc->version == 2 && i < nc->ndims; i++)
         if (nc->dims[i].len > INT32_MAX)
-            return ferry__error_set(MPI_ERR_ARG, "ferry_ckpt: dimension %s of length %lld is too long for CDF-2 (use CDF-5)",
+            return ferry__error_set(MPI_ERR_ARG,
+                                    "ferry_ckpt: dimension %s of length %lld is too long for CDF-2 (use CDF-5)",
                                     nc->dims[i].name, (long long)nc->dims[i].len);
     return 0;
 }

@@ -60,7 +60,8 @@ static int utf8_length(const unsigned char *p)
         if ((p[i] & 0xC0) != 0x80) return 0;
         code = code << 6 | (p[i] & 0x3Fu);
     }
-    if ((n == 3 && code < 0x800) || (n == 4 && (code < 0x10000 || code > 0x10FFFF)) || (code >= 0xD800 && code <= 0xDFFF))
+    if ((n == 3 && code < 0x800) || (n == 4 && (code < 0x10000 || code > 0x10FFFF)) ||
+        (code >= 0xD800 && code <= 0xDFFF))
         return 0;
     return n;
 }
@@ -311,7 +312,8 @@ static void get_var(cursor_t *c, const ferry__ckpt_nc_t *nc, ferry__ckpt_nc_var_
     v->ndims = (int)get_count(c, MAX_VAR_DIMS, "a variable of more than 64 dimensions");
     v->dimids = ferry__calloc((size_t)v->ndims + 1, sizeof *v->dimids);
     if (!v->dimids) return corrupt(c, "no memory");
-    for (int d = 0; d < v->ndims; d++) v->dimids[d] = (int)get_count(c, nc->ndims - 1, "a dimension id beyond the list");
+    for (int d = 0; d < v->ndims; d++)
+        v->dimids[d] = (int)get_count(c, nc->ndims - 1, "a dimension id beyond the list");
     get_atts(c, &v->atts);
     v->type = (int)get_be(c, 4);
     if (!c->truncated && !ferry__ckpt_nc_type_size(v->type)) corrupt(c, "a variable type ferry does not read");
@@ -327,7 +329,8 @@ static void get_header(cursor_t *c, ferry__ckpt_nc_t *nc)
         c->truncated = 1;
         return;
     }
-    if (memcmp(magic, "CDF", 3) != 0 || (magic[3] != 2 && magic[3] != 5)) return corrupt(c, "not a CDF-2 or CDF-5 file");
+    if (memcmp(magic, "CDF", 3) != 0 || (magic[3] != 2 && magic[3] != 5))
+        return corrupt(c, "not a CDF-2 or CDF-5 file");
     nc->version = magic[3];
     c->nsize = nc->version == 5 ? 8 : 4;
     c->at = 4;
@@ -378,7 +381,9 @@ static int check_record_dim(const ferry__ckpt_nc_t *nc, char *why, size_t len)
     for (int i = 0; i < nc->nvars && records <= 1; i++)
         for (int d = 1; d < nc->vars[i].ndims; d++)
             if (nc->dims[nc->vars[i].dimids[d]].len == 0)
-                return snprintf(why, len, "variable '%.64s' has the record dimension after its first", nc->vars[i].name), 1;
+                return snprintf(why, len, "variable '%.64s' has the record dimension after its first",
+                                nc->vars[i].name),
+                       1;
     return records > 1 ? snprintf(why, len, "%d record dimensions", records), 1 : 0;
 }
 

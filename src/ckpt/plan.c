@@ -63,8 +63,9 @@ int ferry__ckpt_plan_types(ferry__ckpt_plan_t *plan, MPI_Datatype *ftype, MPI_Da
     int *lens = ferry__malloc((size_t)plan->count * sizeof *lens + 1);
     MPI_Aint *disps = ferry__malloc((size_t)plan->count * sizeof *disps + 1);
     MPI_Datatype *types = ferry__malloc((size_t)plan->count * sizeof *types + 1);
-    int cls = lens && disps && types ? 0
-                                     : ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory for a transfer of %d pieces", plan->count);
+    int cls = lens && disps && types
+                  ? 0
+                  : ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory for a transfer of %d pieces", plan->count);
     if (!cls) {
         combine(plan, 0, lens, disps, types, ftype);
         combine(plan, 1, lens, disps, types, mtype);

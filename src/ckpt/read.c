@@ -108,7 +108,9 @@ static int match_var(const ferry__ckpt_nc_t *nc, const ferry__ckpt_var_t *v, int
 {
     int i = ferry__ckpt_nc_find_var(nc, v->name), ok = i >= 0;
     const ferry__ckpt_nc_var_t *nv = ok ? &nc->vars[i] : NULL;
-    if (!ok) return ferry__error_set(MPI_ERR_ARG, "ferry_ckpt: %s holds no variable %s, which the set declares", path, v->name);
+    if (!ok)
+        return ferry__error_set(MPI_ERR_ARG, "ferry_ckpt: %s holds no variable %s, which the set declares", path,
+                                v->name);
     if (nv->type != v->nctype)
         return ferry__error_set(MPI_ERR_TYPE, "ferry_ckpt: variable %s is %s in %s, declared %s", v->name,
                                 ferry__ckpt_nc_type_name(nv->type), path, ferry__ckpt_nc_type_name(v->nctype));
@@ -120,8 +122,8 @@ static int match_var(const ferry__ckpt_nc_t *nc, const ferry__ckpt_var_t *v, int
         ok = len == v->global[FERRY__CKPT_D - v->ndims + d];
     }
     if (!ok)
-        return ferry__error_set(MPI_ERR_DIMS, "ferry_ckpt: variable %s has another global shape in %s than declared", v->name,
-                                path);
+        return ferry__error_set(MPI_ERR_DIMS, "ferry_ckpt: variable %s has another global shape in %s than declared",
+                                v->name, path);
     *out = nv;
     return 0;
 }

@@ -86,11 +86,12 @@ static int read_file(ferry_ckpt_t ck, const char *path, void *const *bufs, ferry
 /* Collective: the first step of a read or restart; bufs NULL only for a set without variables. */
 static int read_prologue(ferry_ckpt_t ck, void *const *bufs, const char *what, const char *call, int cls)
 {
-    if (!cls && !bufs && ck->nvars) cls = ferry__error_set(MPI_ERR_ARG, "%s on %s: a NULL buffer array", what, ck->base);
+    if (!cls && !bufs && ck->nvars)
+        cls = ferry__error_set(MPI_ERR_ARG, "%s on %s: a NULL buffer array", what, ck->base);
     for (int i = 0; i < ck->nvars && !cls; i++) /* the caller's fault, found before any file is tried */
         if (!bufs[i] && ferry__ckpt_elems(ck->vars[i].count))
-            cls = ferry__error_set(MPI_ERR_BUFFER, "%s on %s: no buffer for variable %s, whose block is not empty", what,
-                                   ck->base, ck->vars[i].name);
+            cls = ferry__error_set(MPI_ERR_BUFFER, "%s on %s: no buffer for variable %s, whose block is not empty",
+                                   what, ck->base, ck->vars[i].name);
     return ferry__ckpt_defs_agree(ck, cls, what, call);
 }
 
@@ -115,11 +116,14 @@ static int shared_steps(ferry_ckpt_t ck, long long **steps, int *count_out)
     cls = ferry__error_agree_max(ck->comm, cls, "ferry_ckpt_restart", &count, 1);
     if (cls || count == 0) return cls;
     if (ck->rank != 0) *steps = ferry__malloc((size_t)count * sizeof **steps);
-    cls = *steps ? 0 : ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt_restart: no memory for %lld steps", (long long)count);
+    cls =
+        *steps ? 0 : ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt_restart: no memory for %lld steps", (long long)count);
     cls = ferry__error_agree(ck->comm, cls, "ferry_ckpt_restart");
     int rc = cls ? MPI_SUCCESS : ferry__progress_bcast(*steps, (int)count, MPI_LONG_LONG, 0, ck->comm);
-    if (!cls) cls = ferry__error_agree(ck->comm, rc == MPI_SUCCESS ? 0 : ferry__error_host(rc, "ferry_ckpt_restart", ck->base, "MPI_Bcast"),
-                                       "ferry_ckpt_restart");
+    if (!cls)
+        cls = ferry__error_agree(
+            ck->comm, rc == MPI_SUCCESS ? 0 : ferry__error_host(rc, "ferry_ckpt_restart", ck->base, "MPI_Bcast"),
+            "ferry_ckpt_restart");
     *count_out = cls ? 0 : (int)count;
     return cls;
 }

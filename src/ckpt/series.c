@@ -74,8 +74,8 @@ static int pwrite_all(int fd, const void *buf, size_t n, off_t off)
 static int os_error(const char *what, const char *path)
 {
     int err = errno ? errno : EIO;
-    return ferry__error_set(err == ENOSPC || err == EDQUOT ? MPI_ERR_NO_SPACE : MPI_ERR_IO, "ferry_ckpt: %s %s: %s", what,
-                            path, strerror(err));
+    return ferry__error_set(err == ENOSPC || err == EDQUOT ? MPI_ERR_NO_SPACE : MPI_ERR_IO, "ferry_ckpt: %s %s: %s",
+                            what, path, strerror(err));
 }
 
 /* Rank 0: numrecs = n, written and synced (the commit of a record, or of a series cut back). */
@@ -84,7 +84,8 @@ static int set_numrecs(int fd, const ferry__ckpt_layout_t *layout, int64_t n, co
     unsigned char bytes[8];
     int size = nsize(&layout->nc);
     put_be(bytes, (uint64_t)n, size);
-    if (pwrite_all(fd, bytes, (size_t)size, 4) != 0 || fsync(fd) != 0) return os_error("cannot commit a record of", path);
+    if (pwrite_all(fd, bytes, (size_t)size, 4) != 0 || fsync(fd) != 0)
+        return os_error("cannot commit a record of", path);
     return 0;
 }
 
@@ -95,7 +96,8 @@ static int create(const char *path, const ferry__ckpt_layout_t *layout)
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666), cls = 0;
     if (fd < 0) return os_error("cannot create", tmp);
-    if (pwrite_all(fd, layout->region, (size_t)layout->region_len, 0) != 0 || fsync(fd) != 0) cls = os_error("cannot write", tmp);
+    if (pwrite_all(fd, layout->region, (size_t)layout->region_len, 0) != 0 || fsync(fd) != 0)
+        cls = os_error("cannot write", tmp);
     close(fd);
     if (!cls && rename(tmp, path) != 0) cls = os_error("cannot rename to it", tmp);
     if (!cls && ferry__ckpt_sync_directory(path) != 0) cls = os_error("cannot sync the directory of", path);
@@ -109,13 +111,17 @@ static int check_header(int fd, const char *path, const ferry__ckpt_layout_t *la
     size_t n = (size_t)layout->region_len, size = (size_t)nsize(&layout->nc);
     unsigned char *have = ferry__malloc(n);
     if (!have) return ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory for the header of %s", path);
-    int cls = pread_all(fd, have, n, 0) != 0 ? ferry__error_set(MPI_ERR_IO, "ferry_ckpt: cannot read the header of %s", path) : 0;
+    int cls = pread_all(fd, have, n, 0) != 0
+                  ? ferry__error_set(MPI_ERR_IO, "ferry_ckpt: cannot read the header of %s", path)
+                  : 0;
     if (!cls) {
         *numrecs = (int64_t)get_be(have + 4, (int)size);
         memcpy(have + 4, layout->region + 4, size);
         if (memcmp(have, layout->region, n) != 0)
-            cls = ferry__error_set(MPI_ERR_FILE_EXISTS, "ferry_ckpt_write: the series file %s holds other definitions (or "
-                                   "another ferry's header) than this set: remove it or give the set another name", path);
+            cls = ferry__error_set(MPI_ERR_FILE_EXISTS,
+                                   "ferry_ckpt_write: the series file %s holds other definitions (or "
+                                   "another ferry's header) than this set: remove it or give the set another name",
+                                   path);
     }
     ferry__free(have);
     return cls;
@@ -151,8 +157,8 @@ static int root_prepare(ferry_ckpt_t ck, const char *path, const ferry__ckpt_lay
     int cls = check_header(fd, path, layout, &numrecs);
     if (!cls) cls = first_record_from(fd, path, layout, numrecs, step, record);
     if (!cls && *record < numrecs) {
-        fprintf(stderr, "ferry_ckpt: step %lld of %s starts the series again: dropped its records %lld to %lld\n", step, path,
-                (long long)*record, (long long)numrecs - 1);
+        fprintf(stderr, "ferry_ckpt: step %lld of %s starts the series again: dropped its records %lld to %lld\n", step,
+                path, (long long)*record, (long long)numrecs - 1);
         cls = set_numrecs(fd, layout, *record, path);
     }
     close(fd);
@@ -196,9 +202,11 @@ int ferry__ckpt_series_write(ferry_ckpt_t ck, long long step, double time, void 
                            .record = -1};
     int cls = t.sums && t.total ? ferry__ckpt_step_path(ck, step, path, sizeof path)
                                 : ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt_write: no memory");
-    if (!cls && ck->nvars == 0) cls = ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_write: the series %s has no variable", path);
+    if (!cls && ck->nvars == 0)
+        cls = ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_write: the series %s has no variable", path);
     if (!cls && ck->format == FERRY_CKPT_CDF2 && step > INT32_MAX)
-        cls = ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_write: step %lld does not fit CDF-2's 32-bit ferry_step (use CDF-5)", step);
+        cls = ferry__error_set(MPI_ERR_ARG,
+                               "ferry_ckpt_write: step %lld does not fit CDF-2's 32-bit ferry_step (use CDF-5)", step);
     if (!cls) cls = ferry__ckpt_check_overlaps(ck, "ferry_ckpt_write");
     int built = cls ? cls : ferry__ckpt_layout_build(ck, NULL, step, time, &t.layout);
     cls = ferry__error_agree(ck->comm, built, "ferry_ckpt_write");
@@ -247,11 +255,14 @@ int ferry__ckpt_series_read(ferry_ckpt_t ck, ferry__ckpt_file_t *f, ferry__ckpt_
         shift_records(nc, shift);
         if (!cls) cls = ferry__ckpt_read_image(ck, f, nc, bufs);
         shift_records(nc, -shift);
-        if (cls && ck->rank == 0) fprintf(stderr, "ferry_ckpt: restart: skipping record %lld of %s: %s\n", (long long)r, f->path, ferry__error_message());
+        if (cls && ck->rank == 0)
+            fprintf(stderr, "ferry_ckpt: restart: skipping record %lld of %s: %s\n", (long long)r, f->path,
+                    ferry__error_message());
         if (cls && info) info->fallbacks++;
     }
     if (cls)
-        return ferry__error_set(MPI_ERR_NO_SUCH_FILE, "ferry_ckpt: no valid record in %s (%lld tried)", f->path, (long long)nc->numrecs);
+        return ferry__error_set(MPI_ERR_NO_SUCH_FILE, "ferry_ckpt: no valid record in %s (%lld tried)", f->path,
+                                (long long)nc->numrecs);
     if (info) info->step = stamp.step, info->time = stamp.time;
     return 0;
 }

@@ -188,8 +188,10 @@ int ferry__ckpt_txn_write(ferry_ckpt_t ck, const char *tmp, ferry__ckpt_txn_t *t
     if (!cls && !reserved && (cls = ferry__ckpt_verify_path(ck->comm, tmp, t->record)) != 0) {
         char why[400];
         snprintf(why, sizeof why, "%s", ferry__error_message());
-        cls = ferry__error_set(cls, "ferry_ckpt_write: the host MPI-IO reported success, but the file it wrote does not "
-                               "verify (is the device full?): %s", why);
+        cls = ferry__error_set(cls,
+                               "ferry_ckpt_write: the host MPI-IO reported success, but the file it wrote does not "
+                               "verify (is the device full?): %s",
+                               why);
     }
     return cls;
 }

@@ -57,7 +57,8 @@ static int clashes_with_layout(ferry_ckpt_t ck, const char *name, int is_var)
                !strcmp(name, is_var ? "ferry_checksum" : "ferry_hex");
     if (ck->strategy != FERRY_CKPT_STACK) return 0;
     if (!is_var) {
-        int reserved = strcmp(name, "ferry_rank") == 0 || (strncmp(name, "ferry_dim", 9) == 0 && name[9] >= '1' && name[9] <= '4' && !name[10]);
+        int reserved = strcmp(name, "ferry_rank") == 0 ||
+                       (strncmp(name, "ferry_dim", 9) == 0 && name[9] >= '1' && name[9] <= '4' && !name[10]);
         return reserved || suffix_of_var(ck, name, "_stacked");
     }
     for (int k = 0; k < 3; k++) {
@@ -72,7 +73,8 @@ int ferry__ckpt_check_new_name(ferry_ckpt_t ck, const char *what, const char *na
 {
     FERRY_TRY(check_name(what, is_var ? "variable" : "dimension", name));
     if (is_var ? var_named(ck, name) : dim_named(ck, name))
-        return ferry__error_set(MPI_ERR_ARG, "%s: a %s named '%s' is already defined", what, is_var ? "variable" : "dimension", name);
+        return ferry__error_set(MPI_ERR_ARG, "%s: a %s named '%s' is already defined", what,
+                                is_var ? "variable" : "dimension", name);
     if (clashes_with_layout(ck, name, is_var))
         return ferry__error_set(MPI_ERR_ARG, "%s: '%s' is a name the %s layout gives one of its own dimensions or "
                                 "variables (docs/format/netcdf.md)", what, name, ck->series ? "series" : "stacked");
@@ -97,7 +99,8 @@ static int check_var(ferry_ckpt_t ck, const ferry_ckpt_var_t *d, const int *vari
             return ferry__error_set(MPI_ERR_DIMS, "%s: %s: dimension id %d is not defined", what, name, id);
         MPI_Offset len = ck->dims[id].len, s = d->start[k], c = d->count[k];
         if (s < 0 || c < 0 || s + c > len || (d->halo && d->halo[k] < 0))
-            return ferry__error_set(MPI_ERR_ARG, "%s: %s: dimension %d: block [%lld, +%lld) outside [0, %lld) or a negative halo",
+            return ferry__error_set(MPI_ERR_ARG,
+                                    "%s: %s: dimension %d: block [%lld, +%lld) outside [0, %lld) or a negative halo",
                                     what, name, k, (long long)s, (long long)c, (long long)len);
     }
     return 0;

@@ -130,7 +130,8 @@ int ferry__ckpt_sum_vars(MPI_Comm comm, ferry__ckpt_file_t *f, const ferry__ckpt
     if (!cls) cls = ferry__error_agree(comm, slice_sums(comm, f, nc, req, sums, piece), "ferry_ckpt verify");
     int rc = cls || !req->n ? MPI_SUCCESS : ferry__progress_allreduce(sums, total, req->n, MPI_UINT64_T, MPI_SUM, comm);
     if (!cls && rc != MPI_SUCCESS)
-        cls = ferry__error_agree(comm, ferry__error_host(rc, "ferry_ckpt verify", f->path, "MPI_Allreduce"), "ferry_ckpt verify");
+        cls = ferry__error_agree(comm, ferry__error_host(rc, "ferry_ckpt verify", f->path, "MPI_Allreduce"),
+                                 "ferry_ckpt verify");
     ferry__free(sums);
     ferry__free(piece);
     return cls;
@@ -145,8 +146,9 @@ static int compare_sums(const ferry__ckpt_file_t *f, const ferry__ckpt_nc_t *nc,
         ferry__ckpt_nc_att_text(&nc->vars[which[j]].atts, "ferry_checksum", stored, sizeof stored);
         ferry__ckpt_hex(sums[j], computed);
         if (strcmp(stored, computed) != 0)
-            return ferry__error_set(MPI_ERR_IO, "ferry_ckpt: %s: variable %s fails its checksum (stored %s, data give %s)",
-                                    f->path, nc->vars[which[j]].name, stored, computed);
+            return ferry__error_set(MPI_ERR_IO,
+                                    "ferry_ckpt: %s: variable %s fails its checksum (stored %s, data give %s)", f->path,
+                                    nc->vars[which[j]].name, stored, computed);
     }
     return 0;
 }
@@ -175,8 +177,9 @@ int ferry__ckpt_verify_file(MPI_Comm comm, ferry__ckpt_file_t *f, const ferry__c
     FERRY_TRY(check_size(f, nc));
     int *which = ferry__malloc((size_t)nc->nvars * sizeof *which + 1), n = 0;
     uint64_t *total = ferry__calloc((size_t)nc->nvars + 1, sizeof *total);
-    int cls = ferry__error_agree(comm, which && total ? 0 : ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory to verify %s", f->path),
-                                 "ferry_ckpt verify");
+    int cls = ferry__error_agree(
+        comm, which && total ? 0 : ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory to verify %s", f->path),
+        "ferry_ckpt verify");
     for (int i = 0; !cls && i < nc->nvars; i++)
         if (ferry__ckpt_nc_att(&nc->vars[i].atts, "ferry_checksum")) which[n++] = i;
     ferry__ckpt_sum_req_t req = {which, n, 0};

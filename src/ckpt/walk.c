@@ -141,7 +141,8 @@ void ferry__ckpt_walk_fill(const ferry__ckpt_block_t *b, const unsigned char *va
     for (MPI_Offset a = 0; a < b->count[0]; a++)
         for (MPI_Offset c = 0; c < b->count[1]; c++)
             for (MPI_Offset d = 0; d < b->count[2]; d++) {
-                unsigned char *p = b->base + (a * b->mem_stride[0] + c * b->mem_stride[1] + d * b->mem_stride[2]) * b->esize;
+                unsigned char *p =
+                    b->base + (a * b->mem_stride[0] + c * b->mem_stride[1] + d * b->mem_stride[2]) * b->esize;
                 for (MPI_Offset i = 0; i < b->count[3]; i++) memcpy(p + i * b->esize, value, (size_t)b->esize);
             }
 }

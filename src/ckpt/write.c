@@ -175,7 +175,8 @@ static int keep_types(ferry_ckpt_t ck, const ferry__ckpt_file_t *f, const ferry_
         k->begin = ferry__malloc((size_t)ck->nvars * sizeof *k->begin + 1);
         k->addr = ferry__malloc((size_t)ck->nvars * sizeof *k->addr + 1);
     }
-    if (!k || !k->begin || !k->addr) return ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory for a transfer plan");
+    if (!k || !k->begin || !k->addr)
+        return ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory for a transfer plan");
     ferry__ckpt_plan_t plan = {0};
     int cls = plan_pieces(ck, f, layout, bufs, &plan);
     if (!cls && plan.count) cls = ferry__ckpt_plan_types(&plan, &k->ftype, &k->mtype);
