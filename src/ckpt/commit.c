@@ -59,6 +59,8 @@ static int write_txn(ferry_ckpt_t ck, const char *path, ferry__ckpt_txn_t *t, vo
     return cls;
 }
 
+/* Collective: writes step as a transaction into the file named (or, when NULL, the set's file of
+ * step, pruning the set after it); a series set appends it to its file. */
 static int write_path(ferry_ckpt_t ck, const char *named, long long step, double time, void *const *bufs)
 {
     char path[4200], call[4400];
