@@ -111,7 +111,10 @@ static int gather_var(ferry_ckpt_t ck, ferry__ckpt_file_t *f, const ferry__ckpt_
                                      (long long)bytes, v->name)
                   : 0;
     cls = ferry__error_agree(ck->comm, cls, "ferry_ckpt gather");
-    if (cls) return cls;
+    if (cls) { /* another rank's failure, or the agreement's own: rank 0's array goes too */
+        ferry__ckpt_release(ck, g, (size_t)bytes + 1);
+        return cls;
+    }
     unsigned char fill[8];
     if (g) memset(g, 0, (size_t)bytes); /* points no rank owns are zeros in the file, or the _FillValue */
     if (g && ferry__ckpt_var_fill_native(v, fill))
