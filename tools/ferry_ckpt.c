@@ -26,21 +26,21 @@ static void print_error(const char *what, int rc)
     if (rank == 0) fprintf(stderr, "ferry-ckpt %s: %s\n", what, msg);
 }
 
-static void print_atts(const ckpt_nc_atts_t *atts, const char *indent)
+static void print_atts(const ferry__ckpt_nc_atts_t *atts, const char *indent)
 {
     for (int i = 0; i < atts->count; i++) {
-        const ckpt_nc_att_t *a = &atts->atts[i];
+        const ferry__ckpt_nc_att_t *a = &atts->atts[i];
         printf("%s%s = ", indent, a->name);
         if (a->type == NC_CHAR) printf("\"%.*s\"", (int)a->nelems, (const char *)a->values);
         for (int64_t k = 0; a->type != NC_CHAR && k < a->nelems && k < 8; k++)
-            printf(k ? ", %g" : "%g", ckpt_nc_att_double(a, k));
+            printf(k ? ", %g" : "%g", ferry__ckpt_nc_att_double(a, k));
         printf("%s\n", a->type != NC_CHAR && a->nelems > 8 ? ", ..." : "");
     }
 }
 
-static void print_var(const ckpt_nc_t *nc, const ckpt_nc_var_t *v)
+static void print_var(const ferry__ckpt_nc_t *nc, const ferry__ckpt_nc_var_t *v)
 {
-    printf("  %s %s(", ckpt_nc_type_name(v->type), v->name);
+    printf("  %s %s(", ferry__ckpt_nc_type_name(v->type), v->name);
     for (int d = 0; d < v->ndims; d++) printf("%s%s=%lld", d ? ", " : "", nc->dims[v->dimids[d]].name, (long long)nc->dims[v->dimids[d]].len);
     printf(")  begin %lld, %lld bytes\n", (long long)v->begin, (long long)v->vsize);
     print_atts(&v->atts, "    ");
@@ -48,27 +48,28 @@ static void print_var(const ckpt_nc_t *nc, const ckpt_nc_var_t *v)
 
 static int info(const char *path)
 {
-    ckpt_nc_t nc;
+    ferry__ckpt_nc_t nc;
     unsigned char *region;
     size_t len;
-    int rc = ckpt_read_header(MPI_COMM_WORLD, path, FERRY_CKPT_IO_FERRY, &nc, &region, &len);
+    int rc = ferry__ckpt_read_header(MPI_COMM_WORLD, path, FERRY_CKPT_IO_FERRY, &nc, &region, &len);
     if (rc) {
         print_error("info", rc);
         return 1;
     }
     if (rank == 0) {
-        long long step = ckpt_nc_step(&nc, path);
+        long long step = ferry__ckpt_nc_step(&nc, path);
         printf("%s: netCDF CDF-%d, %d dimensions, %d variables, header region %zu bytes\n", path, nc.version, nc.ndims,
                nc.nvars, len);
-        if (ckpt_nc_att(&nc.gatts, "ferry_series")) printf("  a ferry series of %lld records along time\n", (long long)nc.numrecs);
-        else if (ckpt_nc_sealed(&nc)) printf("  a ferry checkpoint of step %lld\n", step);
+        if (ferry__ckpt_nc_att(&nc.gatts, "ferry_series"))
+            printf("  a ferry series of %lld records along time\n", (long long)nc.numrecs);
+        else if (ferry__ckpt_nc_sealed(&nc)) printf("  a ferry checkpoint of step %lld\n", step);
         else if (step >= 0) printf("  not a ferry checkpoint (no checksums); its name says step %lld\n", step);
         else printf("  not a ferry checkpoint (no checksums, no step)\n");
         print_atts(&nc.gatts, "  ");
         for (int i = 0; i < nc.nvars; i++) print_var(&nc, &nc.vars[i]);
     }
-    ckpt_nc_free(&nc);
-    ckpt_region_free(region);
+    ferry__ckpt_nc_free(&nc);
+    ferry__ckpt_region_free(region);
     return 0;
 }
 

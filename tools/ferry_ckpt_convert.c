@@ -28,15 +28,15 @@ static MPI_Datatype mpi_type(int nctype)
 }
 
 /* Defines (or finds) the dimension of the stacked variable's global dims; fills dimids and shape. */
-static int global_dims(ferry_ckpt_t ck, const ckpt_nc_var_t *v, char names[][64], int *ndefined, int *dimids,
+static int global_dims(ferry_ckpt_t ck, const ferry__ckpt_nc_var_t *v, char names[][64], int *ndefined, int *dimids,
                        MPI_Offset *shape)
 {
     char text[1100];
-    ckpt_nc_att_text(&v->atts, "ferry_global_dims", text, sizeof text);
-    const ckpt_nc_att_t *sh = ckpt_nc_att(&v->atts, "ferry_global_shape");
+    ferry__ckpt_nc_att_text(&v->atts, "ferry_global_dims", text, sizeof text);
+    const ferry__ckpt_nc_att_t *sh = ferry__ckpt_nc_att(&v->atts, "ferry_global_shape");
     int nd = 0;
     for (char *save = NULL, *tok = strtok_r(text, " ", &save); tok && nd < FERRY_CKPT_MAX_DIMS; tok = strtok_r(NULL, " ", &save), nd++) {
-        shape[nd] = ckpt_nc_att_int(sh, nd);
+        shape[nd] = ferry__ckpt_nc_att_int(sh, nd);
         int id = 0;
         while (id < *ndefined && strcmp(names[id], tok) != 0) id++;
         if (id == *ndefined) {
@@ -49,17 +49,17 @@ static int global_dims(ferry_ckpt_t ck, const ckpt_nc_var_t *v, char names[][64]
     return sh && sh->nelems == nd ? nd : -1;
 }
 
-static int define(ferry_ckpt_t ck, const ckpt_nc_t *nc, slab_t *slabs, int *nslabs)
+static int define(ferry_ckpt_t ck, const ferry__ckpt_nc_t *nc, slab_t *slabs, int *nslabs)
 {
     int rank, nprocs, ndefined = 0;
     static char names[64][64];
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     for (int i = 0; i < nc->nvars; i++) {
-        const ckpt_nc_var_t *v = &nc->vars[i];
-        int dimids[FERRY_CKPT_MAX_DIMS], id, esize = ckpt_nc_type_size(v->type);
+        const ferry__ckpt_nc_var_t *v = &nc->vars[i];
+        int dimids[FERRY_CKPT_MAX_DIMS], id, esize = ferry__ckpt_nc_type_size(v->type);
         MPI_Offset shape[FERRY_CKPT_MAX_DIMS];
-        if (!ckpt_nc_att(&v->atts, "ferry_checksum")) continue; /* index variables */
+        if (!ferry__ckpt_nc_att(&v->atts, "ferry_checksum")) continue; /* index variables */
         slab_t *s = &slabs[(*nslabs)++];
         int nd = global_dims(ck, v, names, &ndefined, dimids, shape);
         if (nd < 1) return MPI_ERR_IO;
@@ -81,14 +81,14 @@ static int define(ferry_ckpt_t ck, const ckpt_nc_t *nc, slab_t *slabs, int *nsla
 int ckpt_convert(const char *in, const char *out);
 int ckpt_convert(const char *in, const char *out)
 {
-    ckpt_nc_t nc;
+    ferry__ckpt_nc_t nc;
     unsigned char *region;
     size_t len;
-    int rank, rc = ckpt_read_header(MPI_COMM_WORLD, in, FERRY_CKPT_IO_FERRY, &nc, &region, &len), nslabs = 0;
+    int rank, rc = ferry__ckpt_read_header(MPI_COMM_WORLD, in, FERRY_CKPT_IO_FERRY, &nc, &region, &len), nslabs = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rc) return fprintf(stderr, "ferry-ckpt convert: cannot read %s's header\n", in), 1;
     char strategy[16];
-    ckpt_nc_att_text(&nc.gatts, "ferry_strategy", strategy, sizeof strategy);
+    ferry__ckpt_nc_att_text(&nc.gatts, "ferry_strategy", strategy, sizeof strategy);
     slab_t *slabs = calloc((size_t)nc.nvars + 1, sizeof *slabs);
     void **bufs = calloc((size_t)nc.nvars + 1, sizeof *bufs);
     ferry_ckpt_t ck = NULL;
@@ -112,7 +112,7 @@ int ckpt_convert(const char *in, const char *out)
     free(slabs);
     free(bufs);
     ferry_ckpt_free(&ck);
-    ckpt_nc_free(&nc);
-    ckpt_region_free(region);
+    ferry__ckpt_nc_free(&nc);
+    ferry__ckpt_region_free(region);
     return rc ? 1 : 0;
 }

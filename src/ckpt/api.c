@@ -11,23 +11,6 @@
 #include "base/alloc.h"
 #include "progress/progress.h"
 
-void *ckpt_alloc(ferry_ckpt_t ck, size_t size)
-{
-    void *p = ferry__malloc(size ? size : 1);
-    if (p) {
-        ck->mem_now += (long long)size;
-        if (ck->mem_now > ck->mem_peak) ck->mem_peak = ck->mem_now;
-    }
-    return p;
-}
-
-void ckpt_release(ferry_ckpt_t ck, void *p, size_t size)
-{
-    if (!p) return;
-    ck->mem_now -= (long long)size;
-    ferry__free(p);
-}
-
 static long long info_number(MPI_Info info, const char *key, long long fallback)
 {
     char value[64];
@@ -51,10 +34,11 @@ static int set_options(ferry_ckpt_t ck, const ferry_ckpt_options_t *opt)
 {
     ferry_ckpt_options_t o = opt ? *opt : (ferry_ckpt_options_t){0};
     if (o.strategy < 0 || o.strategy > 2 || o.io < 0 || o.io > 1 || o.format < 0 || o.format > 1)
-        return ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_create: unknown strategy, io or format (%d, %d, %d)", o.strategy,
-                                o.io, o.format);
+        return ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_create: unknown strategy, io or format (%d, %d, %d)",
+                                o.strategy, o.io, o.format);
     if (o.series && o.strategy == FERRY_CKPT_STACK)
-        return ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_create: a series needs the image layout (steer or gather), not stack");
+        return ferry__error_set(MPI_ERR_ARG,
+                                "ferry_ckpt_create: a series needs the image layout (steer or gather), not stack");
     ck->series = o.series != 0;
     ck->strategy = o.strategy;
     ck->independent = o.independent != 0;
@@ -63,9 +47,10 @@ static int set_options(ferry_ckpt_t ck, const ferry_ckpt_options_t *opt)
     if (o.info && o.info != MPI_INFO_NULL) MPI_Info_dup(o.info, &ck->info);
     ck->keep = (int)info_number(ck->info, "ferry_ckpt_keep", 2);
     const char *limit = getenv("FERRY_CKPT_STAGE_LIMIT"); /* the tests' way to take the converting path */
-    ck->stage_limit = info_number(ck->info, "ferry_ckpt_stage_limit", limit ? atoll(limit) : CKPT_STAGE_LIMIT);
+    ck->stage_limit = info_number(ck->info, "ferry_ckpt_stage_limit", limit ? atoll(limit) : FERRY__CKPT_STAGE_LIMIT);
     if (ck->keep < 1)
-        return ferry__error_set(MPI_ERR_INFO_VALUE, "ferry_ckpt_create: ferry_ckpt_keep must be >= 1 (not %d)", ck->keep);
+        return ferry__error_set(MPI_ERR_INFO_VALUE, "ferry_ckpt_create: ferry_ckpt_keep must be >= 1 (not %d)",
+                                ck->keep);
     return 0;
 }
 
@@ -77,7 +62,8 @@ static int agree_alignment(ferry_ckpt_t ck)
     if (rc != MPI_SUCCESS) return ferry__error_host(rc, "ferry_ckpt_create", ck->base, "MPI_Bcast");
     ck->align = align;
     if (align < 4 || align % 4)
-        return ferry__error_set(MPI_ERR_INFO_VALUE, "ferry_ckpt_create: ferry_ckpt_align must be a positive multiple of 4 (not %lld)",
+        return ferry__error_set(MPI_ERR_INFO_VALUE,
+                                "ferry_ckpt_create: ferry_ckpt_align must be a positive multiple of 4 (not %lld)",
                                 align);
     return 0;
 }
@@ -92,8 +78,9 @@ int ferry_ckpt_create(MPI_Comm comm, const char *base, const ferry_ckpt_options_
     if (rc != MPI_SUCCESS) return ferry__error_code(ferry__error_host(rc, "ferry_ckpt_create", base, "MPI_Comm_dup"));
     ferry_ckpt_t ck = ferry__calloc(1, sizeof *ck);
     int cls = !ck ? ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt_create: no memory")
-              : !out || !base || !base[0] ? ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_create: a NULL output, or a NULL or empty name")
-                                          : 0;
+              : !out || !base || !base[0]
+                  ? ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_create: a NULL output, or a NULL or empty name")
+                  : 0;
     if (ck) {
         ck->comm = dup;
         ck->info = MPI_INFO_NULL;
@@ -118,25 +105,27 @@ int ferry_ckpt_def_dim(ferry_ckpt_t ck, const char *name, MPI_Offset len, int *d
 {
     const char *what = "ferry_ckpt_def_dim";
     int cls = !ck || !dimid ? ferry__error_set(MPI_ERR_ARG, "%s: a NULL set or dimid", what) : 0;
-    if (!cls) cls = ckpt_check_new_name(ck, what, name, 0);
-    if (!cls && len < 1) cls = ferry__error_set(MPI_ERR_ARG, "%s: dimension '%s' needs a length >= 1 (not %lld)", what, name, (long long)len);
-    ckpt_dim_t *grown = cls ? NULL : ferry__realloc(ck->dims, (size_t)(ck->ndims + 1) * sizeof *grown);
+    if (!cls) cls = ferry__ckpt_check_new_name(ck, what, name, 0);
+    if (!cls && len < 1)
+        cls = ferry__error_set(MPI_ERR_ARG, "%s: dimension '%s' needs a length >= 1 (not %lld)", what, name,
+                               (long long)len);
+    ferry__ckpt_dim_t *grown = cls ? NULL : ferry__realloc(ck->dims, (size_t)(ck->ndims + 1) * sizeof *grown);
     char *copy = grown ? ferry__strdup(name) : NULL;
     if (!cls && !copy) cls = ferry__error_set(MPI_ERR_NO_MEM, "%s: no memory", what);
     if (grown) ck->dims = grown;
     if (cls) return ferry__error_code(cls);
     grown[ck->ndims].name = copy;
     grown[ck->ndims].len = len;
-    ckpt_defs_changed(ck);
+    ferry__ckpt_defs_changed(ck);
     *dimid = ck->ndims++;
     return MPI_SUCCESS;
 }
 
-static void free_var(ckpt_var_t *v)
+static void free_var(ferry__ckpt_var_t *v)
 {
     ferry__free(v->name);
     ferry__free(v->mask);
-    ckpt_nc_free_atts(&v->atts);
+    ferry__ckpt_nc_free_atts(&v->atts);
     ferry__free(v->blocks);
 }
 
@@ -148,11 +137,11 @@ int ferry_ckpt_free(ferry_ckpt_t *ckp)
     for (int i = 0; i < ck->ndims; i++) ferry__free(ck->dims[i].name);
     ferry__free(ck->vars);
     ferry__free(ck->dims);
-    ckpt_nc_free_atts(&ck->gatts);
-    ckpt_nc_free_atts(&ck->time_atts);
+    ferry__ckpt_nc_free_atts(&ck->gatts);
+    ferry__ckpt_nc_free_atts(&ck->time_atts);
     ferry__free(ck->base);
-    ckpt_release(ck, ck->stage, ck->stage_cap);
-    ckpt_kept_free(ck->kept);
+    ferry__ckpt_release(ck, ck->stage, ck->stage_cap);
+    ferry__ckpt_kept_free(ck->kept);
     if (ck->info != MPI_INFO_NULL) MPI_Info_free(&ck->info);
     if (ck->comm != MPI_COMM_NULL) MPI_Comm_free(&ck->comm);
     ferry__free(ck);
@@ -160,7 +149,7 @@ int ferry_ckpt_free(ferry_ckpt_t *ckp)
     return MPI_SUCCESS;
 }
 
-int ckpt_step_path(ferry_ckpt_t ck, long long step, char *path, size_t len)
+int ferry__ckpt_step_path(ferry_ckpt_t ck, long long step, char *path, size_t len)
 {
     int n = ck->series ? snprintf(path, len, "%s.nc", ck->base) : snprintf(path, len, "%s.%012lld.nc", ck->base, step);
     if (n < 0 || (size_t)n >= len || step < 0)
@@ -171,11 +160,7 @@ int ckpt_step_path(ferry_ckpt_t ck, long long step, char *path, size_t len)
 int ferry_ckpt_path(ferry_ckpt_t ck, long long step, char *path, int len)
 {
     if (!ck || !path || len < 1)
-        return ferry__error_code(ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_path: a NULL set or path, or a length below 1"));
-    return ferry__error_code(ckpt_step_path(ck, step, path, (size_t)len));
-}
-
-long long ferry_ckpt_peak_memory(ferry_ckpt_t ck)
-{
-    return ck ? ck->mem_peak : 0;
+        return ferry__error_code(
+            ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_path: a NULL set or path, or a length below 1"));
+    return ferry__error_code(ferry__ckpt_step_path(ck, step, path, (size_t)len));
 }

@@ -7,10 +7,10 @@
 
 #include "ckpt/ckpt_int.h"
 
-MPI_Offset ckpt_elems(const MPI_Offset count[CKPT_D])
+MPI_Offset ferry__ckpt_elems(const MPI_Offset count[FERRY__CKPT_D])
 {
     MPI_Offset n = 1;
-    for (int d = 0; d < CKPT_D; d++) n *= count[d];
+    for (int d = 0; d < FERRY__CKPT_D; d++) n *= count[d];
     return n;
 }
 
@@ -21,24 +21,24 @@ static int fits_int(const MPI_Offset *v, int n)
     return 1;
 }
 
-int ckpt_subarray(const MPI_Offset sizes[CKPT_D], const MPI_Offset sub[CKPT_D], const MPI_Offset starts[CKPT_D],
-                  MPI_Datatype old, MPI_Datatype *type)
+int ferry__ckpt_subarray(const MPI_Offset sizes[FERRY__CKPT_D], const MPI_Offset sub[FERRY__CKPT_D],
+                         const MPI_Offset starts[FERRY__CKPT_D], MPI_Datatype old, MPI_Datatype *type)
 {
-    if (!fits_int(sizes, CKPT_D) || !fits_int(sub, CKPT_D) || !fits_int(starts, CKPT_D))
+    if (!fits_int(sizes, FERRY__CKPT_D) || !fits_int(sub, FERRY__CKPT_D) || !fits_int(starts, FERRY__CKPT_D))
         return ferry__error_set(MPI_ERR_COUNT, "ferry_ckpt: an array dimension beyond 2^31-1 elements");
-    int s[CKPT_D], u[CKPT_D], t[CKPT_D];
-    for (int d = 0; d < CKPT_D; d++) {
+    int s[FERRY__CKPT_D], u[FERRY__CKPT_D], t[FERRY__CKPT_D];
+    for (int d = 0; d < FERRY__CKPT_D; d++) {
         s[d] = (int)sizes[d];
         u[d] = (int)sub[d];
         t[d] = (int)starts[d];
     }
-    if (MPI_Type_create_subarray(CKPT_D, s, u, t, MPI_ORDER_C, old, type) != MPI_SUCCESS)
+    if (MPI_Type_create_subarray(FERRY__CKPT_D, s, u, t, MPI_ORDER_C, old, type) != MPI_SUCCESS)
         return ferry__error_set(MPI_ERR_TYPE, "ferry_ckpt: MPI_Type_create_subarray failed");
     MPI_Type_commit(type);
     return 0;
 }
 
-int ckpt_contiguous(MPI_Offset n, MPI_Datatype old, MPI_Datatype *type)
+int ferry__ckpt_contiguous(MPI_Offset n, MPI_Datatype old, MPI_Datatype *type)
 {
     if (!fits_int(&n, 1))
         return ferry__error_set(MPI_ERR_COUNT, "ferry_ckpt: a block of %lld elements (at most 2^31-1 per rank)",
@@ -48,15 +48,15 @@ int ckpt_contiguous(MPI_Offset n, MPI_Datatype old, MPI_Datatype *type)
     return 0;
 }
 
-int ckpt_memtype(const ckpt_var_t *v, const MPI_Offset part_start[CKPT_D], const MPI_Offset part_count[CKPT_D],
-                 MPI_Datatype *type)
+int ferry__ckpt_memtype(const ferry__ckpt_var_t *v, const MPI_Offset part_start[FERRY__CKPT_D],
+                        const MPI_Offset part_count[FERRY__CKPT_D], MPI_Datatype *type)
 {
-    MPI_Offset starts[CKPT_D];
-    for (int d = 0; d < CKPT_D; d++) starts[d] = v->halo[d] + part_start[d];
-    return ckpt_subarray(v->mem, part_count, starts, v->type, type);
+    MPI_Offset starts[FERRY__CKPT_D];
+    for (int d = 0; d < FERRY__CKPT_D; d++) starts[d] = v->halo[d] + part_start[d];
+    return ferry__ckpt_subarray(v->mem, part_count, starts, v->type, type);
 }
 
-int ckpt_elem_bytes(const ckpt_var_t *v, MPI_Datatype *type)
+int ferry__ckpt_elem_bytes(const ferry__ckpt_var_t *v, MPI_Datatype *type)
 {
     MPI_Type_contiguous(v->esize, MPI_BYTE, type);
     MPI_Type_commit(type);

@@ -21,13 +21,13 @@
 #include "ckpt/ckpt.h"
 #include "error/error.h"
 
-enum { CKPT_D = FERRY_CKPT_MAX_DIMS };
+enum { FERRY__CKPT_D = FERRY_CKPT_MAX_DIMS };
 /* The default ferry_ckpt_stage_limit: a rank's blocks up to 64 MiB are staged (docs/checkpoint.md). */
-#define CKPT_STAGE_LIMIT (64LL << 20)
+#define FERRY__CKPT_STAGE_LIMIT (64LL << 20)
 
 /* An open file under one backend. */
-typedef struct ckpt_file {
-    const struct ckpt_io *io;
+typedef struct ferry__ckpt_file {
+    const struct ferry__ckpt_io *io;
     ferry_File ff;
     MPI_File mf;
     const char *path;    /* borrowed */
@@ -35,72 +35,74 @@ typedef struct ckpt_file {
     int swaps;           /* datarep is native: ckpt swaps blocks to big-endian around transfers */
     int staged;          /* (with swaps) the blocks go from ckpt's staging buffer, packed big-endian in the
                           * checksum's pass (write.c): the user's buffers are only read */
-} ckpt_file_t;
+} ferry__ckpt_file_t;
 
 /* One MPI-IO implementation: ferry's or the host's (io.c). converts: its
  * external32 view converts typed memory to big-endian while it packs (ferry),
  * so no pass over the user's blocks is needed; otherwise (the host: MPICH's
  * ROMIO corrupts its heap on external32 with derived memory types) ckpt
  * swaps the blocks in place before the write and back after. */
-typedef struct ckpt_io {
+typedef struct ferry__ckpt_io {
     const char *name;
     int converts;
     int agrees; /* its collective calls fail on every rank or on none (ferry's end in one agreement) */
     /* its writes may report success for bytes a full device refused, and its sync may hang after a
      * failed write (Open MPI 4.1.4's OMPIO, durable.c): ckpt reserves space first and syncs by path */
     int untrusted;
-    int (*open)(MPI_Comm comm, const char *path, int amode, MPI_Info info, ckpt_file_t *f);
-    int (*close)(ckpt_file_t *f);
-    int (*set_view)(ckpt_file_t *f, MPI_Datatype filetype, const char *datarep);
-    /* Transfers fill *st: ckpt_io_transfer* compare its count with what was asked. */
-    int (*write)(ckpt_file_t *f, const void *buf, int count, MPI_Datatype type, MPI_Status *st);
-    int (*write_all)(ckpt_file_t *f, const void *buf, int count, MPI_Datatype type, MPI_Status *st);
-    int (*read)(ckpt_file_t *f, void *buf, int count, MPI_Datatype type, MPI_Status *st);
-    int (*read_all)(ckpt_file_t *f, void *buf, int count, MPI_Datatype type, MPI_Status *st);
-    int (*write_at)(ckpt_file_t *f, MPI_Offset off, const void *buf, int count, MPI_Datatype type, MPI_Status *st);
-    int (*write_at_all)(ckpt_file_t *f, MPI_Offset off, const void *buf, int count, MPI_Datatype type, MPI_Status *st);
-    int (*read_at)(ckpt_file_t *f, MPI_Offset off, void *buf, int count, MPI_Datatype type, MPI_Status *st);
-    int (*read_at_all)(ckpt_file_t *f, MPI_Offset off, void *buf, int count, MPI_Datatype type, MPI_Status *st);
-    int (*set_size)(ckpt_file_t *f, MPI_Offset size);
-    int (*get_size)(ckpt_file_t *f, MPI_Offset *size);
-    int (*sync)(ckpt_file_t *f);
-} ckpt_io_t;
+    int (*open)(MPI_Comm comm, const char *path, int amode, MPI_Info info, ferry__ckpt_file_t *f);
+    int (*close)(ferry__ckpt_file_t *f);
+    int (*set_view)(ferry__ckpt_file_t *f, MPI_Datatype filetype, const char *datarep);
+    /* Transfers fill *st: ferry__ckpt_io_transfer* compare its count with what was asked. */
+    int (*write)(ferry__ckpt_file_t *f, const void *buf, int count, MPI_Datatype type, MPI_Status *st);
+    int (*write_all)(ferry__ckpt_file_t *f, const void *buf, int count, MPI_Datatype type, MPI_Status *st);
+    int (*read)(ferry__ckpt_file_t *f, void *buf, int count, MPI_Datatype type, MPI_Status *st);
+    int (*read_all)(ferry__ckpt_file_t *f, void *buf, int count, MPI_Datatype type, MPI_Status *st);
+    int (*write_at)(ferry__ckpt_file_t *f, MPI_Offset off, const void *buf, int count, MPI_Datatype type,
+                    MPI_Status *st);
+    int (*write_at_all)(ferry__ckpt_file_t *f, MPI_Offset off, const void *buf, int count, MPI_Datatype type,
+                        MPI_Status *st);
+    int (*read_at)(ferry__ckpt_file_t *f, MPI_Offset off, void *buf, int count, MPI_Datatype type, MPI_Status *st);
+    int (*read_at_all)(ferry__ckpt_file_t *f, MPI_Offset off, void *buf, int count, MPI_Datatype type, MPI_Status *st);
+    int (*set_size)(ferry__ckpt_file_t *f, MPI_Offset size);
+    int (*get_size)(ferry__ckpt_file_t *f, MPI_Offset *size);
+    int (*sync)(ferry__ckpt_file_t *f);
+} ferry__ckpt_io_t;
 
-const ckpt_io_t *ckpt_io_get(int which);
+const ferry__ckpt_io_t *ferry__ckpt_io_get(int which);
 /* Collective: opens path with the backend; 0 or an error class with message. */
-int ckpt_file_open(const ckpt_io_t *io, MPI_Comm comm, const char *path, int amode, MPI_Info info,
-                   ckpt_file_t *f);
+int ferry__ckpt_file_open(const ferry__ckpt_io_t *io, MPI_Comm comm, const char *path, int amode, MPI_Info info,
+                          ferry__ckpt_file_t *f);
 /* Collective: closes f (no-op when not open). */
-int ckpt_file_close(ckpt_file_t *f);
+int ferry__ckpt_file_close(ferry__ckpt_file_t *f);
 /* rc from a backend call: 0, or records "ferry_ckpt: <op> on <path> (<io>): <why>" and returns the class. */
-int ckpt_io_check(const ckpt_file_t *f, int rc, const char *op);
-/* How a transfer goes: bits of CKPT_WRITE (else read) and CKPT_COLLECTIVE (else independent). */
-enum { CKPT_WRITE = 1, CKPT_COLLECTIVE = 2 };
-/* Collective: ckpt_io_check of a collective call, agreed over comm when the backend does not agree itself. */
-int ckpt_io_collective(MPI_Comm comm, const ckpt_file_t *f, int rc, const char *op);
+int ferry__ckpt_io_check(const ferry__ckpt_file_t *f, int rc, const char *op);
+/* How a transfer goes: bits of FERRY__CKPT_WRITE (else read) and FERRY__CKPT_COLLECTIVE (else independent). */
+enum { FERRY__CKPT_WRITE = 1, FERRY__CKPT_COLLECTIVE = 2 };
+/* Collective: ferry__ckpt_io_check of a collective call, agreed over comm when the backend does not agree itself. */
+int ferry__ckpt_io_collective(MPI_Comm comm, const ferry__ckpt_file_t *f, int rc, const char *op);
 /* A transfer through the current view: 0 only when the backend returned MPI_SUCCESS and its
  * status counts every byte asked for (Open MPI's OMPIO returns MPI_SUCCESS with a count of 0 on
  * the rank whose write hit ENOSPC); a short transfer is MPI_ERR_NO_SPACE (write) or MPI_ERR_IO. */
-int ckpt_io_transfer(ckpt_file_t *f, int how, void *buf, int count, MPI_Datatype type);
+int ferry__ckpt_io_transfer(ferry__ckpt_file_t *f, int how, void *buf, int count, MPI_Datatype type);
 /* An explicit-offset transfer (byte offsets under the default view). */
-int ckpt_io_transfer_at(ckpt_file_t *f, int how, MPI_Offset off, void *buf, int count, MPI_Datatype type);
+int ferry__ckpt_io_transfer_at(ferry__ckpt_file_t *f, int how, MPI_Offset off, void *buf, int count, MPI_Datatype type);
 
-typedef struct ckpt_var {
+typedef struct ferry__ckpt_var {
     char *name, *mask;  /* owned; mask may be NULL */
-    ckpt_nc_atts_t atts; /* the user's attributes (ferry_ckpt_put_att, units), owned */
+    ferry__ckpt_nc_atts_t atts; /* the user's attributes (ferry_ckpt_put_att, units), owned */
     MPI_Datatype type;
     int nctype, esize, ndims;
-    int dimids[CKPT_D];
-    MPI_Offset global[CKPT_D], start[CKPT_D], count[CKPT_D], mem[CKPT_D];
-    int halo[CKPT_D];
-    MPI_Offset *blocks;  /* [nprocs][2 * CKPT_D]: every rank's start then count, 4-D; owned */
+    int dimids[FERRY__CKPT_D];
+    MPI_Offset global[FERRY__CKPT_D], start[FERRY__CKPT_D], count[FERRY__CKPT_D], mem[FERRY__CKPT_D];
+    int halo[FERRY__CKPT_D];
+    MPI_Offset *blocks;  /* [nprocs][2 * FERRY__CKPT_D]: every rank's start then count, 4-D; owned */
     MPI_Offset *offsets; /* [nprocs + 1]: element offset of each rank's block in the stacked variable; owned */
-} ckpt_var_t;
+} ferry__ckpt_var_t;
 
-typedef struct ckpt_dim {
+typedef struct ferry__ckpt_dim {
     char *name;
     MPI_Offset len;
-} ckpt_dim_t;
+} ferry__ckpt_dim_t;
 
 struct ferry_ckpt {
     MPI_Comm comm; /* duplicate, owned */
@@ -109,13 +111,13 @@ struct ferry_ckpt {
     int strategy, independent, format, io_kind, keep;
     MPI_Offset align;
     MPI_Info info; /* duplicate or MPI_INFO_NULL, owned */
-    ckpt_dim_t *dims;
+    ferry__ckpt_dim_t *dims;
     int ndims;
-    ckpt_var_t *vars;
+    ferry__ckpt_var_t *vars;
     int nvars;
-    ckpt_nc_atts_t gatts;     /* the user's global attributes, owned */
+    ferry__ckpt_nc_atts_t gatts; /* the user's global attributes, owned */
     int series;               /* every write appends a record to <base>.nc (series.c) */
-    ckpt_nc_atts_t time_atts; /* a series' time variable's attributes, owned */
+    ferry__ckpt_nc_atts_t time_atts; /* a series' time variable's attributes, owned */
     long long mem_now, mem_peak;
     int shared; /* every variable's blocks[] and offsets[] hold every rank's block (defs.c) */
     /* Steer and stack writes pack every block big-endian into one buffer while they sum it (one pass
@@ -125,221 +127,228 @@ struct ferry_ckpt {
     MPI_Offset stage_limit;
     unsigned char *stage;
     size_t stage_cap;
-    struct ckpt_kept *kept; /* owned; NULL until a steer or stack write */
+    struct ferry__ckpt_kept *kept; /* owned; NULL until a steer or stack write */
 };
 
-/* Allocation that counts what the module holds (ferry_ckpt_peak_memory). */
-void *ckpt_alloc(ferry_ckpt_t ck, size_t size);
-void ckpt_release(ferry_ckpt_t ck, void *p, size_t size);
+/* memory.c: allocation that counts what the module holds (ferry_ckpt_peak_memory). */
+void *ferry__ckpt_alloc(ferry_ckpt_t ck, size_t size);
+void ferry__ckpt_release(ferry_ckpt_t ck, void *p, size_t size);
 
 /* blocks.c: element counts and datatypes of blocks. */
-MPI_Offset ckpt_elems(const MPI_Offset count[CKPT_D]);
+MPI_Offset ferry__ckpt_elems(const MPI_Offset count[FERRY__CKPT_D]);
 /* A C-order subarray of old (sizes, subsizes, starts in 4-D); MPI_ERR_COUNT beyond int. */
-int ckpt_subarray(const MPI_Offset sizes[CKPT_D], const MPI_Offset sub[CKPT_D], const MPI_Offset starts[CKPT_D],
-                  MPI_Datatype old, MPI_Datatype *type);
+int ferry__ckpt_subarray(const MPI_Offset sizes[FERRY__CKPT_D], const MPI_Offset sub[FERRY__CKPT_D],
+                         const MPI_Offset starts[FERRY__CKPT_D], MPI_Datatype old, MPI_Datatype *type);
 /* n contiguous elements of old; MPI_ERR_COUNT beyond int. */
-int ckpt_contiguous(MPI_Offset n, MPI_Datatype old, MPI_Datatype *type);
+int ferry__ckpt_contiguous(MPI_Offset n, MPI_Datatype old, MPI_Datatype *type);
 /* The memory type of the part (start relative to the rank's block) of v's local buffer. */
-int ckpt_memtype(const ckpt_var_t *v, const MPI_Offset part_start[CKPT_D], const MPI_Offset part_count[CKPT_D],
-                 MPI_Datatype *type);
+int ferry__ckpt_memtype(const ferry__ckpt_var_t *v, const MPI_Offset part_start[FERRY__CKPT_D],
+                        const MPI_Offset part_count[FERRY__CKPT_D], MPI_Datatype *type);
 /* The file bytes of one element of v. Owned by the caller. */
-int ckpt_elem_bytes(const ckpt_var_t *v, MPI_Datatype *type);
+int ferry__ckpt_elem_bytes(const ferry__ckpt_var_t *v, MPI_Datatype *type);
 
 /* walk.c: passes over a rank's block in its local buffer. */
-typedef enum { CKPT_SUM, CKPT_SUM_SWAP, CKPT_SWAP, CKPT_ZERO } ckpt_pass_t;
-typedef struct ckpt_block {
+typedef enum { FERRY__CKPT_SUM, FERRY__CKPT_SUM_SWAP, FERRY__CKPT_SWAP, FERRY__CKPT_ZERO } ferry__ckpt_pass_t;
+typedef struct ferry__ckpt_block {
     unsigned char *base; /* the block's first element */
     int esize;
-    MPI_Offset count[CKPT_D];
-    MPI_Offset mem_stride[CKPT_D];  /* elements */
-    MPI_Offset file_stride[CKPT_D]; /* elements; the last is 1 */
+    MPI_Offset count[FERRY__CKPT_D];
+    MPI_Offset mem_stride[FERRY__CKPT_D];  /* elements */
+    MPI_Offset file_stride[FERRY__CKPT_D]; /* elements; the last is 1 */
     MPI_Offset file_first;          /* element index of the block's first element in the file variable */
-} ckpt_block_t;
+} ferry__ckpt_block_t;
 /* The rank's block of v in buf, indexed as in a file of the given strategy. */
-ckpt_block_t ckpt_block_of(const ferry_ckpt_t ck, const ckpt_var_t *v, void *buf, int strategy);
-/* Applies pass to every element; returns the checksum for CKPT_SUM and CKPT_SUM_SWAP. */
-uint64_t ckpt_walk(const ckpt_block_t *b, ckpt_pass_t pass);
-/* The checksum of the block (as CKPT_SUM), its elements copied big-endian into out in C order. */
-uint64_t ckpt_walk_pack(const ckpt_block_t *b, unsigned char *out);
+ferry__ckpt_block_t ferry__ckpt_block_of(const ferry_ckpt_t ck, const ferry__ckpt_var_t *v, void *buf, int strategy);
+/* Applies pass to every element; returns the checksum for FERRY__CKPT_SUM and FERRY__CKPT_SUM_SWAP. */
+uint64_t ferry__ckpt_walk(const ferry__ckpt_block_t *b, ferry__ckpt_pass_t pass);
+/* The checksum of the block (as FERRY__CKPT_SUM), its elements copied big-endian into out in C order. */
+uint64_t ferry__ckpt_walk_pack(const ferry__ckpt_block_t *b, unsigned char *out);
 /* Sets every element of the block to value (esize bytes, native). */
-void ckpt_walk_fill(const ckpt_block_t *b, const unsigned char *value);
+void ferry__ckpt_walk_fill(const ferry__ckpt_block_t *b, const unsigned char *value);
 
 /* plan.c: one view and one transfer for many variables. */
-typedef struct ckpt_piece {
+typedef struct ferry__ckpt_piece {
     MPI_Aint disp;      /* file byte of the filetype's origin */
     MPI_Datatype ftype; /* owned */
     void *addr;         /* memory origin */
     MPI_Datatype mtype; /* owned */
-} ckpt_piece_t;
-typedef struct ckpt_plan {
-    ckpt_piece_t *pieces;
+} ferry__ckpt_piece_t;
+typedef struct ferry__ckpt_plan {
+    ferry__ckpt_piece_t *pieces;
     int count, cap;
-} ckpt_plan_t;
-int ckpt_plan_add(ferry_ckpt_t ck, ckpt_plan_t *plan, const ckpt_piece_t *piece);
+} ferry__ckpt_plan_t;
+int ferry__ckpt_plan_add(ferry_ckpt_t ck, ferry__ckpt_plan_t *plan, const ferry__ckpt_piece_t *piece);
 /* Collective: sets the view of every piece and transfers them in one call. */
-int ckpt_plan_run(ckpt_file_t *f, ckpt_plan_t *plan, int how);
+int ferry__ckpt_plan_run(ferry__ckpt_file_t *f, ferry__ckpt_plan_t *plan, int how);
 /* The plan's pieces sorted, combined into one struct filetype and one memory type (committed, the caller's). */
-int ckpt_plan_types(ckpt_plan_t *plan, MPI_Datatype *ftype, MPI_Datatype *mtype);
+int ferry__ckpt_plan_types(ferry__ckpt_plan_t *plan, MPI_Datatype *ftype, MPI_Datatype *mtype);
 /* Collective: one view of ftype (MPI_DATATYPE_NULL: nothing of this rank's) and one transfer of mtype. */
-int ckpt_plan_move(ckpt_file_t *f, MPI_Datatype ftype, MPI_Datatype mtype, int how);
+int ferry__ckpt_plan_move(ferry__ckpt_file_t *f, MPI_Datatype ftype, MPI_Datatype mtype, int how);
 /* The combined types of the last steer or stack write, kept for the next one (write.c): ferry decodes
  * a datatype once and keeps the result with its handle, and nothing is rebuilt. Valid while the
  * definitions, the variables' file offsets and the memory the blocks come from (the staging buffer
  * or the user's buffers) stay the same; begin and addr ([nvars] each, owned) are that key. */
-typedef struct ckpt_kept {
+typedef struct ferry__ckpt_kept {
     int valid, staged;
     MPI_Datatype ftype, mtype; /* MPI_DATATYPE_NULL: this rank writes nothing */
     MPI_Offset *begin;
     void **addr;
-} ckpt_kept_t;
-void ckpt_kept_free(ckpt_kept_t *k);
-void ckpt_plan_free(ferry_ckpt_t ck, ckpt_plan_t *plan);
+} ferry__ckpt_kept_t;
+void ferry__ckpt_kept_free(ferry__ckpt_kept_t *k);
+void ferry__ckpt_plan_free(ferry_ckpt_t ck, ferry__ckpt_plan_t *plan);
 
 /* layout.c: the file a write produces. */
-typedef struct ckpt_layout {
-    ckpt_nc_t nc;
+typedef struct ferry__ckpt_layout {
+    ferry__ckpt_nc_t nc;
     unsigned char *region; /* header and index variables, up to the first data variable; owned */
     MPI_Offset region_len, total;
     MPI_Offset *begin;  /* [nvars] file offset of each declared variable's data (record 0 in a series); owned */
     MPI_Offset recsize; /* a series file's bytes per record */
-} ckpt_layout_t;
+} ferry__ckpt_layout_t;
 /* Rank 0's or everyone's: the header for one step with checksums sums[nvars]. */
-int ckpt_layout_build(ferry_ckpt_t ck, const uint64_t *sums, long long step, double time, ckpt_layout_t *layout);
-void ckpt_layout_free(ferry_ckpt_t ck, ckpt_layout_t *layout);
+int ferry__ckpt_layout_build(ferry_ckpt_t ck, const uint64_t *sums, long long step, double time,
+                             ferry__ckpt_layout_t *layout);
+void ferry__ckpt_layout_free(ferry_ckpt_t ck, ferry__ckpt_layout_t *layout);
 /* nc.c: encoding (the decoder is in ckpt.h). */
-typedef struct ckpt_bytes {
+typedef struct ferry__ckpt_bytes {
     unsigned char *p;
     size_t len, cap;
     int failed;
-} ckpt_bytes_t;
-int ckpt_nc_encode(const ckpt_nc_t *nc, ckpt_bytes_t *out);
-void ckpt_bytes_put_be(ckpt_bytes_t *b, uint64_t v, int size);
-void ckpt_bytes_put(ckpt_bytes_t *b, const void *p, size_t n);
-int ckpt_nc_add_att(ckpt_nc_atts_t *atts, const char *name, int type, int64_t n, const void *native);
+} ferry__ckpt_bytes_t;
+int ferry__ckpt_nc_encode(const ferry__ckpt_nc_t *nc, ferry__ckpt_bytes_t *out);
+void ferry__ckpt_bytes_put_be(ferry__ckpt_bytes_t *b, uint64_t v, int size);
+void ferry__ckpt_bytes_put(ferry__ckpt_bytes_t *b, const void *p, size_t n);
+int ferry__ckpt_nc_add_att(ferry__ckpt_nc_atts_t *atts, const char *name, int type, int64_t n, const void *native);
 /* The same with values big-endian already. */
-int ckpt_nc_add_att_be(ckpt_nc_atts_t *atts, const char *name, int type, int64_t n, const void *be);
-void ckpt_nc_free_atts(ckpt_nc_atts_t *atts);
+int ferry__ckpt_nc_add_att_be(ferry__ckpt_nc_atts_t *atts, const char *name, int type, int64_t n, const void *be);
+void ferry__ckpt_nc_free_atts(ferry__ckpt_nc_atts_t *atts);
 /* atts.c: appends copies of from's attributes to to. */
-int ckpt_copy_atts(const ckpt_nc_atts_t *from, ckpt_nc_atts_t *to);
+int ferry__ckpt_copy_atts(const ferry__ckpt_nc_atts_t *from, ferry__ckpt_nc_atts_t *to);
 /* The big-endian bytes of v's _FillValue, or NULL. */
-const unsigned char *ckpt_var_fill(const ckpt_var_t *v);
-int ckpt_nc_nctype(MPI_Datatype type);
+const unsigned char *ferry__ckpt_var_fill(const ferry__ckpt_var_t *v);
+int ferry__ckpt_nc_nctype(MPI_Datatype type);
 
 /* fill.c: the points of steered variables with a _FillValue that no block covers (holes). */
-typedef struct ckpt_gaps {
+typedef struct ferry__ckpt_gaps {
     MPI_Offset *seg; /* [n][2]: element index and length of each run of holes in this rank's rows; owned */
     int n, cap;
     MPI_Offset longest;
-} ckpt_gaps_t;
-typedef struct ckpt_holes {
-    ckpt_gaps_t *vars; /* [nvars]; owned */
+} ferry__ckpt_gaps_t;
+typedef struct ferry__ckpt_holes {
+    ferry__ckpt_gaps_t *vars; /* [nvars]; owned */
     int any;           /* some variable has holes to fill (the same on every rank) */
-} ckpt_holes_t;
+} ferry__ckpt_holes_t;
 /* Local: this rank's share of the holes; adds their fill values' checksums to sums[nvars]. */
-int ckpt_holes_find(ferry_ckpt_t ck, ckpt_holes_t *h, uint64_t *sums);
+int ferry__ckpt_holes_find(ferry_ckpt_t ck, ferry__ckpt_holes_t *h, uint64_t *sums);
 /* Collective (when h->any): writes the fill values (begin[i]: where variable i's data begin). */
-int ckpt_holes_write(ferry_ckpt_t ck, ckpt_file_t *f, const MPI_Offset *begin, const ckpt_holes_t *h);
-void ckpt_holes_free(ferry_ckpt_t ck, ckpt_holes_t *h);
+int ferry__ckpt_holes_write(ferry_ckpt_t ck, ferry__ckpt_file_t *f, const MPI_Offset *begin,
+                            const ferry__ckpt_holes_t *h);
+void ferry__ckpt_holes_free(ferry_ckpt_t ck, ferry__ckpt_holes_t *h);
 /* Local: v's fill value in native order into out (8 bytes); 0 when it has none. */
-int ckpt_var_fill_native(const ckpt_var_t *v, unsigned char out[8]);
+int ferry__ckpt_var_fill_native(const ferry__ckpt_var_t *v, unsigned char out[8]);
 
 /* write.c, read.c */
 /* The piece of v's block in an image file (steer, gather) whose data begin at begin. */
-int ckpt_image_piece(const ckpt_var_t *v, void *buf, MPI_Offset begin, ckpt_piece_t *p);
-int ckpt_write_data(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_layout_t *layout, void *const *bufs);
+int ferry__ckpt_image_piece(const ferry__ckpt_var_t *v, void *buf, MPI_Offset begin, ferry__ckpt_piece_t *p);
+int ferry__ckpt_write_data(ferry_ckpt_t ck, ferry__ckpt_file_t *f, const ferry__ckpt_layout_t *layout,
+                           void *const *bufs);
 /* Every block's checksum, swapping the blocks to big-endian on the way when swap. */
-int ckpt_checksums(ferry_ckpt_t ck, void *const *bufs, uint64_t *sums, int swap);
+int ferry__ckpt_checksums(ferry_ckpt_t ck, void *const *bufs, uint64_t *sums, int swap);
 /* Whether this write stages (steer, stack; every rank's blocks within the limit): the same on every
  * rank, from the shared blocks. */
-int ckpt_stage_fits(ferry_ckpt_t ck);
+int ferry__ckpt_stage_fits(ferry_ckpt_t ck);
 /* Every block's checksum, packing it big-endian into ck->stage in the same pass (variable after
  * variable, each block in C order). */
-int ckpt_stage_blocks(ferry_ckpt_t ck, void *const *bufs, uint64_t *sums);
+int ferry__ckpt_stage_blocks(ferry_ckpt_t ck, void *const *bufs, uint64_t *sums);
 /* gather.c: rank 0 reads v whole and sends every rank its block (collective). */
-int ckpt_scatter_read(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_var_t *v, void *buf, MPI_Offset begin);
-int ckpt_gather_write(ferry_ckpt_t ck, ckpt_file_t *f, ckpt_layout_t *layout, void *const *bufs, uint64_t *sums);
-int ckpt_read_data(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_nc_t *nc, const unsigned char *region,
-                   size_t region_len, void *const *bufs);
+int ferry__ckpt_scatter_read(ferry_ckpt_t ck, ferry__ckpt_file_t *f, const ferry__ckpt_var_t *v, void *buf,
+                             MPI_Offset begin);
+int ferry__ckpt_gather_write(ferry_ckpt_t ck, ferry__ckpt_file_t *f, ferry__ckpt_layout_t *layout, void *const *bufs,
+                             uint64_t *sums);
+int ferry__ckpt_read_data(ferry_ckpt_t ck, ferry__ckpt_file_t *f, const ferry__ckpt_nc_t *nc,
+                          const unsigned char *region, size_t region_len, void *const *bufs);
 /* read.c, local: 0 when nc holds every declared variable with its type and global shape; else
  * MPI_ERR_ARG (missing), MPI_ERR_TYPE or MPI_ERR_DIMS naming the variable and path. */
-int ckpt_match_decls(ferry_ckpt_t ck, const ckpt_nc_t *nc, const char *path);
+int ferry__ckpt_match_decls(ferry_ckpt_t ck, const ferry__ckpt_nc_t *nc, const char *path);
 /* verify.c. Collective: the checksums of the variables which[0, n) of nc, their data (one record's,
  * for record variables) at begin + shift, summed over ranks into total[n]; each rank reads a slice. */
-typedef struct ckpt_sum_req {
+typedef struct ferry__ckpt_sum_req {
     const int *which;
     int n;
     MPI_Offset shift;
-} ckpt_sum_req_t;
-int ckpt_sum_vars(MPI_Comm comm, ckpt_file_t *f, const ckpt_nc_t *nc, const ckpt_sum_req_t *req, uint64_t *total);
+} ferry__ckpt_sum_req_t;
+int ferry__ckpt_sum_vars(MPI_Comm comm, ferry__ckpt_file_t *f, const ferry__ckpt_nc_t *nc,
+                         const ferry__ckpt_sum_req_t *req, uint64_t *total);
 /* verify.c: collective; 0 when every checksum matches. */
-int ckpt_verify_file(MPI_Comm comm, ckpt_file_t *f, const ckpt_nc_t *nc);
+int ferry__ckpt_verify_file(MPI_Comm comm, ferry__ckpt_file_t *f, const ferry__ckpt_nc_t *nc);
 
 /* defs.c: the first step of every collective call of a set. Collective: agrees on every rank's
  * local_cls (a bad argument) and on a hash of the definitions and of call (a line naming the call
  * and its step or file); differing definitions are MPI_ERR_NOT_SAME naming the first difference on
  * every rank; after new definitions every rank's blocks are shared (blocks[], offsets[]). */
-int ckpt_defs_agree(ferry_ckpt_t ck, int local_cls, const char *what, const char *call);
+int ferry__ckpt_defs_agree(ferry_ckpt_t ck, int local_cls, const char *what, const char *call);
 /* Local: MPI_ERR_ARG when this rank's block of a variable overlaps another rank's (before a write). */
-int ckpt_check_overlaps(ferry_ckpt_t ck, const char *what);
+int ferry__ckpt_check_overlaps(ferry_ckpt_t ck, const char *what);
 /* vars.c, local: 0 when name is a valid netCDF name not yet used by a variable (is_var) or
  * dimension of the set nor by the stacked layout's own; MPI_ERR_ARG naming what otherwise. */
-int ckpt_check_new_name(ferry_ckpt_t ck, const char *what, const char *name, int is_var);
+int ferry__ckpt_check_new_name(ferry_ckpt_t ck, const char *what, const char *name, int is_var);
 /* Local: definitions changed (def_dim, def_var): the next collective call shares the blocks again. */
-void ckpt_defs_changed(ferry_ckpt_t ck);
+void ferry__ckpt_defs_changed(ferry_ckpt_t ck);
 
 /* durable.c. Rank 0: fsync of path's directory (0 or -1 with errno). */
-int ckpt_sync_directory(const char *path);
+int ferry__ckpt_sync_directory(const char *path);
 /* Collective: rank 0 reserves bytes for path (fallocate); *reserved 0 where the file system cannot
  * (the caller verifies the file instead); MPI_ERR_NO_SPACE when the device is full. */
-int ckpt_reserve(ferry_ckpt_t ck, const char *path, MPI_Offset bytes, int *reserved);
+int ferry__ckpt_reserve(ferry_ckpt_t ck, const char *path, MPI_Offset bytes, int *reserved);
 /* Collective: every rank fsyncs path (closed), agreed. */
-int ckpt_sync_path(ferry_ckpt_t ck, const char *path);
-/* Collective: ferry_ckpt_verify's check of path, as an error class. */
-int ckpt_verify_path(MPI_Comm comm, const char *path);
+int ferry__ckpt_sync_path(ferry_ckpt_t ck, const char *path);
 
 /* txn.c. One write in progress: its layout, checksums ([nvars + 1] each, owned), holes to fill, and
  * for a series the record it writes. */
-typedef struct ckpt_txn {
-    ckpt_layout_t layout;
+typedef struct ferry__ckpt_txn {
+    ferry__ckpt_layout_t layout;
     uint64_t *sums, *total;
-    ckpt_holes_t holes;
+    ferry__ckpt_holes_t holes;
     long long step;
     double time;
     long long record;     /* series: the record written; -1: a file of its own */
     MPI_Offset record_at; /* series: the record's first byte */
-} ckpt_txn_t;
+} ferry__ckpt_txn_t;
 /* Collective: writes the checkpoint into file (a new one; a series file's record t->record),
  * synced; the user's buffers restored. */
-int ckpt_txn_write(ferry_ckpt_t ck, const char *file, ckpt_txn_t *t, void *const *bufs);
-/* txn.c: collective; writes step as a transaction into the file named (or, when NULL, the set's
- * file of step, pruning the set after it). */
-int ckpt_write_path(ferry_ckpt_t ck, const char *named, long long step, double time, void *const *bufs);
-/* restart.c: rank 0, after step was committed: removes the set's steps above it (an earlier
+int ferry__ckpt_txn_write(ferry_ckpt_t ck, const char *file, ferry__ckpt_txn_t *t, void *const *bufs);
+/* steps.c, rank 0: the steps of the set's "<base>.<digits><suffix>" files (suffix ".nc": its
+ * checkpoints, ".nc.tmp": temporary files), newest first, in *steps (owned, ferry__free); returns
+ * how many, or -1 without memory. */
+int ferry__ckpt_list_steps(const char *base, const char *suffix, long long **steps);
+/* steps.c: rank 0, after step was committed: removes the set's steps above it (an earlier
  * series), all but the newest K of the others (never step itself) and the temporary files failed
  * writes left. */
-void ckpt_prune(ferry_ckpt_t ck, long long step);
+void ferry__ckpt_prune(ferry_ckpt_t ck, long long step);
 
 /* api.c, local: "<base>.<step, 12 digits>.nc" into path; MPI_ERR_ARG for a negative step or a short buffer. */
-int ckpt_step_path(ferry_ckpt_t ck, long long step, char *path, size_t len);
+int ferry__ckpt_step_path(ferry_ckpt_t ck, long long step, char *path, size_t len);
 
 /* series.c (a series set: every step a record of one file, "<base>.nc"). Collective, after the
  * definitions are agreed: appends step (a lower one starts the series again). */
-int ckpt_series_write(ferry_ckpt_t ck, long long step, double time, void *const *bufs);
-/* Rank 0, inside the write: record t->record's time, step and checksums (sums[nvars]). */
-int ckpt_series_bookkeeping(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_txn_t *t, const uint64_t *sums);
-/* Collective: record of path (written, not yet counted) against its checksums. */
-int ckpt_series_verify_path(ferry_ckpt_t ck, const char *path, long long record);
-/* Whether nc is a series file. */
-int ckpt_nc_is_series(const ckpt_nc_t *nc);
-/* Collective: the checksums of record of the open series file f (header nc), agreed. */
-int ckpt_series_verify(MPI_Comm comm, ckpt_file_t *f, const ckpt_nc_t *nc, int64_t record);
+int ferry__ckpt_series_write(ferry_ckpt_t ck, long long step, double time, void *const *bufs);
+/* The record variables of a series file, in file order (the data variables follow). */
+enum { FERRY__CKPT_REC_TIME, FERRY__CKPT_REC_STEP, FERRY__CKPT_REC_SUMS, FERRY__CKPT_REC_DATA };
+/* nc_access.c: whether nc is a series file. */
+int ferry__ckpt_nc_is_series(const ferry__ckpt_nc_t *nc);
+/* verify.c, collective: the checksums of record of the open series file f (header nc), agreed. */
+int ferry__ckpt_series_verify(MPI_Comm comm, ferry__ckpt_file_t *f, const ferry__ckpt_nc_t *nc, int64_t record);
+/* verify.c, collective: ferry_ckpt_verify's check of path (record < 0), or the checksums of one
+ * record of a series file (written, not yet counted), as an error class. */
+int ferry__ckpt_verify_path(MPI_Comm comm, const char *path, long long record);
 /* Collective: the newest record of the series file f whose checksums match, into bufs; info (may be
  * NULL) gets its step and time and counts the newer records skipped. */
-int ckpt_series_read(ferry_ckpt_t ck, ckpt_file_t *f, ckpt_nc_t *nc, void *const *bufs, ferry_ckpt_info_t *info);
-/* restart.c, collective: an image file's (or record's) data into bufs, as the set's strategy reads. */
-int ckpt_read_image(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_nc_t *nc, void *const *bufs);
+int ferry__ckpt_series_read(ferry_ckpt_t ck, ferry__ckpt_file_t *f, ferry__ckpt_nc_t *nc, void *const *bufs,
+                            ferry_ckpt_info_t *info);
+/* read.c, collective: an image file's (or record's) data into bufs, as the set's strategy reads. */
+int ferry__ckpt_read_image(ferry_ckpt_t ck, ferry__ckpt_file_t *f, const ferry__ckpt_nc_t *nc, void *const *bufs);
 
 /* Local hex form of a checksum (16 digits and NUL). */
-void ckpt_hex(uint64_t sum, char out[17]);
+void ferry__ckpt_hex(uint64_t sum, char out[17]);
 
 #endif

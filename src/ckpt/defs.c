@@ -12,7 +12,7 @@
  *     definitions as text and every rank compares its own line by line;
  *   - after new definitions, one allgather shares every rank's block of every
  *     variable; before each write every rank checks its own block against
- *     all others (ckpt_check_overlaps): overlapping blocks are MPI_ERR_ARG
+ *     all others (ferry__ckpt_check_overlaps): overlapping blocks are MPI_ERR_ARG
  *     naming the variable and both ranks (a read may overlap).
  *
  * Ranks that disagree therefore never reach a collective the others do not
@@ -28,10 +28,10 @@
 
 static const char *const strategy_names[] = {"steer", "stack", "gather"};
 
-static void put_text(ckpt_bytes_t *b, const char *fmt, ...) FERRY_PRINTF(2, 3);
+static void put_text(ferry__ckpt_bytes_t *b, const char *fmt, ...) FERRY_PRINTF(2, 3);
 
 /* Appends one NUL-terminated line. */
-static void put_text(ckpt_bytes_t *b, const char *fmt, ...)
+static void put_text(ferry__ckpt_bytes_t *b, const char *fmt, ...)
 {
     char line[1400];
     va_list ap;
@@ -40,45 +40,46 @@ static void put_text(ckpt_bytes_t *b, const char *fmt, ...)
     va_end(ap);
     if (n < 0) n = 0;
     if ((size_t)n >= sizeof line) n = (int)sizeof line - 1;
-    ckpt_bytes_put(b, line, (size_t)n + 1);
+    ferry__ckpt_bytes_put(b, line, (size_t)n + 1);
 }
 
 static uint64_t fnv1a(const unsigned char *p, size_t n);
 
 /* One line per attribute: its start for the reader, a hash of all its values for the comparison. */
-static void att_lines(const char *owner, const ckpt_nc_atts_t *atts, ckpt_bytes_t *b)
+static void att_lines(const char *owner, const ferry__ckpt_nc_atts_t *atts, ferry__ckpt_bytes_t *b)
 {
     for (int i = 0; i < atts->count; i++) {
-        const ckpt_nc_att_t *a = &atts->atts[i];
-        size_t bytes = (size_t)a->nelems * (size_t)ckpt_nc_type_size(a->type);
+        const ferry__ckpt_nc_att_t *a = &atts->atts[i];
+        size_t bytes = (size_t)a->nelems * (size_t)ferry__ckpt_nc_type_size(a->type);
         char hash[17];
-        ckpt_hex(fnv1a(a->values, bytes), hash);
+        ferry__ckpt_hex(fnv1a(a->values, bytes), hash);
         int shown = a->type == NC_CHAR ? (int)(a->nelems < 40 ? a->nelems : 40) : 0;
         put_text(b, "attribute %s:%s: %lld %s, '%.*s' (values %s)", owner, a->name, (long long)a->nelems,
-                 ckpt_nc_type_name(a->type), shown, (const char *)a->values, hash);
+                 ferry__ckpt_nc_type_name(a->type), shown, (const char *)a->values, hash);
     }
 }
 
-static void var_line(ferry_ckpt_t ck, int i, ckpt_bytes_t *b)
+static void var_line(ferry_ckpt_t ck, int i, ferry__ckpt_bytes_t *b)
 {
-    const ckpt_var_t *v = &ck->vars[i];
+    const ferry__ckpt_var_t *v = &ck->vars[i];
     char dims[1100] = "";
     for (int d = 0; d < v->ndims; d++)
         snprintf(dims + strlen(dims), sizeof dims - strlen(dims), "%s%s", d ? ", " : "", ck->dims[v->dimids[d]].name);
-    put_text(b, "variable %d: %s %s(%s)%s%s%s", i, ckpt_nc_type_name(v->nctype), v->name, dims, v->mask ? ", mask '" : "",
-             v->mask ? v->mask : "", v->mask ? "'" : "");
+    put_text(b, "variable %d: %s %s(%s)%s%s%s", i, ferry__ckpt_nc_type_name(v->nctype), v->name, dims,
+             v->mask ? ", mask '" : "", v->mask ? v->mask : "", v->mask ? "'" : "");
     att_lines(v->name, &v->atts, b);
 }
 
 /* Every rank's definitions as lines of text: what the hash covers and the difference is named from. */
-static int defs_text(ferry_ckpt_t ck, const char *call, ckpt_bytes_t *b)
+static int defs_text(ferry_ckpt_t ck, const char *call, ferry__ckpt_bytes_t *b)
 {
     put_text(b, "call: %s", call);
     put_text(b, "options: strategy %s, %s transfers, CDF-%d, %s MPI-IO, keep %d, align %lld, stage limit %lld%s",
              strategy_names[ck->strategy], ck->independent ? "independent" : "collective",
              ck->format == FERRY_CKPT_CDF2 ? 2 : 5, ck->io_kind == FERRY_CKPT_IO_HOST ? "host" : "ferry", ck->keep,
              (long long)ck->align, (long long)ck->stage_limit, ck->series ? ", a series" : "");
-    for (int i = 0; i < ck->ndims; i++) put_text(b, "dimension %d: %s = %lld", i, ck->dims[i].name, (long long)ck->dims[i].len);
+    for (int i = 0; i < ck->ndims; i++)
+        put_text(b, "dimension %d: %s = %lld", i, ck->dims[i].name, (long long)ck->dims[i].len);
     for (int i = 0; i < ck->nvars; i++) var_line(ck, i, b);
     att_lines("global", &ck->gatts, b);
     att_lines("time", &ck->time_atts, b);
@@ -102,7 +103,7 @@ static const char *line_at(const unsigned char *text, size_t len, int k)
 }
 
 /* Collective, after the hashes differed: names the first line where this rank's text differs from rank 0's. */
-static int name_difference(ferry_ckpt_t ck, const ckpt_bytes_t *mine, const char *what)
+static int name_difference(ferry_ckpt_t ck, const ferry__ckpt_bytes_t *mine, const char *what)
 {
     unsigned long long len = mine->len;
     int rc = ferry__progress_bcast(&len, 1, MPI_UNSIGNED_LONG_LONG, 0, ck->comm);
@@ -117,33 +118,38 @@ static int name_difference(ferry_ckpt_t ck, const ckpt_bytes_t *mine, const char
         const char *theirs = line_at(root, (size_t)len, k), *own = line_at(mine->p, mine->len, k);
         if (!theirs && !own) break;
         if (theirs && own && strcmp(theirs, own) == 0) continue;
-        cls = ferry__error_set(MPI_ERR_NOT_SAME, "%s on %s: the ranks' definitions or calls differ: rank 0 has '%s', rank %d has '%s'",
+        cls = ferry__error_set(MPI_ERR_NOT_SAME,
+                               "%s on %s: the ranks' definitions or calls differ: rank 0 has '%s', rank %d has '%s'",
                                what, ck->base, theirs ? theirs : "nothing more", ck->rank, own ? own : "nothing more");
     }
     ferry__free(root);
     cls = ferry__error_agree(ck->comm, cls, what);
-    return cls ? cls : ferry__error_set(MPI_ERR_INTERN, "%s on %s: the definitions' hashes differ but their texts do not", what, ck->base);
+    return cls ? cls
+               : ferry__error_set(MPI_ERR_INTERN, "%s on %s: the definitions' hashes differ but their texts do not",
+                                  what, ck->base);
 }
 
 /* Whether blocks a and b (start then count, 4-D) share a point. */
 static int overlap(const MPI_Offset *a, const MPI_Offset *b)
 {
-    for (int d = 0; d < CKPT_D; d++) {
-        MPI_Offset lo = a[d] > b[d] ? a[d] : b[d], hi_a = a[d] + a[CKPT_D + d], hi_b = b[d] + b[CKPT_D + d];
+    for (int d = 0; d < FERRY__CKPT_D; d++) {
+        MPI_Offset lo = a[d] > b[d] ? a[d] : b[d], hi_a = a[d] + a[FERRY__CKPT_D + d],
+                   hi_b = b[d] + b[FERRY__CKPT_D + d];
         if (lo >= (hi_a < hi_b ? hi_a : hi_b)) return 0;
     }
     return 1;
 }
 
 /* This rank's block of v against every other rank's. */
-static int check_var_overlap(ferry_ckpt_t ck, const ckpt_var_t *v, const char *what)
+static int check_var_overlap(ferry_ckpt_t ck, const ferry__ckpt_var_t *v, const char *what)
 {
-    const MPI_Offset *mine = &v->blocks[(size_t)ck->rank * 2 * CKPT_D];
+    const MPI_Offset *mine = &v->blocks[(size_t)ck->rank * 2 * FERRY__CKPT_D];
     for (int r = 0; r < ck->nprocs; r++) {
-        const MPI_Offset *theirs = &v->blocks[(size_t)r * 2 * CKPT_D];
+        const MPI_Offset *theirs = &v->blocks[(size_t)r * 2 * FERRY__CKPT_D];
         if (r == ck->rank || !overlap(mine, theirs)) continue;
-        int lead = CKPT_D - v->ndims;
-        return ferry__error_set(MPI_ERR_ARG, "%s on %s: variable %s: the blocks of ranks %d and %d overlap (they start at "
+        int lead = FERRY__CKPT_D - v->ndims;
+        return ferry__error_set(MPI_ERR_ARG,
+                                "%s on %s: variable %s: the blocks of ranks %d and %d overlap (they start at "
                                 "index %lld and %lld of the first dimension in which the array is %lld long)",
                                 what, ck->base, v->name, ck->rank < r ? ck->rank : r, ck->rank < r ? r : ck->rank,
                                 (long long)mine[lead], (long long)theirs[lead], (long long)v->global[lead]);
@@ -152,35 +158,41 @@ static int check_var_overlap(ferry_ckpt_t ck, const ckpt_var_t *v, const char *w
 }
 
 /* The stacked offsets of v: prefix sums of the blocks' sizes in rank order. */
-static void stack_offsets(ferry_ckpt_t ck, ckpt_var_t *v)
+static void stack_offsets(ferry_ckpt_t ck, ferry__ckpt_var_t *v)
 {
-    v->offsets = v->blocks + (size_t)ck->nprocs * 2 * CKPT_D;
+    v->offsets = v->blocks + (size_t)ck->nprocs * 2 * FERRY__CKPT_D;
     v->offsets[0] = 0;
-    for (int r = 0; r < ck->nprocs; r++) v->offsets[r + 1] = v->offsets[r] + ckpt_elems(&v->blocks[r * 2 * CKPT_D + CKPT_D]);
+    for (int r = 0; r < ck->nprocs; r++)
+        v->offsets[r + 1] = v->offsets[r] + ferry__ckpt_elems(&v->blocks[r * 2 * FERRY__CKPT_D + FERRY__CKPT_D]);
 }
 
 /* Collective: every rank's 4-D start and count of every variable, in one allgather. */
 static int share_blocks(ferry_ckpt_t ck, const char *what)
 {
-    size_t per_rank = (size_t)ck->nvars * 2 * CKPT_D;
-    MPI_Offset *mine = ferry__malloc(per_rank * sizeof *mine + 1), *all = ferry__malloc((size_t)ck->nprocs * per_rank * sizeof *all + 1);
-    int cls = mine && all ? 0 : ferry__error_set(MPI_ERR_NO_MEM, "%s: no memory for %d ranks' blocks", what, ck->nprocs);
+    size_t per_rank = (size_t)ck->nvars * 2 * FERRY__CKPT_D;
+    MPI_Offset *mine = ferry__malloc(per_rank * sizeof *mine + 1),
+               *all = ferry__malloc((size_t)ck->nprocs * per_rank * sizeof *all + 1);
+    int cls =
+        mine && all ? 0 : ferry__error_set(MPI_ERR_NO_MEM, "%s: no memory for %d ranks' blocks", what, ck->nprocs);
     for (int i = 0; i < ck->nvars && !cls; i++) {
-        ckpt_var_t *v = &ck->vars[i];
-        memcpy(mine + (size_t)i * 2 * CKPT_D, v->start, sizeof v->start);
-        memcpy(mine + (size_t)i * 2 * CKPT_D + CKPT_D, v->count, sizeof v->count);
+        ferry__ckpt_var_t *v = &ck->vars[i];
+        memcpy(mine + (size_t)i * 2 * FERRY__CKPT_D, v->start, sizeof v->start);
+        memcpy(mine + (size_t)i * 2 * FERRY__CKPT_D + FERRY__CKPT_D, v->count, sizeof v->count);
         ferry__free(v->blocks);
         v->offsets = NULL;
-        v->blocks = ferry__malloc(((size_t)ck->nprocs * 2 * CKPT_D + (size_t)ck->nprocs + 1) * sizeof *v->blocks);
+        v->blocks =
+            ferry__malloc(((size_t)ck->nprocs * 2 * FERRY__CKPT_D + (size_t)ck->nprocs + 1) * sizeof *v->blocks);
         if (!v->blocks) cls = ferry__error_set(MPI_ERR_NO_MEM, "%s: no memory for %d ranks' blocks", what, ck->nprocs);
     }
     cls = ferry__error_agree(ck->comm, cls, what);
-    int rc = cls ? MPI_SUCCESS : ferry__progress_allgather(mine, (int)per_rank, MPI_OFFSET, all, (int)per_rank, MPI_OFFSET, ck->comm);
+    int rc = cls ? MPI_SUCCESS
+                 : ferry__progress_allgather(mine, (int)per_rank, MPI_OFFSET, all, (int)per_rank, MPI_OFFSET, ck->comm);
     if (!cls && rc != MPI_SUCCESS) cls = ferry__error_host(rc, what, ck->base, "MPI_Allgather");
     for (int i = 0; i < ck->nvars && !cls; i++) {
-        ckpt_var_t *v = &ck->vars[i];
+        ferry__ckpt_var_t *v = &ck->vars[i];
         for (int r = 0; r < ck->nprocs; r++)
-            memcpy(&v->blocks[(size_t)r * 2 * CKPT_D], all + (size_t)r * per_rank + (size_t)i * 2 * CKPT_D, 2 * CKPT_D * sizeof *all);
+            memcpy(&v->blocks[(size_t)r * 2 * FERRY__CKPT_D],
+                   all + (size_t)r * per_rank + (size_t)i * 2 * FERRY__CKPT_D, 2 * FERRY__CKPT_D * sizeof *all);
         stack_offsets(ck, v);
     }
     ferry__free(mine);
@@ -190,9 +202,9 @@ static int share_blocks(ferry_ckpt_t ck, const char *what)
     return cls;
 }
 
-int ckpt_defs_agree(ferry_ckpt_t ck, int local_cls, const char *what, const char *call)
+int ferry__ckpt_defs_agree(ferry_ckpt_t ck, int local_cls, const char *what, const char *call)
 {
-    ckpt_bytes_t text = {0};
+    ferry__ckpt_bytes_t text = {0};
     int cls = local_cls ? local_cls : defs_text(ck, call, &text);
     uint64_t h = text.p ? fnv1a(text.p, text.len) : 0;
     int64_t values[3] = {(int64_t)h, (int64_t)~h, !ck->shared};
@@ -203,13 +215,13 @@ int ckpt_defs_agree(ferry_ckpt_t ck, int local_cls, const char *what, const char
     return cls;
 }
 
-int ckpt_check_overlaps(ferry_ckpt_t ck, const char *what)
+int ferry__ckpt_check_overlaps(ferry_ckpt_t ck, const char *what)
 {
     for (int i = 0; i < ck->nvars; i++) FERRY_TRY(check_var_overlap(ck, &ck->vars[i], what));
     return 0;
 }
 
-void ckpt_defs_changed(ferry_ckpt_t ck)
+void ferry__ckpt_defs_changed(ferry_ckpt_t ck)
 {
     ck->shared = 0;
     if (ck->kept) ck->kept->valid = 0; /* the blocks may change: the kept types with them */

@@ -28,7 +28,7 @@
 #include "ckpt/ckpt_int.h"
 #include "base/alloc.h"
 
-int ckpt_sync_directory(const char *path)
+int ferry__ckpt_sync_directory(const char *path)
 {
     char *copy = ferry__strdup(path);
     int fd = copy ? open(dirname(copy), O_RDONLY | O_DIRECTORY) : -1;
@@ -39,7 +39,7 @@ int ckpt_sync_directory(const char *path)
     return rc;
 }
 
-int ckpt_reserve(ferry_ckpt_t ck, const char *path, MPI_Offset bytes, int *reserved)
+int ferry__ckpt_reserve(ferry_ckpt_t ck, const char *path, MPI_Offset bytes, int *reserved)
 {
     int64_t done = 0, cls = 0;
     const char *hook = getenv("FERRY_CKPT_RESERVE");
@@ -51,14 +51,15 @@ int ckpt_reserve(ferry_ckpt_t ck, const char *path, MPI_Offset bytes, int *reser
         done = rc == 0;
         if (rc != 0 && err != EOPNOTSUPP && err != ENOSYS)
             cls = ferry__error_set(err == ENOSPC || err == EDQUOT ? MPI_ERR_NO_SPACE : MPI_ERR_IO,
-                                   "ferry_ckpt: cannot reserve %lld bytes for %s: %s", (long long)bytes, path, strerror(err));
+                                   "ferry_ckpt: cannot reserve %lld bytes for %s: %s", (long long)bytes, path,
+                                   strerror(err));
     }
     cls = ferry__error_agree_max(ck->comm, (int)cls, "ferry_ckpt_write", &done, 1);
     *reserved = done != 0;
     return (int)cls;
 }
 
-int ckpt_sync_path(ferry_ckpt_t ck, const char *path)
+int ferry__ckpt_sync_path(ferry_ckpt_t ck, const char *path)
 {
     int fd = open(path, O_RDONLY), cls = 0;
     if (fd < 0 || fsync(fd) != 0)

@@ -19,11 +19,12 @@
 
 #define CKPT_GOLDEN 0x9E3779B97F4A7C15ull
 
-static int has_holes(ferry_ckpt_t ck, const ckpt_var_t *v)
+static int has_holes(ferry_ckpt_t ck, const ferry__ckpt_var_t *v)
 {
     MPI_Offset covered = 0;
-    for (int r = 0; r < ck->nprocs; r++) covered += ckpt_elems(&v->blocks[(size_t)r * 2 * CKPT_D + CKPT_D]);
-    return covered < ckpt_elems(v->global);
+    for (int r = 0; r < ck->nprocs; r++)
+        covered += ferry__ckpt_elems(&v->blocks[(size_t)r * 2 * FERRY__CKPT_D + FERRY__CKPT_D]);
+    return covered < ferry__ckpt_elems(v->global);
 }
 
 static int by_start(const void *a, const void *b)
@@ -32,7 +33,7 @@ static int by_start(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int add_segment(ckpt_gaps_t *g, MPI_Offset at, MPI_Offset len)
+static int add_segment(ferry__ckpt_gaps_t *g, MPI_Offset at, MPI_Offset len)
 {
     if (g->n == g->cap) {
         int cap = g->cap ? 2 * g->cap : 64;
@@ -49,13 +50,13 @@ static int add_segment(ckpt_gaps_t *g, MPI_Offset at, MPI_Offset len)
 }
 
 /* The gaps of row q (the element index of its first point: q * L) between the blocks that cross it. */
-static int row_gaps(ferry_ckpt_t ck, const ckpt_var_t *v, MPI_Offset q, MPI_Offset *spans, ckpt_gaps_t *g)
+static int row_gaps(ferry_ckpt_t ck, const ferry__ckpt_var_t *v, MPI_Offset q, MPI_Offset *spans, ferry__ckpt_gaps_t *g)
 {
     MPI_Offset idx[3] = {q / (v->global[1] * v->global[2]), q / v->global[2] % v->global[1], q % v->global[2]};
     MPI_Offset len = v->global[3], at = 0;
     int n = 0;
     for (int r = 0; r < ck->nprocs; r++) {
-        const MPI_Offset *s = &v->blocks[(size_t)r * 2 * CKPT_D], *c = s + CKPT_D;
+        const MPI_Offset *s = &v->blocks[(size_t)r * 2 * FERRY__CKPT_D], *c = s + FERRY__CKPT_D;
         int crosses = c[3] > 0;
         for (int d = 0; d < 3 && crosses; d++) crosses = idx[d] >= s[d] && idx[d] < s[d] + c[d];
         if (crosses) spans[2 * n] = s[3], spans[2 * n + 1] = s[3] + c[3], n++;
@@ -83,7 +84,7 @@ static uint64_t be_bits(const unsigned char *p, int esize)
     return bits;
 }
 
-int ckpt_holes_find(ferry_ckpt_t ck, ckpt_holes_t *h, uint64_t *sums)
+int ferry__ckpt_holes_find(ferry_ckpt_t ck, ferry__ckpt_holes_t *h, uint64_t *sums)
 {
     memset(h, 0, sizeof *h);
     if (ck->strategy != FERRY_CKPT_STEER) return 0;
@@ -91,22 +92,24 @@ int ckpt_holes_find(ferry_ckpt_t ck, ckpt_holes_t *h, uint64_t *sums)
     MPI_Offset *spans = ferry__malloc((size_t)ck->nprocs * 2 * sizeof *spans);
     int cls = h->vars && spans ? 0 : ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory to find holes");
     for (int i = 0; i < ck->nvars && !cls; i++) {
-        const ckpt_var_t *v = &ck->vars[i];
-        const unsigned char *fill = ckpt_var_fill(v);
+        const ferry__ckpt_var_t *v = &ck->vars[i];
+        const unsigned char *fill = ferry__ckpt_var_fill(v);
         if (!fill || !has_holes(ck, v)) continue;
         h->any = 1;
         MPI_Offset rows = v->global[0] * v->global[1] * v->global[2];
         for (MPI_Offset q = rows * ck->rank / ck->nprocs; q < rows * (ck->rank + 1) / ck->nprocs && !cls; q++)
             cls = row_gaps(ck, v, q, spans, &h->vars[i]);
         uint64_t bits = be_bits(fill, v->esize);
-        for (int k = 0; k < h->vars[i].n; k++) sums[i] += fill_sum(bits, h->vars[i].seg[2 * k], h->vars[i].seg[2 * k + 1]);
+        for (int k = 0; k < h->vars[i].n; k++)
+            sums[i] += fill_sum(bits, h->vars[i].seg[2 * k], h->vars[i].seg[2 * k + 1]);
     }
     ferry__free(spans);
     return cls;
 }
 
 /* The piece writing v's gaps g from a buffer of fill values (every gap reads it from its start). */
-static int gaps_piece(const ckpt_var_t *v, const ckpt_gaps_t *g, MPI_Offset begin, void *fills, ckpt_piece_t *p)
+static int gaps_piece(const ferry__ckpt_var_t *v, const ferry__ckpt_gaps_t *g, MPI_Offset begin, void *fills,
+                      ferry__ckpt_piece_t *p)
 {
     int *lens = ferry__malloc((size_t)g->n * sizeof *lens + 1);
     MPI_Aint *disps = ferry__calloc((size_t)g->n + 1, sizeof *disps);
@@ -115,7 +118,7 @@ static int gaps_piece(const ckpt_var_t *v, const ckpt_gaps_t *g, MPI_Offset begi
         return ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory for %d holes of %s", g->n, v->name);
     }
     MPI_Datatype elem;
-    ckpt_elem_bytes(v, &elem);
+    ferry__ckpt_elem_bytes(v, &elem);
     for (int k = 0; k < g->n; k++) lens[k] = (int)g->seg[2 * k + 1];
     MPI_Type_create_hindexed(g->n, lens, disps, v->type, &p->mtype); /* every gap from the buffer's start */
     for (int k = 0; k < g->n; k++) disps[k] = (MPI_Aint)(g->seg[2 * k] * v->esize);
@@ -130,40 +133,41 @@ static int gaps_piece(const ckpt_var_t *v, const ckpt_gaps_t *g, MPI_Offset begi
 }
 
 /* Fill values for the longest gap of v: native, or big-endian when the backend does not convert. */
-static void *fill_buffer(const ckpt_var_t *v, const ckpt_gaps_t *g, int big_endian)
+static void *fill_buffer(const ferry__ckpt_var_t *v, const ferry__ckpt_gaps_t *g, int big_endian)
 {
     unsigned char one[8];
-    if (big_endian) memcpy(one, ckpt_var_fill(v), (size_t)v->esize);
-    else ckpt_var_fill_native(v, one);
+    if (big_endian) memcpy(one, ferry__ckpt_var_fill(v), (size_t)v->esize);
+    else ferry__ckpt_var_fill_native(v, one);
     unsigned char *buf = ferry__malloc((size_t)g->longest * (size_t)v->esize + 1);
     for (MPI_Offset i = 0; buf && i < g->longest; i++) memcpy(buf + i * v->esize, one, (size_t)v->esize);
     return buf;
 }
 
-int ckpt_holes_write(ferry_ckpt_t ck, ckpt_file_t *f, const MPI_Offset *begin, const ckpt_holes_t *h)
+int ferry__ckpt_holes_write(ferry_ckpt_t ck, ferry__ckpt_file_t *f, const MPI_Offset *begin,
+                            const ferry__ckpt_holes_t *h)
 {
-    ckpt_plan_t plan = {0};
+    ferry__ckpt_plan_t plan = {0};
     void **fills = ferry__calloc((size_t)ck->nvars + 1, sizeof *fills);
     int cls = fills ? 0 : ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory to write holes");
     for (int i = 0; i < ck->nvars && !cls; i++) {
         if (!h->vars[i].n) continue;
-        ckpt_piece_t p;
+        ferry__ckpt_piece_t p;
         fills[i] = fill_buffer(&ck->vars[i], &h->vars[i], f->swaps);
         cls = fills[i] ? gaps_piece(&ck->vars[i], &h->vars[i], begin[i], fills[i], &p)
                        : ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory for fill values");
-        if (!cls) cls = ckpt_plan_add(ck, &plan, &p);
+        if (!cls) cls = ferry__ckpt_plan_add(ck, &plan, &p);
     }
     int planned = plan.count;
     if (cls) plan.count = 0; /* every rank still takes part in the collective transfer */
-    int run = ckpt_plan_run(f, &plan, CKPT_WRITE | (ck->independent ? 0 : CKPT_COLLECTIVE));
+    int run = ferry__ckpt_plan_run(f, &plan, FERRY__CKPT_WRITE | (ck->independent ? 0 : FERRY__CKPT_COLLECTIVE));
     plan.count = planned;
-    ckpt_plan_free(ck, &plan);
+    ferry__ckpt_plan_free(ck, &plan);
     for (int i = 0; fills && i < ck->nvars; i++) ferry__free(fills[i]);
     ferry__free(fills);
     return cls ? cls : run;
 }
 
-void ckpt_holes_free(ferry_ckpt_t ck, ckpt_holes_t *h)
+void ferry__ckpt_holes_free(ferry_ckpt_t ck, ferry__ckpt_holes_t *h)
 {
     for (int i = 0; h->vars && i < ck->nvars; i++) ferry__free(h->vars[i].seg);
     ferry__free(h->vars);

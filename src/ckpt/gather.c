@@ -15,119 +15,143 @@
 
 enum { GATHER_TAG = 1717, PIECE = 1 << 30 };
 
-static MPI_Offset global_bytes(const ckpt_var_t *v)
+static MPI_Offset global_bytes(const ferry__ckpt_var_t *v)
 {
-    return ckpt_elems(v->global) * v->esize;
+    return ferry__ckpt_elems(v->global) * v->esize;
 }
 
-/* Posts rank 0's receive of rank r's block into the global array g. */
-static int post_recv(const ckpt_var_t *v, unsigned char *g, int r, MPI_Comm comm, MPI_Request *req)
+/* One variable's messages between rank 0's global array and the ranks' blocks. */
+typedef struct exchange {
+    ferry_ckpt_t ck;
+    const ferry__ckpt_var_t *v;
+    const char *path, *op; /* for messages */
+    MPI_Request *reqs;     /* [nprocs + 1] */
+    int n;                 /* requests started */
+} exchange_t;
+
+/* Starts one message (a receive when recv); 0, or the host's failure as a class naming the call. */
+static int post(exchange_t *x, void *buf, MPI_Datatype type, int peer, int recv)
 {
-    const MPI_Offset *start = &v->blocks[r * 2 * CKPT_D], *count = start + CKPT_D;
+    MPI_Request *req = &x->reqs[x->n];
+    int rc = recv ? MPI_Irecv(buf, 1, type, peer, GATHER_TAG, x->ck->comm, req)
+                  : MPI_Isend(buf, 1, type, peer, GATHER_TAG, x->ck->comm, req);
+    x->n += rc == MPI_SUCCESS;
+    return ferry__error_host(rc, x->op, x->path, recv ? "MPI_Irecv" : "MPI_Isend");
+}
+
+/* Rank 0: starts the receive (to_root) or the send of rank r's block in the global array g. */
+static int post_root(exchange_t *x, unsigned char *g, int r, int to_root)
+{
+    const MPI_Offset *start = &x->v->blocks[r * 2 * FERRY__CKPT_D], *count = start + FERRY__CKPT_D;
+    if (!ferry__ckpt_elems(count)) return 0;
     MPI_Datatype t;
-    FERRY_TRY(ckpt_subarray(v->global, count, start, v->type, &t));
-    MPI_Irecv(g, 1, t, r, GATHER_TAG, comm, req);
+    FERRY_TRY(ferry__ckpt_subarray(x->v->global, count, start, x->v->type, &t));
+    int cls = post(x, g, t, r, to_root);
     MPI_Type_free(&t);
-    return 0;
+    return cls;
 }
 
-/* Moves every block to (write) or from (read) rank 0's global array g. */
-static int exchange(ferry_ckpt_t ck, const ckpt_var_t *v, void *buf, unsigned char *g, int to_root)
+/* Moves every block to (write) or from (read) rank 0's global array g; this rank's outcome (the
+ * callers agree on it). */
+static int exchange(ferry_ckpt_t ck, const char *path, const ferry__ckpt_var_t *v, void *buf, unsigned char *g,
+                    int to_root)
 {
-    static const MPI_Offset zero[CKPT_D];
-    MPI_Request *reqs = ckpt_alloc(ck, (size_t)(ck->nprocs + 1) * sizeof *reqs);
-    if (!reqs) return ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory for %d requests", ck->nprocs);
-    int n = 0, cls = 0;
-    for (int r = 0; ck->rank == 0 && r < ck->nprocs && !cls; r++) {
-        if (!ckpt_elems(&v->blocks[r * 2 * CKPT_D + CKPT_D])) continue;
-        cls = to_root ? post_recv(v, g, r, ck->comm, &reqs[n]) : 0;
-        if (!to_root) { /* the same subarray, sent */
-            MPI_Datatype t;
-            cls = ckpt_subarray(v->global, &v->blocks[r * 2 * CKPT_D + CKPT_D], &v->blocks[r * 2 * CKPT_D], v->type, &t);
-            if (!cls) MPI_Isend(g, 1, t, r, GATHER_TAG, ck->comm, &reqs[n]);
-            if (!cls) MPI_Type_free(&t);
-        }
-        n += !cls;
-    }
+    static const MPI_Offset zero[FERRY__CKPT_D];
+    size_t bytes = (size_t)(ck->nprocs + 1) * sizeof(MPI_Request);
+    exchange_t x = {
+        ck, v, path, to_root ? "ferry_ckpt gather" : "ferry_ckpt read-scatter", ferry__ckpt_alloc(ck, bytes), 0};
+    if (!x.reqs) return ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory for %d requests", ck->nprocs);
+    int cls = 0;
+    for (int r = 0; ck->rank == 0 && r < ck->nprocs && !cls; r++) cls = post_root(&x, g, r, to_root);
     MPI_Datatype mine;
-    if (ckpt_elems(v->count) && !cls && !(cls = ckpt_memtype(v, zero, v->count, &mine))) {
-        if (to_root) MPI_Isend(buf, 1, mine, 0, GATHER_TAG, ck->comm, &reqs[n++]);
-        else MPI_Irecv(buf, 1, mine, 0, GATHER_TAG, ck->comm, &reqs[n++]);
+    if (!cls && ferry__ckpt_elems(v->count) && !(cls = ferry__ckpt_memtype(v, zero, v->count, &mine))) {
+        cls = post(&x, buf, mine, 0, !to_root);
         MPI_Type_free(&mine);
     }
-    ferry__progress_waitall(n, reqs, MPI_STATUSES_IGNORE);
-    ckpt_release(ck, reqs, (size_t)(ck->nprocs + 1) * sizeof *reqs);
+    int rc = ferry__progress_waitall(x.n, x.reqs, MPI_STATUSES_IGNORE);
+    if (!cls) cls = ferry__error_host(rc, x.op, path, "MPI_Waitall");
+    ferry__ckpt_release(ck, x.reqs, bytes);
     return cls;
 }
 
 /* The whole global array as one block (checksum and swap on rank 0). */
-static ckpt_block_t global_block(const ckpt_var_t *v, unsigned char *g)
+static ferry__ckpt_block_t global_block(const ferry__ckpt_var_t *v, unsigned char *g)
 {
-    ckpt_block_t b = {.base = g, .esize = v->esize};
-    for (int d = CKPT_D - 1; d >= 0; d--) {
+    ferry__ckpt_block_t b = {.base = g, .esize = v->esize};
+    for (int d = FERRY__CKPT_D - 1; d >= 0; d--) {
         b.count[d] = v->global[d];
-        b.mem_stride[d] = d == CKPT_D - 1 ? 1 : b.mem_stride[d + 1] * v->global[d + 1];
+        b.mem_stride[d] = d == FERRY__CKPT_D - 1 ? 1 : b.mem_stride[d + 1] * v->global[d + 1];
         b.file_stride[d] = b.mem_stride[d];
     }
     return b;
 }
 
 /* Rank 0's global array to or from the file at begin, in pieces; every rank takes part when collective. */
-static int root_transfer(ferry_ckpt_t ck, ckpt_file_t *f, unsigned char *g, MPI_Offset bytes, MPI_Offset begin,
+static int root_transfer(ferry_ckpt_t ck, ferry__ckpt_file_t *f, unsigned char *g, MPI_Offset bytes, MPI_Offset begin,
                          int write)
 {
     for (MPI_Offset at = 0; at < bytes; at += PIECE) {
         int n = bytes - at < PIECE ? (int)(bytes - at) : PIECE;
         if (ck->rank != 0 && ck->independent) break;
-        int cls = ckpt_io_transfer_at(f, (write ? CKPT_WRITE : 0) | (ck->independent ? 0 : CKPT_COLLECTIVE), begin + at, ck->rank == 0 ? g + at : NULL,
-                                      ck->rank == 0 ? n : 0, MPI_BYTE);
+        int cls = ferry__ckpt_io_transfer_at(
+            f, (write ? FERRY__CKPT_WRITE : 0) | (ck->independent ? 0 : FERRY__CKPT_COLLECTIVE), begin + at,
+            ck->rank == 0 ? g + at : NULL, ck->rank == 0 ? n : 0, MPI_BYTE);
         if (cls) return cls;
     }
     return 0;
 }
 
-static int gather_var(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_var_t *v, void *buf, MPI_Offset begin,
+static int gather_var(ferry_ckpt_t ck, ferry__ckpt_file_t *f, const ferry__ckpt_var_t *v, void *buf, MPI_Offset begin,
                       uint64_t *sum)
 {
     MPI_Offset bytes = global_bytes(v);
-    unsigned char *g = ck->rank == 0 ? ckpt_alloc(ck, (size_t)bytes + 1) : NULL;
-    int cls = ck->rank == 0 && !g ? ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: gather: no memory for the %lld bytes of %s",
-                                                   (long long)bytes, v->name) : 0;
+    unsigned char *g = ck->rank == 0 ? ferry__ckpt_alloc(ck, (size_t)bytes + 1) : NULL;
+    int cls = ck->rank == 0 && !g
+                  ? ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: gather: no memory for the %lld bytes of %s",
+                                     (long long)bytes, v->name)
+                  : 0;
     cls = ferry__error_agree(ck->comm, cls, "ferry_ckpt gather");
-    if (cls) return cls;
+    if (cls) { /* another rank's failure, or the agreement's own: rank 0's array goes too */
+        ferry__ckpt_release(ck, g, (size_t)bytes + 1);
+        return cls;
+    }
     unsigned char fill[8];
     if (g) memset(g, 0, (size_t)bytes); /* points no rank owns are zeros in the file, or the _FillValue */
-    if (g && ckpt_var_fill_native(v, fill))
+    if (g && ferry__ckpt_var_fill_native(v, fill))
         for (MPI_Offset at = 0; at < bytes; at += v->esize) memcpy(g + at, fill, (size_t)v->esize);
-    cls = ferry__error_agree(ck->comm, exchange(ck, v, buf, g, 1), "ferry_ckpt gather");
+    cls = ferry__error_agree(ck->comm, exchange(ck, f->path, v, buf, g, 1), "ferry_ckpt gather");
     if (g && !cls) {
-        ckpt_block_t b = global_block(v, g);
-        *sum = ckpt_walk(&b, CKPT_SUM_SWAP);
+        ferry__ckpt_block_t b = global_block(v, g);
+        *sum = ferry__ckpt_walk(&b, FERRY__CKPT_SUM_SWAP);
     }
     if (!cls) cls = root_transfer(ck, f, g, bytes, begin, 1);
-    ckpt_release(ck, g, (size_t)bytes + 1);
+    ferry__ckpt_release(ck, g, (size_t)bytes + 1);
     return cls;
 }
 
-int ckpt_gather_write(ferry_ckpt_t ck, ckpt_file_t *f, ckpt_layout_t *layout, void *const *bufs, uint64_t *sums)
+int ferry__ckpt_gather_write(ferry_ckpt_t ck, ferry__ckpt_file_t *f, ferry__ckpt_layout_t *layout, void *const *bufs,
+                             uint64_t *sums)
 {
     for (int i = 0; i < ck->nvars; i++) FERRY_TRY(gather_var(ck, f, &ck->vars[i], bufs[i], layout->begin[i], &sums[i]));
     return 0;
 }
 
-int ckpt_scatter_read(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_var_t *v, void *buf, MPI_Offset begin)
+int ferry__ckpt_scatter_read(ferry_ckpt_t ck, ferry__ckpt_file_t *f, const ferry__ckpt_var_t *v, void *buf,
+                             MPI_Offset begin)
 {
     MPI_Offset bytes = global_bytes(v);
-    unsigned char *g = ck->rank == 0 ? ckpt_alloc(ck, (size_t)bytes + 1) : NULL;
-    int cls = ck->rank == 0 && !g ? ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: read-scatter: no memory for the %lld bytes of %s",
-                                                   (long long)bytes, v->name) : 0;
+    unsigned char *g = ck->rank == 0 ? ferry__ckpt_alloc(ck, (size_t)bytes + 1) : NULL;
+    int cls = ck->rank == 0 && !g
+                  ? ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: read-scatter: no memory for the %lld bytes of %s",
+                                     (long long)bytes, v->name)
+                  : 0;
     cls = ferry__error_agree(ck->comm, cls, "ferry_ckpt read-scatter");
     if (!cls) cls = ferry__error_agree(ck->comm, root_transfer(ck, f, g, bytes, begin, 0), "ferry_ckpt read-scatter");
     if (!cls && g) {
-        ckpt_block_t b = global_block(v, g);
-        ckpt_walk(&b, CKPT_SWAP);
+        ferry__ckpt_block_t b = global_block(v, g);
+        ferry__ckpt_walk(&b, FERRY__CKPT_SWAP);
     }
-    if (!cls) cls = exchange(ck, v, buf, g, 0);
-    ckpt_release(ck, g, (size_t)bytes + 1);
+    if (!cls) cls = exchange(ck, f->path, v, buf, g, 0);
+    ferry__ckpt_release(ck, g, (size_t)bytes + 1);
     return cls;
 }

@@ -19,7 +19,7 @@
 
 enum { TAG_DIMENSION = 0x0A, TAG_VARIABLE = 0x0B, TAG_ATTRIBUTE = 0x0C, MAX_VAR_DIMS = 64 };
 
-int ckpt_nc_type_size(int type)
+int ferry__ckpt_nc_type_size(int type)
 {
     switch (type) {
     case NC_BYTE: case NC_CHAR: return 1;
@@ -30,13 +30,13 @@ int ckpt_nc_type_size(int type)
     }
 }
 
-const char *ckpt_nc_type_name(int type)
+const char *ferry__ckpt_nc_type_name(int type)
 {
     static const char *names[] = {"?", "byte", "char", "short", "int", "float", "double", "?", "?", "?", "int64"};
     return type >= 0 && type <= NC_INT64 ? names[type] : "?";
 }
 
-int ckpt_nc_nctype(MPI_Datatype type)
+int ferry__ckpt_nc_nctype(MPI_Datatype type)
 {
     if (type == MPI_SIGNED_CHAR) return NC_BYTE;
     if (type == MPI_SHORT) return NC_SHORT;
@@ -60,12 +60,13 @@ static int utf8_length(const unsigned char *p)
         if ((p[i] & 0xC0) != 0x80) return 0;
         code = code << 6 | (p[i] & 0x3Fu);
     }
-    if ((n == 3 && code < 0x800) || (n == 4 && (code < 0x10000 || code > 0x10FFFF)) || (code >= 0xD800 && code <= 0xDFFF))
+    if ((n == 3 && code < 0x800) || (n == 4 && (code < 0x10000 || code > 0x10FFFF)) ||
+        (code >= 0xD800 && code <= 0xDFFF))
         return 0;
     return n;
 }
 
-const char *ckpt_nc_name_problem(const char *name)
+const char *ferry__ckpt_nc_name_problem(const char *name)
 {
     const unsigned char *p = (const unsigned char *)name;
     if (!name || !p[0]) return "is empty";
@@ -80,7 +81,7 @@ const char *ckpt_nc_name_problem(const char *name)
         if (n == 1 && p[at] == '/') return "holds a '/'";
         last = p[at];
         at += (size_t)n;
-        if (at > CKPT_NC_MAX_NAME) return "is longer than 256 bytes";
+        if (at > FERRY__CKPT_NC_MAX_NAME) return "is longer than 256 bytes";
     }
     if (last == ' ') return "ends in a space";
     return NULL;
@@ -88,7 +89,7 @@ const char *ckpt_nc_name_problem(const char *name)
 
 /* ---- encoding ---- */
 
-void ckpt_bytes_put(ckpt_bytes_t *b, const void *p, size_t n)
+void ferry__ckpt_bytes_put(ferry__ckpt_bytes_t *b, const void *p, size_t n)
 {
     if (b->failed) return;
     if (b->len + n > b->cap) {
@@ -106,80 +107,80 @@ void ckpt_bytes_put(ckpt_bytes_t *b, const void *p, size_t n)
     b->len += n;
 }
 
-void ckpt_bytes_put_be(ckpt_bytes_t *b, uint64_t v, int size)
+void ferry__ckpt_bytes_put_be(ferry__ckpt_bytes_t *b, uint64_t v, int size)
 {
     unsigned char out[8];
     for (int i = 0; i < size; i++) out[i] = (unsigned char)(v >> (8 * (size - 1 - i)));
-    ckpt_bytes_put(b, out, (size_t)size);
+    ferry__ckpt_bytes_put(b, out, (size_t)size);
 }
 
-static void put_pad(ckpt_bytes_t *b, size_t n)
+static void put_pad(ferry__ckpt_bytes_t *b, size_t n)
 {
     static const unsigned char zeros[4];
-    ckpt_bytes_put(b, zeros, (4 - n % 4) % 4);
+    ferry__ckpt_bytes_put(b, zeros, (4 - n % 4) % 4);
 }
 
-static void put_name(ckpt_bytes_t *b, const char *name, int nsize)
+static void put_name(ferry__ckpt_bytes_t *b, const char *name, int nsize)
 {
     size_t n = strlen(name);
-    ckpt_bytes_put_be(b, n, nsize);
-    ckpt_bytes_put(b, name, n);
+    ferry__ckpt_bytes_put_be(b, n, nsize);
+    ferry__ckpt_bytes_put(b, name, n);
     put_pad(b, n);
 }
 
-static void put_atts(ckpt_bytes_t *b, const ckpt_nc_atts_t *atts, int nsize)
+static void put_atts(ferry__ckpt_bytes_t *b, const ferry__ckpt_nc_atts_t *atts, int nsize)
 {
-    ckpt_bytes_put_be(b, atts->count ? TAG_ATTRIBUTE : 0, 4);
-    ckpt_bytes_put_be(b, (uint64_t)atts->count, nsize);
+    ferry__ckpt_bytes_put_be(b, atts->count ? TAG_ATTRIBUTE : 0, 4);
+    ferry__ckpt_bytes_put_be(b, (uint64_t)atts->count, nsize);
     for (int i = 0; i < atts->count; i++) {
-        const ckpt_nc_att_t *a = &atts->atts[i];
-        size_t bytes = (size_t)a->nelems * (size_t)ckpt_nc_type_size(a->type);
+        const ferry__ckpt_nc_att_t *a = &atts->atts[i];
+        size_t bytes = (size_t)a->nelems * (size_t)ferry__ckpt_nc_type_size(a->type);
         put_name(b, a->name, nsize);
-        ckpt_bytes_put_be(b, (uint64_t)a->type, 4);
-        ckpt_bytes_put_be(b, (uint64_t)a->nelems, nsize);
-        ckpt_bytes_put(b, a->values, bytes);
+        ferry__ckpt_bytes_put_be(b, (uint64_t)a->type, 4);
+        ferry__ckpt_bytes_put_be(b, (uint64_t)a->nelems, nsize);
+        ferry__ckpt_bytes_put(b, a->values, bytes);
         put_pad(b, bytes);
     }
 }
 
-static void put_var(ckpt_bytes_t *b, const ckpt_nc_var_t *v, int nsize)
+static void put_var(ferry__ckpt_bytes_t *b, const ferry__ckpt_nc_var_t *v, int nsize)
 {
     put_name(b, v->name, nsize);
-    ckpt_bytes_put_be(b, (uint64_t)v->ndims, nsize);
-    for (int d = 0; d < v->ndims; d++) ckpt_bytes_put_be(b, (uint64_t)v->dimids[d], nsize);
+    ferry__ckpt_bytes_put_be(b, (uint64_t)v->ndims, nsize);
+    for (int d = 0; d < v->ndims; d++) ferry__ckpt_bytes_put_be(b, (uint64_t)v->dimids[d], nsize);
     put_atts(b, &v->atts, nsize);
-    ckpt_bytes_put_be(b, (uint64_t)v->type, 4);
-    ckpt_bytes_put_be(b, (uint64_t)v->vsize, nsize);
-    ckpt_bytes_put_be(b, (uint64_t)v->begin, 8);
+    ferry__ckpt_bytes_put_be(b, (uint64_t)v->type, 4);
+    ferry__ckpt_bytes_put_be(b, (uint64_t)v->vsize, nsize);
+    ferry__ckpt_bytes_put_be(b, (uint64_t)v->begin, 8);
 }
 
-int ckpt_nc_encode(const ckpt_nc_t *nc, ckpt_bytes_t *b)
+int ferry__ckpt_nc_encode(const ferry__ckpt_nc_t *nc, ferry__ckpt_bytes_t *b)
 {
     int nsize = nc->version == 5 ? 8 : 4;
-    ckpt_bytes_put(b, "CDF", 3);
-    ckpt_bytes_put_be(b, (uint64_t)nc->version, 1);
-    ckpt_bytes_put_be(b, (uint64_t)nc->numrecs, nsize);
-    ckpt_bytes_put_be(b, nc->ndims ? TAG_DIMENSION : 0, 4);
-    ckpt_bytes_put_be(b, (uint64_t)nc->ndims, nsize);
+    ferry__ckpt_bytes_put(b, "CDF", 3);
+    ferry__ckpt_bytes_put_be(b, (uint64_t)nc->version, 1);
+    ferry__ckpt_bytes_put_be(b, (uint64_t)nc->numrecs, nsize);
+    ferry__ckpt_bytes_put_be(b, nc->ndims ? TAG_DIMENSION : 0, 4);
+    ferry__ckpt_bytes_put_be(b, (uint64_t)nc->ndims, nsize);
     for (int i = 0; i < nc->ndims; i++) {
         put_name(b, nc->dims[i].name, nsize);
-        ckpt_bytes_put_be(b, (uint64_t)nc->dims[i].len, nsize);
+        ferry__ckpt_bytes_put_be(b, (uint64_t)nc->dims[i].len, nsize);
     }
     put_atts(b, &nc->gatts, nsize);
-    ckpt_bytes_put_be(b, nc->nvars ? TAG_VARIABLE : 0, 4);
-    ckpt_bytes_put_be(b, (uint64_t)nc->nvars, nsize);
+    ferry__ckpt_bytes_put_be(b, nc->nvars ? TAG_VARIABLE : 0, 4);
+    ferry__ckpt_bytes_put_be(b, (uint64_t)nc->nvars, nsize);
     for (int i = 0; i < nc->nvars; i++) put_var(b, &nc->vars[i], nsize);
     return b->failed ? ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory for a %zu-byte header", b->cap) : 0;
 }
 
 /* Appends an attribute with n values of type from values, big-endian already (be) or native. */
-static int add_att(ckpt_nc_atts_t *atts, const char *name, int type, int64_t n, const void *values, int be)
+static int add_att(ferry__ckpt_nc_atts_t *atts, const char *name, int type, int64_t n, const void *values, int be)
 {
-    int size = ckpt_nc_type_size(type);
-    ckpt_nc_att_t *grown = ferry__realloc(atts->atts, (size_t)(atts->count + 1) * sizeof *grown);
+    int size = ferry__ckpt_nc_type_size(type);
+    ferry__ckpt_nc_att_t *grown = ferry__realloc(atts->atts, (size_t)(atts->count + 1) * sizeof *grown);
     if (!grown) return ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory for attribute %s", name);
     atts->atts = grown;
-    ckpt_nc_att_t *a = &grown[atts->count];
+    ferry__ckpt_nc_att_t *a = &grown[atts->count];
     a->name = ferry__strdup(name);
     a->type = type;
     a->nelems = n;
@@ -200,12 +201,12 @@ static int add_att(ckpt_nc_atts_t *atts, const char *name, int type, int64_t n, 
     return 0;
 }
 
-int ckpt_nc_add_att(ckpt_nc_atts_t *atts, const char *name, int type, int64_t n, const void *native)
+int ferry__ckpt_nc_add_att(ferry__ckpt_nc_atts_t *atts, const char *name, int type, int64_t n, const void *native)
 {
     return add_att(atts, name, type, n, native, 0);
 }
 
-int ckpt_nc_add_att_be(ckpt_nc_atts_t *atts, const char *name, int type, int64_t n, const void *be)
+int ferry__ckpt_nc_add_att_be(ferry__ckpt_nc_atts_t *atts, const char *name, int type, int64_t n, const void *be)
 {
     return add_att(atts, name, type, n, be, 1);
 }
@@ -265,7 +266,7 @@ static const unsigned char *get_bytes(cursor_t *c, size_t n)
 
 static char *get_name(cursor_t *c)
 {
-    int64_t n = get_count(c, CKPT_NC_MAX_NAME, "a name longer than 256 bytes");
+    int64_t n = get_count(c, FERRY__CKPT_NC_MAX_NAME, "a name longer than 256 bytes");
     const unsigned char *p = get_bytes(c, (size_t)n);
     if (!p) return NULL;
     char *name = ferry__malloc((size_t)n + 1);
@@ -286,16 +287,16 @@ static int64_t get_list_header(cursor_t *c, uint64_t want_tag, int64_t max, cons
     return n;
 }
 
-static void get_atts(cursor_t *c, ckpt_nc_atts_t *atts)
+static void get_atts(cursor_t *c, ferry__ckpt_nc_atts_t *atts)
 {
     int64_t n = get_list_header(c, TAG_ATTRIBUTE, 1 << 16, "more than 65536 attributes");
     atts->atts = n ? ferry__calloc((size_t)n, sizeof *atts->atts) : NULL;
     if (n && !atts->atts) return corrupt(c, "no memory");
     for (int64_t i = 0; i < n && !c->corrupt && !c->truncated; i++, atts->count++) {
-        ckpt_nc_att_t *a = &atts->atts[i];
+        ferry__ckpt_nc_att_t *a = &atts->atts[i];
         a->name = get_name(c);
         a->type = (int)get_be(c, 4);
-        int size = ckpt_nc_type_size(a->type);
+        int size = ferry__ckpt_nc_type_size(a->type);
         if (!size) corrupt(c, "an attribute type ferry does not read");
         a->nelems = get_count(c, ((int64_t)1 << 31) / (size ? size : 1), "an attribute beyond 2 GiB");
         const unsigned char *p = get_bytes(c, (size_t)a->nelems * (size_t)size);
@@ -305,29 +306,31 @@ static void get_atts(cursor_t *c, ckpt_nc_atts_t *atts)
     }
 }
 
-static void get_var(cursor_t *c, const ckpt_nc_t *nc, ckpt_nc_var_t *v)
+static void get_var(cursor_t *c, const ferry__ckpt_nc_t *nc, ferry__ckpt_nc_var_t *v)
 {
     v->name = get_name(c);
     v->ndims = (int)get_count(c, MAX_VAR_DIMS, "a variable of more than 64 dimensions");
     v->dimids = ferry__calloc((size_t)v->ndims + 1, sizeof *v->dimids);
     if (!v->dimids) return corrupt(c, "no memory");
-    for (int d = 0; d < v->ndims; d++) v->dimids[d] = (int)get_count(c, nc->ndims - 1, "a dimension id beyond the list");
+    for (int d = 0; d < v->ndims; d++)
+        v->dimids[d] = (int)get_count(c, nc->ndims - 1, "a dimension id beyond the list");
     get_atts(c, &v->atts);
     v->type = (int)get_be(c, 4);
-    if (!c->truncated && !ckpt_nc_type_size(v->type)) corrupt(c, "a variable type ferry does not read");
+    if (!c->truncated && !ferry__ckpt_nc_type_size(v->type)) corrupt(c, "a variable type ferry does not read");
     v->vsize = (int64_t)get_be(c, c->nsize);
     v->begin = (int64_t)get_be(c, 8);
     if (v->begin < 0 || v->vsize < 0) corrupt(c, "a negative variable offset or size");
 }
 
-static void get_header(cursor_t *c, ckpt_nc_t *nc)
+static void get_header(cursor_t *c, ferry__ckpt_nc_t *nc)
 {
     const unsigned char *magic = c->len >= 4 ? c->p : NULL;
     if (!magic) {
         c->truncated = 1;
         return;
     }
-    if (memcmp(magic, "CDF", 3) != 0 || (magic[3] != 2 && magic[3] != 5)) return corrupt(c, "not a CDF-2 or CDF-5 file");
+    if (memcmp(magic, "CDF", 3) != 0 || (magic[3] != 2 && magic[3] != 5))
+        return corrupt(c, "not a CDF-2 or CDF-5 file");
     nc->version = magic[3];
     c->nsize = nc->version == 5 ? 8 : 4;
     c->at = 4;
@@ -355,7 +358,7 @@ static int by_name(const void *a, const void *b)
 static int check_list(const char **names, int n, const char *kind, char *why, size_t len)
 {
     for (int i = 0; i < n; i++) {
-        const char *problem = ckpt_nc_name_problem(names[i]);
+        const char *problem = ferry__ckpt_nc_name_problem(names[i]);
         if (problem) return snprintf(why, len, "the %s name '%.64s' %s", kind, names[i], problem), 1;
     }
     qsort(names, (size_t)n, sizeof *names, by_name);
@@ -364,27 +367,29 @@ static int check_list(const char **names, int n, const char *kind, char *why, si
     return 0;
 }
 
-static int check_atts(const ckpt_nc_atts_t *atts, const char **names, char *why, size_t len)
+static int check_atts(const ferry__ckpt_nc_atts_t *atts, const char **names, char *why, size_t len)
 {
     for (int i = 0; i < atts->count; i++) names[i] = atts->atts[i].name;
     return check_list(names, atts->count, "attribute", why, len);
 }
 
 /* The record dimension: at most one, and only as a variable's first dimension. */
-static int check_record_dim(const ckpt_nc_t *nc, char *why, size_t len)
+static int check_record_dim(const ferry__ckpt_nc_t *nc, char *why, size_t len)
 {
     int records = 0;
     for (int i = 0; i < nc->ndims; i++) records += nc->dims[i].len == 0;
     for (int i = 0; i < nc->nvars && records <= 1; i++)
         for (int d = 1; d < nc->vars[i].ndims; d++)
             if (nc->dims[nc->vars[i].dimids[d]].len == 0)
-                return snprintf(why, len, "variable '%.64s' has the record dimension after its first", nc->vars[i].name), 1;
+                return snprintf(why, len, "variable '%.64s' has the record dimension after its first",
+                                nc->vars[i].name),
+                       1;
     return records > 1 ? snprintf(why, len, "%d record dimensions", records), 1 : 0;
 }
 
 /* What netCDF-C refuses to open or define: invalid names, two dimensions, two variables or two
  * attributes of one list with one name, a misplaced record dimension. 0, or MPI_ERR_IO with a message. */
-static int check_names(const ckpt_nc_t *nc)
+static int check_names(const ferry__ckpt_nc_t *nc)
 {
     int most = nc->ndims > nc->nvars ? nc->ndims : nc->nvars, bad = 0;
     for (int i = 0; i < nc->nvars; i++) most = nc->vars[i].atts.count > most ? nc->vars[i].atts.count : most;
@@ -402,26 +407,26 @@ static int check_names(const ckpt_nc_t *nc)
     return bad ? ferry__error_set(MPI_ERR_IO, "ferry_ckpt: invalid netCDF header: %s", why) : 0;
 }
 
-int ckpt_nc_decode(const unsigned char *buf, size_t len, ckpt_nc_t *out, size_t *used)
+int ferry__ckpt_nc_decode(const unsigned char *buf, size_t len, ferry__ckpt_nc_t *out, size_t *used)
 {
     cursor_t c = {.p = buf, .len = len, .nsize = 4};
     memset(out, 0, sizeof *out);
     get_header(&c, out);
     *used = c.at;
     if (c.truncated && !c.corrupt) {
-        ckpt_nc_free(out);
+        ferry__ckpt_nc_free(out);
         return MPI_ERR_TRUNCATE;
     }
     if (c.corrupt) {
-        ckpt_nc_free(out);
+        ferry__ckpt_nc_free(out);
         return ferry__error_set(MPI_ERR_IO, "ferry_ckpt: corrupt netCDF header: %s", c.why);
     }
     int cls = check_names(out);
-    if (cls) ckpt_nc_free(out);
+    if (cls) ferry__ckpt_nc_free(out);
     return cls;
 }
 
-void ckpt_nc_free_atts(ckpt_nc_atts_t *atts)
+void ferry__ckpt_nc_free_atts(ferry__ckpt_nc_atts_t *atts)
 {
     for (int i = 0; i < atts->count; i++) {
         ferry__free(atts->atts[i].name);
@@ -432,15 +437,15 @@ void ckpt_nc_free_atts(ckpt_nc_atts_t *atts)
     atts->count = 0;
 }
 
-void ckpt_nc_free(ckpt_nc_t *nc)
+void ferry__ckpt_nc_free(ferry__ckpt_nc_t *nc)
 {
     for (int i = 0; nc->dims && i < nc->ndims; i++) ferry__free(nc->dims[i].name);
     for (int i = 0; nc->vars && i < nc->nvars; i++) {
         ferry__free(nc->vars[i].name);
         ferry__free(nc->vars[i].dimids);
-        ckpt_nc_free_atts(&nc->vars[i].atts);
+        ferry__ckpt_nc_free_atts(&nc->vars[i].atts);
     }
-    ckpt_nc_free_atts(&nc->gatts);
+    ferry__ckpt_nc_free_atts(&nc->gatts);
     ferry__free(nc->dims);
     ferry__free(nc->vars);
     memset(nc, 0, sizeof *nc);

@@ -1,11 +1,13 @@
 /*
- * The checkpoint set on disk: listing its steps, keeping the newest K,
- * restarting from the newest valid one, reading and verifying one file.
+ * Restart and reading a file: the set's newest valid step (falling back to
+ * older ones with a message when one is incomplete or fails its checksums),
+ * a series' newest valid record, or one named file.
+ *
+ * The top of the read side: it calls down (steps.c to list the set,
+ * verify.c, read.c, series.c), and nothing calls back here; the write side
+ * (commit.c, txn.c) never calls it, nor it them.
  */
-#include <dirent.h>
-#include <libgen.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -13,112 +15,21 @@
 #include "base/alloc.h"
 #include "progress/progress.h"
 
-static int newest_first(const void *a, const void *b)
-{
-    long long x = *(const long long *)a, y = *(const long long *)b;
-    return (x < y) - (x > y);
-}
-
-/* Rank 0: the steps of the set's "<base>.<digits><suffix>" files (suffix ".nc": its checkpoints,
- * ".nc.tmp": temporary files), newest first, in *steps (owned, ferry__free); returns how many, or
- * -1 without memory. */
-static int list_steps(const char *base, const char *suffix, long long **steps)
-{
-    char *d = ferry__strdup(base), *b = ferry__strdup(base);
-    DIR *dir = d && b ? opendir(dirname(d)) : NULL;
-    const char *name = b ? basename(b) : "";
-    size_t len = strlen(name);
-    int n = 0, cap = 0;
-    *steps = NULL;
-    for (struct dirent *e; dir && n >= 0 && (e = readdir(dir));) {
-        char *end;
-        if (strncmp(e->d_name, name, len) != 0 || e->d_name[len] != '.') continue;
-        long long step = strtoll(e->d_name + len + 1, &end, 10);
-        if (end == e->d_name + len + 1 || strcmp(end, suffix) != 0 || step < 0) continue;
-        if (n == cap) {
-            cap = cap ? 2 * cap : 64;
-            long long *grown = ferry__realloc(*steps, (size_t)cap * sizeof *grown);
-            if (!grown) n = -1;
-            else *steps = grown;
-        }
-        if (n >= 0) (*steps)[n++] = step;
-    }
-    if (dir) closedir(dir);
-    ferry__free(d);
-    ferry__free(b);
-    if (n > 0) qsort(*steps, (size_t)n, sizeof **steps, newest_first);
-    return n;
-}
-
-/* Temporary files of the set are what failed writes could not remove (the storage server that
- * held one was down: tools/cluster-faults); with a step committed, no write of the set is in
- * flight, so they go. */
-static void remove_temporaries(ferry_ckpt_t ck)
-{
-    long long *steps;
-    int n = list_steps(ck->base, ".nc.tmp", &steps);
-    char path[4200];
-    for (int i = 0; i < n; i++)
-        if (ferry_ckpt_path(ck, steps[i], path, (int)sizeof path - 4) == MPI_SUCCESS) {
-            strcat(path, ".tmp");
-            if (unlink(path) == 0) fprintf(stderr, "ferry_ckpt: removed %s, left by a failed write\n", path);
-        }
-    ferry__free(steps);
-}
-
-/* A set is one series whose steps rise: the step just committed is the newest, whatever its
- * number. Steps above it are from an earlier run, or a future abandoned when a restart fell back
- * past them; they would shadow it at restart, so they go, with a message. Of the rest, the newest
- * K stay; the committed step always does. Failed writes' temporary files go too. */
-void ckpt_prune(ferry_ckpt_t ck, long long committed)
-{
-    long long *steps;
-    remove_temporaries(ck);
-    int n = list_steps(ck->base, ".nc", &steps), kept = 0;
-    char path[4200];
-    for (int i = 0; i < n; i++) {
-        int superseded = steps[i] > committed, keep = steps[i] == committed || (!superseded && kept < ck->keep);
-        kept += !superseded;
-        if (keep || ferry_ckpt_path(ck, steps[i], path, (int)sizeof path) != MPI_SUCCESS) continue;
-        if (unlink(path) == 0 && superseded)
-            fprintf(stderr, "ferry_ckpt: step %lld of %s starts a new series: removed step %lld of an earlier one\n",
-                    committed, ck->base, steps[i]);
-    }
-    ferry__free(steps);
-}
-
-static void fill_info(const ckpt_nc_t *nc, const char *path, ferry_ckpt_info_t *info)
+static void fill_info(const ferry__ckpt_nc_t *nc, const char *path, ferry_ckpt_info_t *info)
 {
     char strategy[16];
-    ckpt_nc_att_text(&nc->gatts, "ferry_strategy", strategy, sizeof strategy);
-    info->step = ckpt_nc_step(nc, path);
-    info->time = ckpt_nc_att_double(ckpt_nc_att(&nc->gatts, "ferry_time"), 0);
-    info->writer_ranks = (int)ckpt_nc_att_int(ckpt_nc_att(&nc->gatts, "ferry_nranks"), 0);
+    ferry__ckpt_nc_att_text(&nc->gatts, "ferry_strategy", strategy, sizeof strategy);
+    info->step = ferry__ckpt_nc_step(nc, path);
+    info->time = ferry__ckpt_nc_att_double(ferry__ckpt_nc_att(&nc->gatts, "ferry_time"), 0);
+    info->writer_ranks = (int)ferry__ckpt_nc_att_int(ferry__ckpt_nc_att(&nc->gatts, "ferry_nranks"), 0);
     info->strategy = strcmp(strategy, "stack") == 0 ? FERRY_CKPT_STACK
                      : strcmp(strategy, "gather") == 0 ? FERRY_CKPT_GATHER : FERRY_CKPT_STEER;
     snprintf(info->path, sizeof info->path, "%s", path);
 }
 
-/* Rank 0 reads image files whole and scatters them when the set's strategy is gather. */
-static int read_scattered(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_nc_t *nc, void *const *bufs)
-{
-    for (int i = 0; i < ck->nvars; i++) {
-        int k = ckpt_nc_find_var(nc, ck->vars[i].name);
-        if (k < 0) return ferry__error_set(MPI_ERR_ARG, "ferry_ckpt: the checkpoint has no variable %s", ck->vars[i].name);
-        FERRY_TRY(ckpt_scatter_read(ck, f, &ck->vars[i], bufs[i], nc->vars[k].begin));
-    }
-    return 0;
-}
-
-int ckpt_read_image(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_nc_t *nc, void *const *bufs)
-{
-    int cls = ck->strategy == FERRY_CKPT_GATHER ? read_scattered(ck, f, nc, bufs) : ckpt_read_data(ck, f, nc, NULL, 0, bufs);
-    return ferry__error_agree(ck->comm, cls, "ferry_ckpt read");
-}
-
 /* A file's header as read: the model and the bytes up to its first data variable. */
 typedef struct read_header {
-    ckpt_nc_t nc;
+    ferry__ckpt_nc_t nc;
     unsigned char *region;
     size_t len;
 } read_header_t;
@@ -126,19 +37,21 @@ typedef struct read_header {
 /* Collective: verifies and reads path (a series file: its newest valid record) into bufs. */
 static int read_open(ferry_ckpt_t ck, const char *path, read_header_t *h, void *const *bufs, ferry_ckpt_info_t *info)
 {
-    ckpt_file_t f;
+    ferry__ckpt_file_t f;
     char strategy[16];
-    ckpt_nc_t *nc = &h->nc;
-    ckpt_nc_att_text(&nc->gatts, "ferry_strategy", strategy, sizeof strategy);
-    int stacked = strcmp(strategy, "stack") == 0, series = ckpt_nc_is_series(nc);
-    int cls = ckpt_file_open(ckpt_io_get(ck->io_kind), ck->comm, path, MPI_MODE_RDONLY, ck->info, &f);
+    ferry__ckpt_nc_t *nc = &h->nc;
+    ferry__ckpt_nc_att_text(&nc->gatts, "ferry_strategy", strategy, sizeof strategy);
+    int stacked = strcmp(strategy, "stack") == 0, series = ferry__ckpt_nc_is_series(nc);
+    int cls = ferry__ckpt_file_open(ferry__ckpt_io_get(ck->io_kind), ck->comm, path, MPI_MODE_RDONLY, ck->info, &f);
     cls = ferry__error_agree(ck->comm, cls, "ferry_ckpt read");
-    if (!cls && series) cls = ckpt_series_read(ck, &f, nc, bufs, info);
-    else if (!cls) cls = ckpt_verify_file(ck->comm, &f, nc);
-    if (!cls && !series && stacked) cls = ferry__error_agree(ck->comm, ckpt_read_data(ck, &f, nc, h->region, h->len, bufs), "ferry_ckpt read");
-    else if (!cls && !series) cls = ckpt_read_image(ck, &f, nc, bufs);
+    if (!cls && series) cls = ferry__ckpt_series_read(ck, &f, nc, bufs, info);
+    else if (!cls) cls = ferry__ckpt_verify_file(ck->comm, &f, nc);
+    if (!cls && !series && stacked)
+        cls =
+            ferry__error_agree(ck->comm, ferry__ckpt_read_data(ck, &f, nc, h->region, h->len, bufs), "ferry_ckpt read");
+    else if (!cls && !series) cls = ferry__ckpt_read_image(ck, &f, nc, bufs);
     cls = ferry__error_agree(ck->comm, cls, "ferry_ckpt read");
-    int closed = ckpt_file_close(&f);
+    int closed = ferry__ckpt_file_close(&f);
     return cls ? cls : closed;
 }
 
@@ -153,32 +66,33 @@ static int read_file(ferry_ckpt_t ck, const char *path, void *const *bufs, ferry
 {
     read_header_t h;
     *how = READ_BAD_FILE;
-    FERRY_TRY(ckpt_read_header(ck->comm, path, ck->io_kind, &h.nc, &h.region, &h.len));
-    int cls = ckpt_match_decls(ck, &h.nc, path); /* the same header on every rank: the same answer */
+    FERRY_TRY(ferry__ckpt_read_header(ck->comm, path, ck->io_kind, &h.nc, &h.region, &h.len));
+    int cls = ferry__ckpt_match_decls(ck, &h.nc, path); /* the same header on every rank: the same answer */
     if (cls) *how = READ_BAD_DECLS;
-    if (!cls && verified_only && !ckpt_nc_sealed(&h.nc))
+    if (!cls && verified_only && !ferry__ckpt_nc_sealed(&h.nc))
         cls = ferry__error_set(MPI_ERR_UNSUPPORTED_OPERATION, "ferry_ckpt: %s is not a ferry checkpoint: it carries no "
                                "checksums, so nothing says it is whole", path);
     ferry_ckpt_info_t found = {0};
     if (!cls) cls = read_open(ck, path, &h, bufs, &found);
     if (!cls && info) fill_info(&h.nc, path, info);
     if (info) info->fallbacks += found.fallbacks;
-    if (!cls && info && ckpt_nc_is_series(&h.nc)) info->step = found.step, info->time = found.time;
+    if (!cls && info && ferry__ckpt_nc_is_series(&h.nc)) info->step = found.step, info->time = found.time;
     if (!cls) *how = READ_OK;
-    ckpt_nc_free(&h.nc);
-    ckpt_region_free(h.region);
+    ferry__ckpt_nc_free(&h.nc);
+    ferry__ckpt_region_free(h.region);
     return cls;
 }
 
 /* Collective: the first step of a read or restart; bufs NULL only for a set without variables. */
 static int read_prologue(ferry_ckpt_t ck, void *const *bufs, const char *what, const char *call, int cls)
 {
-    if (!cls && !bufs && ck->nvars) cls = ferry__error_set(MPI_ERR_ARG, "%s on %s: a NULL buffer array", what, ck->base);
+    if (!cls && !bufs && ck->nvars)
+        cls = ferry__error_set(MPI_ERR_ARG, "%s on %s: a NULL buffer array", what, ck->base);
     for (int i = 0; i < ck->nvars && !cls; i++) /* the caller's fault, found before any file is tried */
-        if (!bufs[i] && ckpt_elems(ck->vars[i].count))
-            cls = ferry__error_set(MPI_ERR_BUFFER, "%s on %s: no buffer for variable %s, whose block is not empty", what,
-                                   ck->base, ck->vars[i].name);
-    return ckpt_defs_agree(ck, cls, what, call);
+        if (!bufs[i] && ferry__ckpt_elems(ck->vars[i].count))
+            cls = ferry__error_set(MPI_ERR_BUFFER, "%s on %s: no buffer for variable %s, whose block is not empty",
+                                   what, ck->base, ck->vars[i].name);
+    return ferry__ckpt_defs_agree(ck, cls, what, call);
 }
 
 int ferry_ckpt_read_file(ferry_ckpt_t ck, const char *path, void *const *bufs, ferry_ckpt_info_t *info)
@@ -195,18 +109,21 @@ int ferry_ckpt_read_file(ferry_ckpt_t ck, const char *path, void *const *bufs, f
 /* Collective: the set's steps, newest first (rank 0 lists them), in *steps (owned), *count of them. */
 static int shared_steps(ferry_ckpt_t ck, long long **steps, int *count_out)
 {
-    int n = ck->rank == 0 ? list_steps(ck->base, ".nc", steps) : 0;
+    int n = ck->rank == 0 ? ferry__ckpt_list_steps(ck->base, ".nc", steps) : 0;
     *count_out = 0;
     int cls = n < 0 ? ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt_restart: no memory to list %s", ck->base) : 0;
     int64_t count = n;
     cls = ferry__error_agree_max(ck->comm, cls, "ferry_ckpt_restart", &count, 1);
     if (cls || count == 0) return cls;
     if (ck->rank != 0) *steps = ferry__malloc((size_t)count * sizeof **steps);
-    cls = *steps ? 0 : ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt_restart: no memory for %lld steps", (long long)count);
+    cls =
+        *steps ? 0 : ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt_restart: no memory for %lld steps", (long long)count);
     cls = ferry__error_agree(ck->comm, cls, "ferry_ckpt_restart");
     int rc = cls ? MPI_SUCCESS : ferry__progress_bcast(*steps, (int)count, MPI_LONG_LONG, 0, ck->comm);
-    if (!cls) cls = ferry__error_agree(ck->comm, rc == MPI_SUCCESS ? 0 : ferry__error_host(rc, "ferry_ckpt_restart", ck->base, "MPI_Bcast"),
-                                       "ferry_ckpt_restart");
+    if (!cls)
+        cls = ferry__error_agree(
+            ck->comm, rc == MPI_SUCCESS ? 0 : ferry__error_host(rc, "ferry_ckpt_restart", ck->base, "MPI_Bcast"),
+            "ferry_ckpt_restart");
     *count_out = cls ? 0 : (int)count;
     return cls;
 }
@@ -215,7 +132,7 @@ static int shared_steps(ferry_ckpt_t ck, long long **steps, int *count_out)
 static int restart_series(ferry_ckpt_t ck, void *const *bufs, ferry_ckpt_info_t *info)
 {
     char path[4200];
-    int how = READ_BAD_FILE, cls = ckpt_step_path(ck, 0, path, sizeof path), exists = 0;
+    int how = READ_BAD_FILE, cls = ferry__ckpt_step_path(ck, 0, path, sizeof path), exists = 0;
     if (ck->rank == 0) exists = access(path, F_OK) == 0;
     int64_t found = exists;
     cls = ferry__error_agree_max(ck->comm, cls, "ferry_ckpt_restart", &found, 1);
@@ -244,7 +161,7 @@ int ferry_ckpt_restart(ferry_ckpt_t ck, void *const *bufs, ferry_ckpt_info_t *in
     cls = MPI_ERR_NO_SUCH_FILE;
     for (int i = 0; i < n && cls && how != READ_BAD_DECLS; i++) {
         char path[4200];
-        if (ckpt_step_path(ck, steps[i], path, sizeof path)) continue;
+        if (ferry__ckpt_step_path(ck, steps[i], path, sizeof path)) continue;
         cls = read_file(ck, path, bufs, info, 1, &how);
         if (cls && how == READ_BAD_FILE && ck->rank == 0)
             fprintf(stderr, "ferry_ckpt: restart: skipping %s: %s\n", path, ferry__error_message());
@@ -255,34 +172,4 @@ int ferry_ckpt_restart(ferry_ckpt_t ck, void *const *bufs, ferry_ckpt_info_t *in
                                ck->base, n);
     ferry__free(steps);
     return ferry__error_code(cls);
-}
-
-int ckpt_verify_path(MPI_Comm comm, const char *path)
-{
-    ckpt_nc_t nc;
-    unsigned char *region;
-    size_t region_len;
-    int cls = ckpt_read_header(comm, path, FERRY_CKPT_IO_FERRY, &nc, &region, &region_len);
-    if (cls) return cls;
-    ckpt_file_t f;
-    cls = ckpt_file_open(ckpt_io_get(FERRY_CKPT_IO_FERRY), comm, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &f);
-    if (!cls) {
-        cls = ckpt_verify_file(comm, &f, &nc); /* every record of a series */
-        for (int64_t r = 0; !cls && ckpt_nc_is_series(&nc) && r < nc.numrecs; r++) cls = ckpt_series_verify(comm, &f, &nc, r);
-        int closed = ckpt_file_close(&f);
-        cls = cls ? cls : closed;
-    }
-    if (!cls && !ckpt_nc_sealed(&nc))
-        cls = ferry__error_set(MPI_ERR_UNSUPPORTED_OPERATION, "ferry_ckpt_verify: %s is a complete netCDF file, but not a "
-                               "ferry checkpoint: it carries no checksums to verify", path);
-    ckpt_nc_free(&nc);
-    ckpt_region_free(region);
-    return cls;
-}
-
-int ferry_ckpt_verify(MPI_Comm comm, const char *path)
-{
-    if (comm == MPI_COMM_NULL) return ferry__error_code(ferry__error_set(MPI_ERR_COMM, "ferry_ckpt_verify: MPI_COMM_NULL"));
-    int cls = ferry__error_agree(comm, path ? 0 : ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_verify: a NULL path"), "ferry_ckpt_verify");
-    return ferry__error_code(cls ? cls : ckpt_verify_path(comm, path));
 }

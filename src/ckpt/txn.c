@@ -1,15 +1,17 @@
 /*
- * Transactions: a checkpoint is written under "<path>.tmp", synced on every
- * rank, closed, then renamed by rank 0 (and the directory synced), so a
- * file with a checkpoint's final name is always complete; the newest K are
- * kept. A restart tries the newest and falls back to older ones, with a
- * message, when one is incomplete or fails its checksums.
+ * One write as a transaction: the file (a new "<path>.tmp", or a series
+ * file's next record) opened, sized, its checksums summed over the ranks,
+ * header or record stamp and data written, synced on every rank, closed and,
+ * where the MPI-IO cannot be trusted, verified; the user's buffers restored.
+ * The commit (rename, prune) is commit.c's, a record's series.c's.
+ *
+ * Calls go one way: commit.c and series.c call here; this file calls down
+ * (layout.c, write.c, gather.c, fill.c, durable.c, verify.c, io.c), never
+ * back up, and never into the read side (restart.c).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -23,22 +25,50 @@ static int agree_all(ferry_ckpt_t ck, int cls, const char *what)
     return ferry__error_agree(ck->comm, cls, what);
 }
 
+/* Rank 0, a series record: its time, step and checksums (sums[nvars]) at the record's place. */
+static int write_stamp(ferry_ckpt_t ck, ferry__ckpt_file_t *f, const ferry__ckpt_txn_t *t, const uint64_t *sums)
+{
+    const ferry__ckpt_nc_t *nc = &t->layout.nc;
+    MPI_Offset shift = t->record * t->layout.recsize;
+    int ssize = ferry__ckpt_nc_type_size(nc->vars[FERRY__CKPT_REC_STEP].type);
+    uint64_t bits;
+    char hex[17];
+    memcpy(&bits, &t->time, sizeof bits);
+    ferry__ckpt_bytes_t b = {0};
+    ferry__ckpt_bytes_put_be(&b, bits, 8);
+    ferry__ckpt_bytes_put_be(&b, (uint64_t)t->step, ssize);
+    for (int i = 0; i < ck->nvars; i++) {
+        ferry__ckpt_hex(sums[i], hex);
+        ferry__ckpt_bytes_put(&b, hex, 16);
+    }
+    int cls = b.failed ? ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory for a record's checksums") : 0;
+    const MPI_Offset at[3] = {nc->vars[FERRY__CKPT_REC_TIME].begin, nc->vars[FERRY__CKPT_REC_STEP].begin,
+                              nc->vars[FERRY__CKPT_REC_SUMS].begin};
+    const int len[3] = {8, ssize, 16 * ck->nvars};
+    for (int k = 0, from = 0; k < 3 && !cls; from += len[k++])
+        cls = ferry__ckpt_io_transfer_at(f, FERRY__CKPT_WRITE, at[k] + shift, b.p + from, len[k], MPI_BYTE);
+    ferry__free(b.p);
+    return cls;
+}
+
 /* Rank 0: header and index variables (or a series record's time, step and checksums), then
  * (steer, stack) data on every rank. */
-static int write_body(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_txn_t *t, void *const *bufs, uint64_t *sums)
+static int write_body(ferry_ckpt_t ck, ferry__ckpt_file_t *f, const ferry__ckpt_txn_t *t, void *const *bufs,
+                      uint64_t *sums)
 {
     int cls = 0;
-    ckpt_layout_t *layout = (ckpt_layout_t *)&t->layout;
-    if (ck->strategy == FERRY_CKPT_GATHER) cls = ckpt_gather_write(ck, f, layout, bufs, sums); /* agreed */
-    if (!cls && ck->rank == 0 && t->record >= 0) cls = ckpt_series_bookkeeping(ck, f, t, sums);
+    ferry__ckpt_layout_t *layout = (ferry__ckpt_layout_t *)&t->layout;
+    if (ck->strategy == FERRY_CKPT_GATHER) cls = ferry__ckpt_gather_write(ck, f, layout, bufs, sums); /* agreed */
+    if (!cls && ck->rank == 0 && t->record >= 0) cls = write_stamp(ck, f, t, sums);
     if (!cls && ck->rank == 0 && t->record < 0) {
-        ckpt_layout_t final;
-        cls = ckpt_layout_build(ck, sums, t->step, t->time, &final);
-        if (!cls) cls = ckpt_io_transfer_at(f, CKPT_WRITE, 0, final.region, (int)final.region_len, MPI_BYTE);
-        ckpt_layout_free(ck, &final);
+        ferry__ckpt_layout_t final;
+        cls = ferry__ckpt_layout_build(ck, sums, t->step, t->time, &final);
+        if (!cls)
+            cls = ferry__ckpt_io_transfer_at(f, FERRY__CKPT_WRITE, 0, final.region, (int) final.region_len, MPI_BYTE);
+        ferry__ckpt_layout_free(ck, &final);
     }
     if (ck->strategy != FERRY_CKPT_GATHER) {
-        int data = ckpt_write_data(ck, f, layout, bufs);
+        int data = ferry__ckpt_write_data(ck, f, layout, bufs);
         cls = cls ? cls : data;
     }
     return agree_all(ck, cls, "ferry_ckpt_write");
@@ -47,12 +77,13 @@ static int write_body(ferry_ckpt_t ck, ckpt_file_t *f, const ckpt_txn_t *t, void
 /* Steer and stack: every block's checksum (swapping it to big-endian on the way
  * when the backend does not convert: *swapped) and the holes' fill values', summed
  * over ranks in one reduction that also counts the ranks that failed (sums[nvars]). */
-static int block_sums(ferry_ckpt_t ck, const ckpt_file_t *f, void *const *bufs, ckpt_txn_t *t, int *swapped)
+static int block_sums(ferry_ckpt_t ck, const ferry__ckpt_file_t *f, void *const *bufs, ferry__ckpt_txn_t *t,
+                      int *swapped)
 {
     uint64_t *sums = t->sums, *total = t->total;
-    int cls = f->staged ? ckpt_stage_blocks(ck, bufs, sums) : ckpt_checksums(ck, bufs, sums, f->swaps);
+    int cls = f->staged ? ferry__ckpt_stage_blocks(ck, bufs, sums) : ferry__ckpt_checksums(ck, bufs, sums, f->swaps);
     *swapped = f->swaps && !f->staged && !cls;
-    if (!cls) cls = ckpt_holes_find(ck, &t->holes, sums);
+    if (!cls) cls = ferry__ckpt_holes_find(ck, &t->holes, sums);
     sums[ck->nvars] = cls != 0;
     int rc = ferry__progress_allreduce(sums, total, ck->nvars + 1, MPI_UINT64_T, MPI_SUM, ck->comm);
     if (rc != MPI_SUCCESS) return ferry__error_host(rc, "ferry_ckpt_write", ck->base, "MPI_Allreduce");
@@ -65,28 +96,30 @@ static int block_sums(ferry_ckpt_t ck, const ckpt_file_t *f, void *const *bufs, 
 static void swap_back(ferry_ckpt_t ck, void *const *bufs)
 {
     for (int i = 0; i < ck->nvars; i++) {
-        ckpt_block_t b = ckpt_block_of(ck, &ck->vars[i], bufs[i], ck->strategy);
-        if (b.base) ckpt_walk(&b, CKPT_SWAP);
+        ferry__ckpt_block_t b = ferry__ckpt_block_of(ck, &ck->vars[i], bufs[i], ck->strategy);
+        if (b.base) ferry__ckpt_walk(&b, FERRY__CKPT_SWAP);
     }
 }
 
 /* The file's blocks reserved (host), then the data; synced before the close (ferry) or after it (host). */
-static int write_sized_file(ferry_ckpt_t ck, ckpt_file_t *f, ckpt_txn_t *t, void *const *bufs, int *reserved)
+static int write_sized_file(ferry_ckpt_t ck, ferry__ckpt_file_t *f, ferry__ckpt_txn_t *t, void *const *bufs,
+                            int *reserved)
 {
-    const ckpt_layout_t *layout = &t->layout;
+    const ferry__ckpt_layout_t *layout = &t->layout;
     /* The final size first: points no rank writes then read as zeros, also to an MPI-IO whose
      * sieving writes read back what lies around the data (MPICH's ROMIO otherwise writes its
      * buffer's stale bytes there, past the end of file). */
     int cls = 0;
     if (t->record >= 0) /* a series record written again: nothing stale may stay where it goes */
-        cls = ckpt_io_collective(ck->comm, f, f->io->set_size(f, t->record_at), "set_size");
+        cls = ferry__ckpt_io_collective(ck->comm, f, f->io->set_size(f, t->record_at), "set_size");
     if (!cls && t->record >= 0) /* (a new file: created at its size before the open, presize) */
-        cls = ckpt_io_collective(ck->comm, f, f->io->set_size(f, layout->total), "set_size");
+        cls = ferry__ckpt_io_collective(ck->comm, f, f->io->set_size(f, layout->total), "set_size");
     *reserved = 1;
-    if (!cls && f->io->untrusted) cls = ckpt_reserve(ck, f->path, layout->total, reserved);
+    if (!cls && f->io->untrusted) cls = ferry__ckpt_reserve(ck, f->path, layout->total, reserved);
     if (!cls) cls = write_body(ck, f, t, bufs, ck->strategy == FERRY_CKPT_GATHER ? t->sums : t->total);
-    if (!cls && t->holes.any) cls = agree_all(ck, ckpt_holes_write(ck, f, layout->begin, &t->holes), "ferry_ckpt_write");
-    if (!cls && !f->io->untrusted) cls = ckpt_io_collective(ck->comm, f, f->io->sync(f), "sync");
+    if (!cls && t->holes.any)
+        cls = agree_all(ck, ferry__ckpt_holes_write(ck, f, layout->begin, &t->holes), "ferry_ckpt_write");
+    if (!cls && !f->io->untrusted) cls = ferry__ckpt_io_collective(ck->comm, f, f->io->sync(f), "sync");
     return cls;
 }
 
@@ -95,12 +128,12 @@ static int write_sized_file(ferry_ckpt_t ck, ckpt_file_t *f, ckpt_txn_t *t, void
  * are runs of its own, one per variable: two-phase aggregation would only copy and ship them (ferry's
  * cost model counts a rank's several runs as one sieved span); independently each run is one write
  * (shelfsea, 16 MiB on 4 ranks: 17 file-system calls and no exchange instead of 54 and an exchange). */
-static MPI_Info write_info(ferry_ckpt_t ck, const ckpt_io_t *io, MPI_Info *owned)
+static MPI_Info write_info(ferry_ckpt_t ck, const ferry__ckpt_io_t *io, MPI_Info *owned)
 {
     char value[32];
     int chosen = 0, flag = 0;
     *owned = MPI_INFO_NULL;
-    if (ck->strategy != FERRY_CKPT_STACK || io != ckpt_io_get(FERRY_CKPT_IO_FERRY)) return ck->info;
+    if (ck->strategy != FERRY_CKPT_STACK || io != ferry__ckpt_io_get(FERRY_CKPT_IO_FERRY)) return ck->info;
     if (ck->info != MPI_INFO_NULL) {
         MPI_Info_get(ck->info, "ferry_cb_strategy", (int)sizeof value - 1, value, &flag);
         chosen = flag;
@@ -130,114 +163,35 @@ static int presize(const char *path, MPI_Offset size)
                             "ferry_ckpt: cannot create %s at %lld bytes: %s", path, (long long)size, strerror(err));
 }
 
-int ckpt_txn_write(ferry_ckpt_t ck, const char *tmp, ckpt_txn_t *t, void *const *bufs)
+int ferry__ckpt_txn_write(ferry_ckpt_t ck, const char *tmp, ferry__ckpt_txn_t *t, void *const *bufs)
 {
     int cls = 0, swapped = 0, reserved = 1;
-    ckpt_file_t f = {0};
-    const ckpt_io_t *io = ckpt_io_get(ck->io_kind);
+    ferry__ckpt_file_t f = {0};
+    const ferry__ckpt_io_t *io = ferry__ckpt_io_get(ck->io_kind);
     int amode = MPI_MODE_WRONLY | (t->record < 0 ? MPI_MODE_CREATE : 0);
     MPI_Info owned, info = write_info(ck, io, &owned);
     int sized = t->record < 0 && ck->rank == 0 ? presize(tmp, t->layout.total) : 0;
-    int opened = ckpt_file_open(io, ck->comm, tmp, amode, info, &f);
+    int opened = ferry__ckpt_file_open(io, ck->comm, tmp, amode, info, &f);
     cls = agree_all(ck, opened ? opened : sized, "ferry_ckpt_write"); /* the MPI-IO's words first */
     if (owned != MPI_INFO_NULL) MPI_Info_free(&owned);
-    if (!cls && ckpt_stage_fits(ck)) { /* big-endian bytes from the staging buffer: nothing to convert */
+    if (!cls && ferry__ckpt_stage_fits(ck)) { /* big-endian bytes from the staging buffer: nothing to convert */
         f.staged = f.swaps = 1;
         f.datarep = "native";
     }
     if (!cls && ck->strategy != FERRY_CKPT_GATHER)
         cls = agree_all(ck, block_sums(ck, &f, bufs, t, &swapped), "ferry_ckpt_write");
     if (!cls) cls = write_sized_file(ck, &f, t, bufs, &reserved);
-    int closed = ckpt_file_close(&f);
+    int closed = ferry__ckpt_file_close(&f);
     cls = agree_all(ck, cls ? cls : closed, "ferry_ckpt_write");
     if (swapped) swap_back(ck, bufs);
-    if (!cls && io->untrusted) cls = ckpt_sync_path(ck, tmp);
-    if (!cls && !reserved && (cls = t->record < 0 ? ckpt_verify_path(ck->comm, tmp) : ckpt_series_verify_path(ck, tmp, t->record)) != 0) {
+    if (!cls && io->untrusted) cls = ferry__ckpt_sync_path(ck, tmp);
+    if (!cls && !reserved && (cls = ferry__ckpt_verify_path(ck->comm, tmp, t->record)) != 0) {
         char why[400];
         snprintf(why, sizeof why, "%s", ferry__error_message());
-        cls = ferry__error_set(cls, "ferry_ckpt_write: the host MPI-IO reported success, but the file it wrote does not "
-                               "verify (is the device full?): %s", why);
+        cls = ferry__error_set(cls,
+                               "ferry_ckpt_write: the host MPI-IO reported success, but the file it wrote does not "
+                               "verify (is the device full?): %s",
+                               why);
     }
     return cls;
-}
-
-static int unlink_quietly(const char *path)
-{
-    if (unlink(path) == 0 || errno == ENOENT) return 0;
-    return ferry__error_set(MPI_ERR_IO, "ferry_ckpt: cannot remove %s: %s", path, strerror(errno));
-}
-
-/* Rank 0 renames the synced file, syncs the directory and (for the set's own
- * names) prunes the set; one agreement tells everyone. */
-static int commit(ferry_ckpt_t ck, const char *tmp, const char *path, int prune, long long step)
-{
-    int cls = 0;
-    if (ck->rank == 0 && rename(tmp, path) != 0)
-        cls = ferry__error_set(MPI_ERR_IO, "ferry_ckpt: cannot rename %s to %s: %s", tmp, path, strerror(errno));
-    if (ck->rank == 0 && !cls && ckpt_sync_directory(path) != 0)
-        cls = ferry__error_set(MPI_ERR_IO, "ferry_ckpt: cannot sync the directory of %s: %s", path, strerror(errno));
-    if (ck->rank == 0 && !cls && prune) ckpt_prune(ck, step);
-    return agree_all(ck, cls, "ferry_ckpt_write");
-}
-
-/* Collective, after the definitions are agreed: the transaction on tmp, then the commit. A failed
- * write leaves no temporary file behind (it would fill the disk until the next write). */
-static int write_txn(ferry_ckpt_t ck, const char *path, ckpt_txn_t *t, void *const *bufs, int prune)
-{
-    size_t n = strlen(path) + 5;
-    char *tmp = ferry__malloc(n);
-    int cls = tmp && t->sums && t->total ? 0 : ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt_write: no memory");
-    if (tmp) snprintf(tmp, n, "%s.tmp", path);
-    if (!cls && ck->rank == 0) cls = unlink_quietly(tmp); /* a crashed write's leftovers */
-    if (!cls) cls = ckpt_check_overlaps(ck, "ferry_ckpt_write");
-    int built = cls ? cls : ckpt_layout_build(ck, NULL, t->step, t->time, &t->layout);
-    cls = agree_all(ck, built, "ferry_ckpt_write"); /* one agreement for all the preparations */
-    int begun = !cls;
-    if (!cls) cls = ckpt_txn_write(ck, tmp, t, bufs);
-    if (!built) ckpt_layout_free(ck, &t->layout);
-    if (!cls) cls = commit(ck, tmp, path, prune, t->step);
-    if (cls && begun && ck->rank == 0 && unlink(tmp) != 0 && errno != ENOENT)
-        fprintf(stderr, "ferry_ckpt: cannot remove %s after a failed write: %s\n", tmp, strerror(errno));
-    if (cls && begun) cls = agree_all(ck, cls, "ferry_ckpt_write"); /* every rank returns after the removal */
-    ferry__free(tmp);
-    return cls;
-}
-
-int ckpt_write_path(ferry_ckpt_t ck, const char *named, long long step, double time, void *const *bufs)
-{
-    char path[4200], call[4400];
-    int cls = 0;
-    if (named && strlen(named) + 5 >= sizeof path) cls = ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_write_file: the name is too long");
-    else if (named) snprintf(path, sizeof path, "%s", named);
-    else cls = ckpt_step_path(ck, step, path, sizeof path);
-    if (!cls && !bufs && ck->nvars)
-        cls = ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_write on %s: a NULL buffer array for %d variables", ck->base, ck->nvars);
-    if (!cls && named && ck->series)
-        cls = ferry__error_set(MPI_ERR_UNSUPPORTED_OPERATION, "ferry_ckpt_write_file: %s is a series set: its steps go into one file", ck->base);
-    snprintf(call, sizeof call, "%s step %lld%s%.4096s", named ? "ferry_ckpt_write_file" : "ferry_ckpt_write", step,
-             named ? " to " : "", named ? named : "");
-    cls = ckpt_defs_agree(ck, cls, "ferry_ckpt_write", call);
-    if (cls) return cls;
-    if (ck->series) return ckpt_series_write(ck, step, time, bufs);
-    ckpt_txn_t t = {.sums = ferry__calloc((size_t)ck->nvars + 1, sizeof(uint64_t)),
-                    .total = ferry__calloc((size_t)ck->nvars + 1, sizeof(uint64_t)), .step = step, .time = time, .record = -1};
-    cls = write_txn(ck, path, &t, bufs, !named);
-    ckpt_holes_free(ck, &t.holes);
-    ferry__free(t.sums);
-    ferry__free(t.total);
-    return cls;
-}
-
-int ferry_ckpt_write(ferry_ckpt_t ck, long long step, double time, void *const *bufs)
-{
-    if (!ck) return ferry__error_code(ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_write: a NULL set"));
-    return ferry__error_code(ckpt_write_path(ck, NULL, step, time, bufs));
-}
-
-int ferry_ckpt_write_file(ferry_ckpt_t ck, const char *path, long long step, double time, void *const *bufs)
-{
-    if (!ck) return ferry__error_code(ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_write_file: a NULL set"));
-    if (!path) return ferry__error_code(ckpt_defs_agree(ck, ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_write_file: a NULL path"),
-                                                        "ferry_ckpt_write", ""));
-    return ferry__error_code(ckpt_write_path(ck, path, step, time, bufs));
 }

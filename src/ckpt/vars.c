@@ -12,7 +12,7 @@
 /* A name netCDF accepts, of at most 200 bytes (room for the suffixes of a stacked file's names). */
 static int check_name(const char *what, const char *kind, const char *name)
 {
-    const char *problem = ckpt_nc_name_problem(name);
+    const char *problem = ferry__ckpt_nc_name_problem(name);
     if (!problem && strlen(name) > 200) problem = "is longer than 200 bytes";
     if (problem)
         return ferry__error_set(MPI_ERR_ARG, "%s: the %s name '%.64s' %s (netCDF's name rules)", what, kind,
@@ -57,7 +57,8 @@ static int clashes_with_layout(ferry_ckpt_t ck, const char *name, int is_var)
                !strcmp(name, is_var ? "ferry_checksum" : "ferry_hex");
     if (ck->strategy != FERRY_CKPT_STACK) return 0;
     if (!is_var) {
-        int reserved = strcmp(name, "ferry_rank") == 0 || (strncmp(name, "ferry_dim", 9) == 0 && name[9] >= '1' && name[9] <= '4' && !name[10]);
+        int reserved = strcmp(name, "ferry_rank") == 0 ||
+                       (strncmp(name, "ferry_dim", 9) == 0 && name[9] >= '1' && name[9] <= '4' && !name[10]);
         return reserved || suffix_of_var(ck, name, "_stacked");
     }
     for (int k = 0; k < 3; k++) {
@@ -68,11 +69,12 @@ static int clashes_with_layout(ferry_ckpt_t ck, const char *name, int is_var)
     return dim_named(ck, own);
 }
 
-int ckpt_check_new_name(ferry_ckpt_t ck, const char *what, const char *name, int is_var)
+int ferry__ckpt_check_new_name(ferry_ckpt_t ck, const char *what, const char *name, int is_var)
 {
     FERRY_TRY(check_name(what, is_var ? "variable" : "dimension", name));
     if (is_var ? var_named(ck, name) : dim_named(ck, name))
-        return ferry__error_set(MPI_ERR_ARG, "%s: a %s named '%s' is already defined", what, is_var ? "variable" : "dimension", name);
+        return ferry__error_set(MPI_ERR_ARG, "%s: a %s named '%s' is already defined", what,
+                                is_var ? "variable" : "dimension", name);
     if (clashes_with_layout(ck, name, is_var))
         return ferry__error_set(MPI_ERR_ARG, "%s: '%s' is a name the %s layout gives one of its own dimensions or "
                                 "variables (docs/format/netcdf.md)", what, name, ck->series ? "series" : "stacked");
@@ -83,13 +85,13 @@ static int check_var(ferry_ckpt_t ck, const ferry_ckpt_var_t *d, const int *vari
 {
     const char *what = "ferry_ckpt_def_var";
     if (!ck || !d || !varid) return ferry__error_set(MPI_ERR_ARG, "%s: a NULL set, variable or varid", what);
-    FERRY_TRY(ckpt_check_new_name(ck, what, d->name, 1));
+    FERRY_TRY(ferry__ckpt_check_new_name(ck, what, d->name, 1));
     const char *name = d->name;
-    int nctype = ckpt_nc_nctype(d->type);
+    int nctype = ferry__ckpt_nc_nctype(d->type);
     if (!nctype || (nctype == NC_INT64 && ck->format == FERRY_CKPT_CDF2))
         return ferry__error_set(MPI_ERR_TYPE, "%s: %s: the type is not one netCDF %s stores", what, name,
                                 ck->format == FERRY_CKPT_CDF2 ? "CDF-2" : "CDF-5");
-    if (d->ndims < 1 || d->ndims > CKPT_D || !d->dimids || !d->start || !d->count)
+    if (d->ndims < 1 || d->ndims > FERRY__CKPT_D || !d->dimids || !d->start || !d->count)
         return ferry__error_set(MPI_ERR_ARG, "%s: %s: 1 to 4 dimensions with ids, start and count", what, name);
     for (int k = 0; k < d->ndims; k++) {
         int id = d->dimids[k];
@@ -97,17 +99,18 @@ static int check_var(ferry_ckpt_t ck, const ferry_ckpt_var_t *d, const int *vari
             return ferry__error_set(MPI_ERR_DIMS, "%s: %s: dimension id %d is not defined", what, name, id);
         MPI_Offset len = ck->dims[id].len, s = d->start[k], c = d->count[k];
         if (s < 0 || c < 0 || s + c > len || (d->halo && d->halo[k] < 0))
-            return ferry__error_set(MPI_ERR_ARG, "%s: %s: dimension %d: block [%lld, +%lld) outside [0, %lld) or a negative halo",
+            return ferry__error_set(MPI_ERR_ARG,
+                                    "%s: %s: dimension %d: block [%lld, +%lld) outside [0, %lld) or a negative halo",
                                     what, name, k, (long long)s, (long long)c, (long long)len);
     }
     return 0;
 }
 
-static void normalize(ferry_ckpt_t ck, const ferry_ckpt_var_t *d, ckpt_var_t *v)
+static void normalize(ferry_ckpt_t ck, const ferry_ckpt_var_t *d, ferry__ckpt_var_t *v)
 {
-    int lead = CKPT_D - d->ndims, empty = 0;
+    int lead = FERRY__CKPT_D - d->ndims, empty = 0;
     for (int k = 0; k < d->ndims; k++) empty |= d->count[k] == 0;
-    for (int k = 0; k < CKPT_D; k++) {
+    for (int k = 0; k < FERRY__CKPT_D; k++) {
         int j = k - lead;
         v->global[k] = j < 0 ? 1 : ck->dims[d->dimids[j]].len;
         v->start[k] = j < 0 || empty ? 0 : d->start[j];
@@ -119,28 +122,28 @@ static void normalize(ferry_ckpt_t ck, const ferry_ckpt_var_t *d, ckpt_var_t *v)
     }
     v->ndims = d->ndims;
     v->type = d->type;
-    v->nctype = ckpt_nc_nctype(d->type);
-    v->esize = ckpt_nc_type_size(v->nctype);
+    v->nctype = ferry__ckpt_nc_nctype(d->type);
+    v->esize = ferry__ckpt_nc_type_size(v->nctype);
 }
 
 int ferry_ckpt_def_var(ferry_ckpt_t ck, const ferry_ckpt_var_t *d, int *varid)
 {
     int cls = check_var(ck, d, varid);
-    ckpt_var_t *grown = cls ? NULL : ferry__realloc(ck->vars, (size_t)(ck->nvars + 1) * sizeof *grown);
+    ferry__ckpt_var_t *grown = cls ? NULL : ferry__realloc(ck->vars, (size_t)(ck->nvars + 1) * sizeof *grown);
     if (!cls && !grown) cls = ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt_def_var: no memory");
     if (cls) return ferry__error_code(cls);
     ck->vars = grown;
-    ckpt_var_t *v = &ck->vars[ck->nvars];
+    ferry__ckpt_var_t *v = &ck->vars[ck->nvars];
     memset(v, 0, sizeof *v);
     normalize(ck, d, v);
     v->name = ferry__strdup(d->name);
     v->mask = d->mask ? ferry__strdup(d->mask) : NULL;
-    int units = d->units ? ckpt_nc_add_att(&v->atts, "units", NC_CHAR, (int64_t)strlen(d->units), d->units) : 0;
+    int units = d->units ? ferry__ckpt_nc_add_att(&v->atts, "units", NC_CHAR, (int64_t)strlen(d->units), d->units) : 0;
     if (!v->name || (d->mask && !v->mask) || units) {
-        ferry__free(v->name), ferry__free(v->mask), ckpt_nc_free_atts(&v->atts);
+        ferry__free(v->name), ferry__free(v->mask), ferry__ckpt_nc_free_atts(&v->atts);
         return ferry__error_code(ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt_def_var: no memory"));
     }
-    ckpt_defs_changed(ck);
+    ferry__ckpt_defs_changed(ck);
     *varid = ck->nvars++;
     return MPI_SUCCESS;
 }

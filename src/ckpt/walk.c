@@ -45,22 +45,22 @@ static int host_is_little(void)
 }
 
 /* One run of n elements, instantiated per element size so the loops see a constant. */
-static inline uint64_t run_sized(unsigned char *p, MPI_Offset n, int esize, uint64_t k, ckpt_pass_t pass)
+static inline uint64_t run_sized(unsigned char *p, MPI_Offset n, int esize, uint64_t k, ferry__ckpt_pass_t pass)
 {
     uint64_t sum = 0;
-    int swap = host_is_little() && pass != CKPT_SUM;
-    if (pass == CKPT_ZERO) {
+    int swap = host_is_little() && pass != FERRY__CKPT_SUM;
+    if (pass == FERRY__CKPT_ZERO) {
         memset(p, 0, (size_t)n * (size_t)esize);
         return 0;
     }
     for (MPI_Offset i = 0; i < n; i++, p += esize, k += 2 * CKPT_GOLDEN) {
-        if (pass != CKPT_SWAP) sum += load_native(p, esize) * k;
+        if (pass != FERRY__CKPT_SWAP) sum += load_native(p, esize) * k;
         if (swap) swap_one(p, esize);
     }
     return sum;
 }
 
-static uint64_t run(unsigned char *p, MPI_Offset n, int esize, MPI_Offset first, ckpt_pass_t pass)
+static uint64_t run(unsigned char *p, MPI_Offset n, int esize, MPI_Offset first, ferry__ckpt_pass_t pass)
 {
     uint64_t k = ((uint64_t)first * 2 + 1) * CKPT_GOLDEN;
     switch (esize) {
@@ -106,10 +106,10 @@ static uint64_t pack_run(const unsigned char *p, MPI_Offset n, int esize, MPI_Of
     }
 }
 
-uint64_t ckpt_walk_pack(const ckpt_block_t *b, unsigned char *out)
+uint64_t ferry__ckpt_walk_pack(const ferry__ckpt_block_t *b, unsigned char *out)
 {
     uint64_t sum = 0;
-    if (ckpt_elems(b->count) == 0) return 0;
+    if (ferry__ckpt_elems(b->count) == 0) return 0;
     MPI_Offset run_bytes = b->count[3] * b->esize;
     for (MPI_Offset a = 0; a < b->count[0]; a++)
         for (MPI_Offset c = 0; c < b->count[1]; c++)
@@ -121,10 +121,10 @@ uint64_t ckpt_walk_pack(const ckpt_block_t *b, unsigned char *out)
     return sum;
 }
 
-uint64_t ckpt_walk(const ckpt_block_t *b, ckpt_pass_t pass)
+uint64_t ferry__ckpt_walk(const ferry__ckpt_block_t *b, ferry__ckpt_pass_t pass)
 {
     uint64_t sum = 0;
-    if (ckpt_elems(b->count) == 0) return 0;
+    if (ferry__ckpt_elems(b->count) == 0) return 0;
     for (MPI_Offset a = 0; a < b->count[0]; a++)
         for (MPI_Offset c = 0; c < b->count[1]; c++)
             for (MPI_Offset d = 0; d < b->count[2]; d++) {
@@ -135,30 +135,31 @@ uint64_t ckpt_walk(const ckpt_block_t *b, ckpt_pass_t pass)
     return sum;
 }
 
-void ckpt_walk_fill(const ckpt_block_t *b, const unsigned char *value)
+void ferry__ckpt_walk_fill(const ferry__ckpt_block_t *b, const unsigned char *value)
 {
-    if (ckpt_elems(b->count) == 0) return;
+    if (ferry__ckpt_elems(b->count) == 0) return;
     for (MPI_Offset a = 0; a < b->count[0]; a++)
         for (MPI_Offset c = 0; c < b->count[1]; c++)
             for (MPI_Offset d = 0; d < b->count[2]; d++) {
-                unsigned char *p = b->base + (a * b->mem_stride[0] + c * b->mem_stride[1] + d * b->mem_stride[2]) * b->esize;
+                unsigned char *p =
+                    b->base + (a * b->mem_stride[0] + c * b->mem_stride[1] + d * b->mem_stride[2]) * b->esize;
                 for (MPI_Offset i = 0; i < b->count[3]; i++) memcpy(p + i * b->esize, value, (size_t)b->esize);
             }
 }
 
 /* Strides of a C-order array of the given shape, in elements. */
-static void strides_of(const MPI_Offset shape[CKPT_D], MPI_Offset stride[CKPT_D])
+static void strides_of(const MPI_Offset shape[FERRY__CKPT_D], MPI_Offset stride[FERRY__CKPT_D])
 {
-    stride[CKPT_D - 1] = 1;
-    for (int d = CKPT_D - 2; d >= 0; d--) stride[d] = stride[d + 1] * shape[d + 1];
+    stride[FERRY__CKPT_D - 1] = 1;
+    for (int d = FERRY__CKPT_D - 2; d >= 0; d--) stride[d] = stride[d + 1] * shape[d + 1];
 }
 
-ckpt_block_t ckpt_block_of(const ferry_ckpt_t ck, const ckpt_var_t *v, void *buf, int strategy)
+ferry__ckpt_block_t ferry__ckpt_block_of(const ferry_ckpt_t ck, const ferry__ckpt_var_t *v, void *buf, int strategy)
 {
-    ckpt_block_t b = {.esize = v->esize};
+    ferry__ckpt_block_t b = {.esize = v->esize};
     MPI_Offset first = 0;
     strides_of(v->mem, b.mem_stride);
-    for (int d = 0; d < CKPT_D; d++) {
+    for (int d = 0; d < FERRY__CKPT_D; d++) {
         b.count[d] = v->count[d];
         first += v->halo[d] * b.mem_stride[d];
     }
@@ -168,12 +169,12 @@ ckpt_block_t ckpt_block_of(const ferry_ckpt_t ck, const ckpt_var_t *v, void *buf
         b.file_first = v->offsets[ck->rank];
     } else {
         strides_of(v->global, b.file_stride);
-        for (int d = 0; d < CKPT_D; d++) b.file_first += v->start[d] * b.file_stride[d];
+        for (int d = 0; d < FERRY__CKPT_D; d++) b.file_first += v->start[d] * b.file_stride[d];
     }
     return b;
 }
 
-uint64_t ckpt_checksum_be(const unsigned char *data, int64_t n, int esize, int64_t first)
+uint64_t ferry__ckpt_checksum_be(const unsigned char *data, int64_t n, int esize, int64_t first)
 {
     uint64_t sum = 0, k = ((uint64_t)first * 2 + 1) * CKPT_GOLDEN;
     for (int64_t i = 0; i < n; i++, data += esize, k += 2 * CKPT_GOLDEN) {
@@ -184,7 +185,7 @@ uint64_t ckpt_checksum_be(const unsigned char *data, int64_t n, int esize, int64
     return sum;
 }
 
-void ckpt_hex(uint64_t sum, char out[17])
+void ferry__ckpt_hex(uint64_t sum, char out[17])
 {
     static const char digits[] = "0123456789abcdef";
     for (int i = 0; i < 16; i++) out[i] = digits[(sum >> (60 - 4 * i)) & 15];
