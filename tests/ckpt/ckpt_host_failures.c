@@ -17,68 +17,26 @@
 #include <string.h>
 
 #include "ckpt_cases.h"
+#include "host_failures.h"
 
 enum { N = 24, MAX_K = 200 };
-typedef enum { NONE, ALLGATHER, ALLREDUCE, BCAST, OPS } op_t;
-static const char *const op_names[OPS] = {"none", "MPI_Allgather", "MPI_Allreduce", "MPI_Bcast"};
-
-static op_t armed_op = NONE;
-static int countdown;
-
-/* 1 when this call of op is the one that fails. */
-static int fails(op_t op)
-{
-    return armed_op == op && --countdown == 0;
-}
-
-int MPI_Allgather(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, MPI_Comm comm)
-{
-    return fails(ALLGATHER) ? MPI_ERR_OTHER : PMPI_Allgather(s, sc, st, r, rc, rt, comm);
-}
-
-int MPI_Iallgather(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, MPI_Comm comm,
-                   MPI_Request *req)
-{
-    return fails(ALLGATHER) ? MPI_ERR_OTHER : PMPI_Iallgather(s, sc, st, r, rc, rt, comm, req);
-}
-
-int MPI_Allreduce(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm comm)
-{
-    return fails(ALLREDUCE) ? MPI_ERR_OTHER : PMPI_Allreduce(s, r, n, t, op, comm);
-}
-
-int MPI_Iallreduce(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm comm, MPI_Request *req)
-{
-    return fails(ALLREDUCE) ? MPI_ERR_OTHER : PMPI_Iallreduce(s, r, n, t, op, comm, req);
-}
-
-int MPI_Bcast(void *b, int n, MPI_Datatype t, int root, MPI_Comm comm)
-{
-    return fails(BCAST) ? MPI_ERR_OTHER : PMPI_Bcast(b, n, t, root, comm);
-}
-
-int MPI_Ibcast(void *b, int n, MPI_Datatype t, int root, MPI_Comm comm, MPI_Request *req)
-{
-    return fails(BCAST) ? MPI_ERR_OTHER : PMPI_Ibcast(b, n, t, root, comm, req);
-}
-
 /* Every rank returned the same class; a failure carries a message. 1 when the call failed. */
-static int agreed(int rc, const char *call, op_t op, int k)
+static int agreed(int rc, const char *call, ft_host_op_t op, int k)
 {
     int cls = rc == MPI_SUCCESS ? 0 : ft_class(rc), mine[2] = {cls, -cls}, low[2];
     PMPI_Allreduce(mine, low, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (low[0] != -low[1])
-        ft_fail(__FILE__, __LINE__, "%s, %s #%d: ranks disagree: classes %d..%d", call, op_names[op], k, low[0],
+        ft_fail(__FILE__, __LINE__, "%s, %s #%d: ranks disagree: classes %d..%d", call, ft_host_op_names[op], k, low[0],
                 -low[1]);
     if (cls && !ft_message[0])
-        ft_fail(__FILE__, __LINE__, "%s, %s #%d: an error without a message", call, op_names[op], k);
+        ft_fail(__FILE__, __LINE__, "%s, %s #%d: an error without a message", call, ft_host_op_names[op], k);
     return cls != 0;
 }
 
 /* One trial: a set with step 1 written; the k-th call of op fails during the write of step 2, the
  * restart and the verify of step 2's file. Returns 0 when the k-th call never came (k is past the
  * calls made). */
-static int trial(op_t op, int k, int strategy, int number)
+static int trial(ft_host_op_t op, int k, int strategy, int number)
 {
     char base[64], path[4200];
     snprintf(base, sizeof base, "hf_%d", number);
@@ -101,16 +59,14 @@ static int trial(op_t op, int k, int strategy, int number)
     cc_fill(&r, 0, 999);
     FT_OK(ferry_ckpt_path(ck, 2, path, (int)sizeof path));
     ferry_ckpt_info_t info;
-    armed_op = op;
-    countdown = k;
+    ft_host_fail_arm(op, k);
     int wrote = ft_capture(ferry_ckpt_write(ck, 2, 2.0, (void *[]){v.buf}));
     int write_failed = agreed(wrote, "write", op, k);
     int restarted = ft_capture(ferry_ckpt_restart(ck, (void *[]){r.buf}, &info));
     int restart_failed = agreed(restarted, "restart", op, k);
     int verified = ft_capture(ferry_ckpt_verify(MPI_COMM_WORLD, path));
     int verify_failed = agreed(verified, "verify", op, k);
-    int reached = op != NONE && countdown <= 0;
-    armed_op = NONE;
+    int reached = ft_host_fail_disarm();
     if (!write_failed) FT_OK(ferry_ckpt_verify(MPI_COMM_WORLD, path));
     if (!restart_failed) {
         FT_CHECK(info.step == 2 || (info.step == 1 && (write_failed || info.fallbacks > 0)));
@@ -129,15 +85,17 @@ int main(int argc, char **argv)
     static const int strategies[3] = {FERRY_CKPT_STEER, FERRY_CKPT_STACK, FERRY_CKPT_GATHER};
     static const char *const names[3] = {"steer", "stack", "gather"};
     int number = 0;
-    for (op_t op = ALLGATHER; op < OPS; op++)
+    static const ft_host_op_t ops[3] = {FT_HOST_ALLGATHER, FT_HOST_ALLREDUCE, FT_HOST_BCAST};
+    for (int o = 0; o < 3; o++)
         for (int i = 0; i < 3; i++) {
+            ft_host_op_t op = ops[o];
             int k = 1;
             while (k <= MAX_K && trial(op, k, strategies[i], ++number)) k++;
             if (ft_rank == 0)
-                printf("ckpt_host_failures: %s, %s: each of %d calls failed in turn\n", names[i], op_names[op], k - 1);
+                printf("ckpt_host_failures: %s, %s: each of %d calls failed in turn\n", names[i], ft_host_op_names[op], k - 1);
             FT_CHECK(k > 1);      /* the injection reached the layer */
             FT_CHECK(k <= MAX_K); /* and ran out of calls to fail */
         }
-    FT_CHECK(!trial(NONE, 0, FERRY_CKPT_GATHER, ++number)); /* nothing armed: everything succeeds */
+    FT_CHECK(!trial(FT_HOST_NONE, 0, FERRY_CKPT_GATHER, ++number)); /* nothing armed: everything succeeds */
     return ft_finish();
 }

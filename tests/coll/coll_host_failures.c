@@ -13,62 +13,9 @@
 #include <string.h>
 
 #include "ferry_test.h"
+#include "host_failures.h"
 
 enum { BLOCK = 8, BLOCKS = 512, MAX_K = 6 };
-typedef enum { NONE, ALLGATHER, ALLGATHERV, ALLREDUCE, BCAST, OPS } op_t;
-static const char *const op_names[OPS] = {"none", "MPI_Allgather", "MPI_Allgatherv", "MPI_Allreduce", "MPI_Bcast"};
-
-static op_t armed_op = NONE;
-static int countdown;
-
-/* 1 when this call of op is the one that fails. */
-static int fails(op_t op)
-{
-    return armed_op == op && --countdown == 0;
-}
-
-int MPI_Allgather(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, MPI_Comm comm)
-{
-    return fails(ALLGATHER) ? MPI_ERR_OTHER : PMPI_Allgather(s, sc, st, r, rc, rt, comm);
-}
-
-int MPI_Iallgather(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, MPI_Comm comm,
-                   MPI_Request *req)
-{
-    return fails(ALLGATHER) ? MPI_ERR_OTHER : PMPI_Iallgather(s, sc, st, r, rc, rt, comm, req);
-}
-
-int MPI_Allgatherv(const void *s, int sc, MPI_Datatype st, void *r, const int rc[], const int d[], MPI_Datatype rt,
-                   MPI_Comm comm)
-{
-    return fails(ALLGATHERV) ? MPI_ERR_OTHER : PMPI_Allgatherv(s, sc, st, r, rc, d, rt, comm);
-}
-
-int MPI_Iallgatherv(const void *s, int sc, MPI_Datatype st, void *r, const int rc[], const int d[], MPI_Datatype rt,
-                    MPI_Comm comm, MPI_Request *req)
-{
-    return fails(ALLGATHERV) ? MPI_ERR_OTHER : PMPI_Iallgatherv(s, sc, st, r, rc, d, rt, comm, req);
-}
-
-int MPI_Allreduce(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm comm)
-{
-    return fails(ALLREDUCE) ? MPI_ERR_OTHER : PMPI_Allreduce(s, r, n, t, op, comm);
-}
-
-int MPI_Iallreduce(const void *s, void *r, int n, MPI_Datatype t, MPI_Op op, MPI_Comm comm, MPI_Request *req)
-{
-    return fails(ALLREDUCE) ? MPI_ERR_OTHER : PMPI_Iallreduce(s, r, n, t, op, comm, req);
-}
-
-int MPI_Bcast(void *b, int n, MPI_Datatype t, int root, MPI_Comm comm)
-{
-    return fails(BCAST) ? MPI_ERR_OTHER : PMPI_Bcast(b, n, t, root, comm);
-}
-
-int MPI_Ibcast(void *b, int n, MPI_Datatype t, int root, MPI_Comm comm, MPI_Request *req)
-{
-    return fails(BCAST) ? MPI_ERR_OTHER : PMPI_Ibcast(b, n, t, root, comm, req);
-}
 
 static unsigned char pattern(int trial, int rank, int i)
 {
@@ -98,26 +45,25 @@ static int written(ferry_File fh, MPI_Datatype tile, int trial)
 }
 
 /* One trial: the k-th call of op fails (on every rank) during set_view + write_at_all. */
-static void trial(ferry_File fh, MPI_Datatype tile, MPI_Info hints, op_t op, int k, int number)
+static void trial(ferry_File fh, MPI_Datatype tile, MPI_Info hints, ft_host_op_t op, int k, int number)
 {
     unsigned char data[BLOCK * BLOCKS];
     for (int i = 0; i < (int)sizeof data; i++) data[i] = pattern(number, ft_rank, i);
-    armed_op = op;
-    countdown = k;
+    ft_host_fail_arm(op, k);
     int rc = ft_capture(ferry_File_set_view(fh, (MPI_Offset)ft_rank * BLOCK, MPI_BYTE, tile, "native", hints));
     if (rc == MPI_SUCCESS) rc = ft_capture(ferry_File_write_at_all(fh, 0, data, sizeof data, MPI_BYTE, MPI_STATUS_IGNORE));
-    armed_op = NONE;
+    ft_host_fail_disarm();
     int classes[2] = {rc == MPI_SUCCESS ? 0 : ft_class(rc), 0}, lowest[2];
     classes[1] = -classes[0];
     MPI_Allreduce(classes, lowest, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (lowest[0] != -lowest[1])
-        ft_fail(__FILE__, __LINE__, "%s #%d: ranks disagree: classes %d..%d", op_names[op], k, lowest[0], -lowest[1]);
+        ft_fail(__FILE__, __LINE__, "%s #%d: ranks disagree: classes %d..%d", ft_host_op_names[op], k, lowest[0], -lowest[1]);
     if (rc != MPI_SUCCESS) {
         FT_EQ(ft_class(rc), MPI_ERR_INTERN);
         if (!strstr(ft_message, " failed"))
-            ft_fail(__FILE__, __LINE__, "%s #%d: message says nothing failed: %s", op_names[op], k, ft_message);
+            ft_fail(__FILE__, __LINE__, "%s #%d: message says nothing failed: %s", ft_host_op_names[op], k, ft_message);
     } else if (!written(fh, tile, number)) {
-        ft_fail(__FILE__, __LINE__, "%s #%d: write_at_all returned success but the file lacks the data", op_names[op],
+        ft_fail(__FILE__, __LINE__, "%s #%d: write_at_all returned success but the file lacks the data", ft_host_op_names[op],
                 k);
     }
 }
@@ -133,12 +79,12 @@ int main(int argc, char **argv)
     FT_OK(ferry_File_open(MPI_COMM_WORLD, ft_path("data"), MPI_MODE_CREATE | MPI_MODE_RDWR, hints, &fh));
     MPI_Datatype tile = interleaved();
     int number = 0, failed = 0;
-    for (op_t op = ALLGATHER; op < OPS; op++)
+    for (ft_host_op_t op = FT_HOST_ALLGATHER; op < FT_HOST_OPS; op++)
         for (int k = 1; k <= MAX_K; k++) {
             trial(fh, tile, hints, op, k, ++number);
             failed += ft_message[0] != '\0';
         }
-    trial(fh, tile, hints, NONE, 0, ++number); /* the handle still works */
+    trial(fh, tile, hints, FT_HOST_NONE, 0, ++number); /* the handle still works */
     FT_CHECK(failed > 0);                       /* the injection reached ferry */
     MPI_Type_free(&tile);
     MPI_Info_free(&hints);
