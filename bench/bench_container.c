@@ -12,7 +12,7 @@
  * close) and read (open, read it all back and check it, close; the pages
  * dropped from the cache first, a no-op on tmpfs). The table gives median
  * times, bandwidths and ferry's ratios; metadata system calls are counted
- * by the contenders that know theirs (tools/bench-container-syscalls.sh
+ * by the contenders that know theirs (tools/bench/bench-container-syscalls.sh
  * counts every contender's with strace). --json FILE writes the results
  * as one JSON object (docs/report.md; ratios of ferry to every other
  * contender per row).
@@ -226,7 +226,7 @@ static const cli_option_t ctr_options[] = {
      "fortran: the ferry container through the Fortran module ferry_container); "
      "'baseline': none of them (the run strace subtracts when counting system calls)"},
     {"create-only", 0, CLI_INT, offsetof(ctr_config_t, create_only), 0, 1, NULL,
-     "1: the create phase alone, one line per contender (tools/bench-container-syscalls.sh)"},
+     "1: the create phase alone, one line per contender (tools/bench/bench-container-syscalls.sh)"},
     {NULL, 0, 0, 0, 0, 0, NULL, NULL},
 };
 

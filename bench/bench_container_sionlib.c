@@ -41,7 +41,7 @@ static void sionlib_write(ctr_job_t *job)
     FILE *fp = NULL;
     int sid = sionlib_open(job, "bw", &fp);
     if (sid < 0) return;
-    ctr_pieces(job, sionlib_step, &sid); /* metadata calls: tools/bench-container-syscalls.sh counts them */
+    ctr_pieces(job, sionlib_step, &sid); /* metadata calls: tools/bench/bench-container-syscalls.sh counts them */
     if (job->sync && fp && (fflush(fp) != 0 || fsync(fileno(fp)) != 0)) ctr_failed(job, "sionlib", "fsync failed");
     if (sion_parclose_mpi(sid) < 0) ctr_failed(job, "sionlib", "sion_parclose_mpi failed");
 }

@@ -58,15 +58,6 @@ static void usage(FILE *out, int with_options)
     }
 }
 
-/* The rank the launcher gave this process, before MPI_Init (0 when started alone). */
-static int launcher_rank(void)
-{
-    static const char *const names[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (getenv(names[i])) return atoi(getenv(names[i]));
-    return 0;
-}
-
 static int find_workload(const char *name)
 {
     for (int i = 0; i < WORKLOADS; i++)
@@ -84,7 +75,7 @@ static int asks_help(int argc, char **argv)
 /* What can be answered without MPI: an exit status, or -1 to run workload *w. */
 static int answer_early(int argc, char **argv, int *w)
 {
-    FILE *out = launcher_rank() == 0 ? stdout : NULL, *err = launcher_rank() == 0 ? stderr : NULL;
+    FILE *out = cli_launcher_rank() == 0 ? stdout : NULL, *err = cli_launcher_rank() == 0 ? stderr : NULL;
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
         if (out) usage(out, 1);
         return 0;

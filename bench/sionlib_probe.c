@@ -2,7 +2,7 @@
  * ferry-sionlib-probe: checks, through SIONlib 1.7.6's public API, the
  * failures issue 16 names, next to ferry's container doing the same thing.
  * Built only when CMake is given -DFERRY_SIONLIB_DIR (SIONlib itself is
- * built by hand, outside ferry); tools/sionlib-probe.sh runs every mode.
+ * built by hand, outside ferry); tools/bench/sionlib-probe.sh runs every mode.
  *
  *   collectives BLOCKS   collectives in open and close, writing BLOCKS chunks per rank
  *                        (MPI_ and PMPI_ entry points counted: SIONlib calls PMPI_ directly)

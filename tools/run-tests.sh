@@ -17,8 +17,8 @@ configs=("$@")
 export FERRY_TEST_DIR=${FERRY_TEST_DIR:-/tmp}
 
 "$root_dir/tools/setup.sh" || exit 1
-echo "=== ferry house rules (tools/check_rules.sh) ==="
-"$root_dir/tools/check_rules.sh" || exit 1
+echo "=== ferry house rules (tools/checks/check-rules.sh) ==="
+"$root_dir/tools/checks/check-rules.sh" || exit 1
 passed=0 failed=0 status=0 broken=()
 # The benchmark command builds with -O3; its warnings differ from the test builds'.
 for config in release-openmpi release-mpich; do

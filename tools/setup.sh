@@ -11,11 +11,11 @@ root_dir=$(cd "$(dirname "$0")/.." && pwd)
 # The last four are the unmodified MPI-IO software the drop-in is tested with (tests/software/).
 packages=(build-essential cmake ninja-build pkg-config python3 openmpi-bin libopenmpi-dev mpich libmpich-dev
           libhdf5-openmpi-dev libhdf5-mpich-dev libpnetcdf-dev python3-mpi4py)
-packages+=(strace)  # issue 16: tools/bench-container-syscalls.sh counts metadata system calls
+packages+=(strace)  # issue 16: tools/bench/bench-container-syscalls.sh counts metadata system calls
 packages+=(netcdf-bin pnetcdf-bin python3-netcdf4 python3-xarray python3-matplotlib python3-numpy)  # issue 17: checkpoint oracles (ncdump, ncvalidator, netCDF4/xarray) and plots
 packages+=(python3-matplotlib)  # issue 18: tools/ferry-report draws the report's plots with it
 packages+=(gfortran)  # issue 15: Fortran programs on the drop-in (tests/fortran), NAS BT-IO
-packages+=(clang-format)  # issue 14: tools/check_format.sh (git clang-format) checks that changed C lines follow .clang-format
+packages+=(clang-format)  # issue 14: tools/checks/check-format.sh (git clang-format) checks that changed C lines follow .clang-format
 
 install_missing_packages() {
   local missing=()

@@ -3,7 +3,7 @@
  * (include/ferry_ckpt.h is the public API; docs/checkpoint.md the design,
  * docs/format/netcdf.md the file layout).
  *
- * What other code (tools/ferry_ckpt.c) may use besides the public API: the
+ * What other code (tools/programs/ferry_ckpt.c) may use besides the public API: the
  * in-memory model of a netCDF classic header (CDF-2 or CDF-5), its decoder,
  * and the reading of a file's header region through ferry.
  *

@@ -8,7 +8,7 @@
  *                        one file per process: ferry-trace.<rank>.<pid>.txt
  *   FERRY_TRACE_FROM=n   record only reads and writes that end above byte n
  * A record is one line of tab-separated key=value fields (format in
- * docs/trace.md); tools/ferry-trace merges a job's files. Zero cost when off:
+ * docs/trace.md); ferry-trace (tools/programs/ferry_trace.c) merges a job's files. Zero cost when off:
  * callers test ferry__trace_level() before building a record.
  */
 #ifndef FERRY_TRACE_H

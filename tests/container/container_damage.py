@@ -14,7 +14,7 @@ never wrong). Every reader must fail or give exactly the stream's bytes:
   - ferry-container cat (one stream), split (a failing stream leaves no
     file) and defrag (a failure leaves no container; a success must hold
     exactly the streams, read back checked);
-  - the Python reader (tools/ferry_container.py), whole streams and a piece.
+  - the Python reader (tools/python/ferry_container.py), whole streams and a piece.
 
 usage: container_damage.py RUN_MPI WRITER CHECKER TOOL READER NPROCS CASES
 """

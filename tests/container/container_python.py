@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The Python reader (tools/ferry_container.py) against the C reader
+"""The Python reader (tools/python/ferry_container.py) against the C reader
 (ferry-container): containers written by MPI ranks (one file and two,
 checksums on, several block sizes), the same list of streams and lengths,
 the same bytes for every stream, the same verdicts on an intact file, on a

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tools/bench-container-syscalls.sh at N=2: every contender it measures has
+# tools/bench/bench-container-syscalls.sh at N=2: every contender it measures has
 # a count of zero or more, and one this ferry-bench lacks (SIONlib unless
 # built with -DFERRY_SIONLIB_DIR) is said to be not measured, not given a
 # negative count (it printed "sionlib: -5 metadata system calls").

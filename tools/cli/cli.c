@@ -268,3 +268,62 @@ void cli_print_help(const cli_spec_t *spec, FILE *out)
     }
     fprintf(out, "  %-28s print this help and exit\n", "-h, --help");
 }
+
+void cli_print_program_help(const cli_program_t *program, FILE *out, int with_commands)
+{
+    fprintf(out, "usage: %s\n%s\ncommands:\n", program->usage, program->summary);
+    for (const cli_command_t *c = program->commands; c->name; c++)
+        fprintf(out, "  %-10s %s\n", c->name, c->spec->summary);
+    for (const cli_command_t *c = program->commands; with_commands && c->name; c++) {
+        fprintf(out, "\n");
+        cli_print_help(c->spec, out);
+    }
+}
+
+/* Refuses a command given too few or too many positional arguments. */
+static int check_arg_count(const cli_command_t *c, const void *config, FILE *err)
+{
+    if (!c->spec->positional) return CLI_RUN; /* none allowed: cli_parse refused any */
+    int count = ((const cli_positional_t *)((const char *)config + c->spec->positional_offset))->count;
+    if (count >= c->min_args && (c->max_args < 0 || count <= c->max_args)) return CLI_RUN;
+    if (err)
+        fprintf(err, "%s: %s arguments (%d given): usage: %s (see %s --help)\n", c->spec->name,
+                count < c->min_args ? "too few" : "too many", count, c->spec->usage, c->spec->name);
+    return CLI_EXIT_USAGE;
+}
+
+/* The index of the command named word, or -1. */
+static int find_command(const cli_program_t *program, const char *word)
+{
+    for (int i = 0; program->commands[i].name; i++)
+        if (strcmp(program->commands[i].name, word) == 0) return i;
+    return -1;
+}
+
+int cli_parse_command(const cli_program_t *program, int argc, char **argv, void *config, FILE *out, FILE *err)
+{
+    if (argc >= 2 && is_help(argv[1])) {
+        if (out) cli_print_program_help(program, out, 1);
+        return CLI_EXIT_OK;
+    }
+    int command = argc >= 2 ? find_command(program, argv[1]) : -1;
+    if (command < 0) {
+        if (err && argc >= 2)
+            fprintf(err, "%s: unknown %s '%s'\n", program->name, argv[1][0] == '-' ? "option" : "command", argv[1]);
+        if (err && argc < 2) fprintf(err, "%s: no command given\n", program->name);
+        if (err) cli_print_program_help(program, err, 0);
+        return CLI_EXIT_USAGE;
+    }
+    const cli_command_t *c = &program->commands[command];
+    int rc = cli_parse(c->spec, argc - 1, argv + 1, config, out, err);
+    *(int *)((char *)config + program->command_offset) = command;
+    return rc != CLI_RUN ? rc : check_arg_count(c, config, err);
+}
+
+int cli_launcher_rank(void)
+{
+    static const char *const names[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (getenv(names[i])) return atoi(getenv(names[i]));
+    return 0;
+}

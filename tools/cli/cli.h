@@ -1,6 +1,6 @@
 /*
- * cli: the command lines of ferry's tools (ferry-bench, ferry-trace), each
- * from one table of options.
+ * cli: the command lines of ferry's tools (ferry-bench, ferry-trace,
+ * ferry-ckpt, ferry-container), each from one table of options.
  *
  * A tool lists its options once: name, kind of value, where the value goes
  * (offsetof in the tool's configuration struct), accepted range or words,
@@ -13,6 +13,12 @@
  * a short name), "--flag"; "--" ends the options. Values: sizes in bytes
  * with an optional k/m/g/t suffix (powers of 1024), decimal integers,
  * reals, words of a fixed list, free text.
+ *
+ * A program of commands ("ferry-ckpt info FILE") has one spec per command
+ * (cli_program_t): "--help" alone prints the program's help, "<command>
+ * --help" the command's, both on stdout with exit status 0; no command, an
+ * unknown one, an unknown option or a wrong number of arguments is refused
+ * on stderr with exit status 2.
  */
 #ifndef FERRY_CLI_H
 #define FERRY_CLI_H
@@ -65,6 +71,37 @@ enum { CLI_RUN = -1, CLI_EXIT_OK = 0, CLI_EXIT_USAGE = 2 };
  * CLI_EXIT_USAGE after a message naming the bad argument on `err`. Either
  * stream may be NULL (print nothing: the non-printing ranks). */
 int cli_parse(const cli_spec_t *spec, int argc, char **argv, void *config, FILE *out, FILE *err);
+
+/* A command of a program: the word after the program's name, and its spec
+ * (usage, summary, options, positional arguments); every command of a
+ * program fills the same configuration struct. */
+typedef struct cli_command {
+    const char *name;       /* NULL ends a table */
+    const cli_spec_t *spec; /* its name is "<program> <command>" */
+    int min_args, max_args; /* how many positional arguments it takes; max -1: no limit */
+} cli_command_t;
+
+typedef struct cli_program {
+    const char *name;              /* "ferry-ckpt", for messages */
+    const char *usage;             /* the usage lines after "usage: " */
+    const char *summary;           /* what the program does */
+    const cli_command_t *commands; /* ends with a NULL name */
+    size_t command_offset;         /* of an int in the configuration: the index of the command given */
+} cli_program_t;
+
+/* Parses argv as "<program> <command> [options] [arguments]": fills config
+ * from the command's spec as cli_parse does, stores the command's index in
+ * program->commands at command_offset and checks the argument count.
+ * Returns CLI_RUN, or an exit status after printing, as cli_parse does. */
+int cli_parse_command(const cli_program_t *program, int argc, char **argv, void *config, FILE *out, FILE *err);
+
+/* The program's usage, summary and command list; with_commands: every command's help after them. */
+void cli_print_program_help(const cli_program_t *program, FILE *out, int with_commands);
+
+/* The rank an MPI launcher gave this process, from the environment, so before
+ * MPI_Init (0 when started alone): MPI tools answer --help and refuse bad
+ * command lines before MPI starts, printing on that rank 0 only. */
+int cli_launcher_rank(void);
 
 /* Prints the usage line, summary and every option with its default and range. */
 void cli_print_help(const cli_spec_t *spec, FILE *out);

@@ -40,7 +40,7 @@ SECTIONS = [
     ("overlap", "Background I/O (overlap)", "Nonblocking writes hidden behind computation."),
     ("container", "Task-local container (issue 16)", "N task-local files against one ferry container (and one plain "
      "shared file, the ceiling of any one-file container): create, write, read. No host MPI-IO in it: the "
-     "'x host' column is the speed ratio to task-local files. Sweeps over N: `tools/bench-container.sh`."),
+     "'x host' column is the speed ratio to task-local files. Sweeps over N: `tools/bench/bench-container.sh`."),
     ("cluster", "On the cluster in a box (issue 27)", "The same workloads on tools/cluster's nodes (network "
      "namespaces on one bridge, TCP between nodes, shared memory inside one) with the files on its GlusterFS "
      "volume, one FUSE client per node, 4 ranks on 2 nodes (cluster2-) or 4 nodes (cluster4-) (docs/cluster.md). "

@@ -10,8 +10,8 @@
 #      printed beside them: wall-clock numbers mean little under load).
 # The chunk size is 1 MiB (the default), the calls 1 MiB, on DIR.
 #
-# usage: tools/bench-container-checksums.sh FERRY_BENCH [DIR] [BYTES] [REPS]
-#   e.g. tools/bench-container-checksums.sh build/openmpi/bench/ferry-bench /dev/shm 64m 5
+# usage: tools/bench/bench-container-checksums.sh FERRY_BENCH [DIR] [BYTES] [REPS]
+#   e.g. tools/bench/bench-container-checksums.sh build/openmpi/bench/ferry-bench /dev/shm 64m 5
 set -euo pipefail
 bench=$1 dir=${2:-/dev/shm} bytes=${3:-64m} reps=${4:-5}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

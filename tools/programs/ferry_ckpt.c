@@ -9,12 +9,17 @@
  *
  * An MPI program (run it directly, or with mpiexec for parallel verify and
  * convert). It reads files only as docs/format/netcdf.md describes them.
+ * The command line is read before MPI starts (tools/cli): --help prints on
+ * stdout and exits 0; a bad command line is refused on stderr with exit
+ * status 2.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ckpt/ckpt.h"
+#include "cli/cli.h"
 
 static int rank;
 
@@ -87,15 +92,71 @@ static int verify(int n, char **paths)
 
 int ckpt_convert(const char *in, const char *out);
 
+/* The command line: a command and its files; no options besides --help. */
+typedef struct tool_config {
+    int command; /* its index in commands[] */
+    cli_positional_t files;
+} tool_config_t;
+
+static const cli_spec_t info_spec = {
+    "ferry-ckpt info",
+    "ferry-ckpt info FILE",
+    "prints a file's header: format, step, global attributes, variables with their offsets and attributes",
+    NULL,
+    NULL,
+    sizeof(tool_config_t),
+    NULL,
+    "FILE",
+    offsetof(tool_config_t, files)};
+static const cli_spec_t verify_spec = {
+    "ferry-ckpt verify",
+    "[mpiexec -n <ranks>] ferry-ckpt verify FILE...",
+    "checks that every file is complete and matches its checksums (exit status 0 when all do)",
+    NULL,
+    NULL,
+    sizeof(tool_config_t),
+    NULL,
+    "FILE...",
+    offsetof(tool_config_t, files)};
+static const cli_spec_t convert_spec = {"ferry-ckpt convert",
+                                        "[mpiexec -n <ranks>] ferry-ckpt convert STACKED OUT",
+                                        "writes the global image (steered) of a stacked checkpoint to OUT",
+                                        NULL,
+                                        NULL,
+                                        sizeof(tool_config_t),
+                                        NULL,
+                                        "STACKED OUT",
+                                        offsetof(tool_config_t, files)};
+
+enum { COMMAND_INFO, COMMAND_VERIFY, COMMAND_CONVERT };
+static const cli_command_t commands[] = {
+    [COMMAND_INFO] = {"info", &info_spec, 1, 1},
+    [COMMAND_VERIFY] = {"verify", &verify_spec, 1, -1},
+    [COMMAND_CONVERT] = {"convert", &convert_spec, 2, 2},
+    {NULL, NULL, 0, 0},
+};
+static const cli_program_t program = {"ferry-ckpt",
+                                      "ferry-ckpt <command> [arguments]   (info | verify | convert)\n"
+                                      "       ferry-ckpt --help | ferry-ckpt <command> --help",
+                                      "Inspects, verifies and converts ferry checkpoints (netCDF; docs/checkpoint.md).",
+                                      commands, offsetof(tool_config_t, command)};
+
+static int run(int command, char **files, int nfiles)
+{
+    if (command == COMMAND_INFO) return info(files[0]);
+    if (command == COMMAND_VERIFY) return verify(nfiles, files);
+    return ckpt_convert(files[0], files[1]);
+}
+
 int main(int argc, char **argv)
 {
+    tool_config_t cfg = {-1, {0, NULL}};
+    int printer = cli_launcher_rank() == 0;
+    int rc = cli_parse_command(&program, argc, argv, &cfg, printer ? stdout : NULL, printer ? stderr : NULL);
+    if (rc != CLI_RUN) return rc;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    int rc = 2;
-    if (argc == 3 && strcmp(argv[1], "info") == 0) rc = info(argv[2]);
-    else if (argc >= 3 && strcmp(argv[1], "verify") == 0) rc = verify(argc - 2, argv + 2);
-    else if (argc == 4 && strcmp(argv[1], "convert") == 0) rc = ckpt_convert(argv[2], argv[3]);
-    else if (rank == 0) fprintf(stderr, "usage: ferry-ckpt info <file> | verify <file>... | convert <stacked> <out>\n");
+    rc = run(cfg.command, cfg.files.values, cfg.files.count);
     MPI_Finalize();
     return rc;
 }

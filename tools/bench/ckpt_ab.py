@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Markdown tables of tools/run-ckpt-ab.sh's results: per MPI and state size, every strategy's
+"""Markdown tables of tools/bench/run-ckpt-ab.sh's results: per MPI and state size, every strategy's
 median over runs (each run's value already the median of its repetitions), before and after,
 and steer collective over gather collective."""
 import json, statistics, sys

@@ -9,31 +9,38 @@
  *   ferry-container defrag [--block-size B] IN OUT   one chunk per stream
  *   ferry-container verify PATH                 every structure and checksum
  *   ferry-container recover PATH                complete a container whose writers died
- * Options anywhere: --progress / --no-progress (default: a bar on a terminal
- * for 64 MiB or more), --incomplete (cat, split, defrag: read what an
- * incomplete container's last flushes recorded).
+ * Options anywhere after the command: --progress / --no-progress (cat, split,
+ * defrag, verify; default: a bar on a terminal for 64 MiB or more),
+ * --incomplete (cat, split, defrag: read what an incomplete container's last
+ * flushes recorded). Each command's options come from one table (tools/cli):
+ * `ferry-container --help` and `ferry-container <command> --help` print them
+ * on stdout; an option a command does not take is refused.
  *
- * Exit status: 0 success; 1 verify found damage; 2 usage; 3 the container is
- * incomplete (run recover); 4 it cannot be read or an output cannot be written.
+ * Exit status: 0 success (and --help); 1 verify found damage; 2 usage; 3 the
+ * container is incomplete (run recover); 4 it cannot be read or an output
+ * cannot be written.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli/cli.h"
 #include "ferry_container.h"
 
 enum { EXIT_OK = 0, EXIT_DAMAGED = 1, EXIT_USAGE = 2, EXIT_INCOMPLETE = 3, EXIT_UNREADABLE = 4 };
 enum { COPY_UNIT = 1 << 20 };
 
 typedef struct options {
-    int progress; /* -1 automatic, 0 off, 1 on */
+    int command;                   /* its index in commands[] */
+    int progress;                  /* -1 automatic, 0 off, 1 on: from the two flags */
+    int progress_on, progress_off; /* --progress, --no-progress */
     int incomplete, chunks;
-    MPI_Offset block_size;
-    const char *args[3];
-    int nargs;
+    long long block_size; /* bytes; 0: the input's */
+    cli_positional_t args;
 } options_t;
 
 typedef struct progress_bar {
@@ -69,14 +76,6 @@ static int fail(const char *what, int status)
 {
     fprintf(stderr, "ferry-container: %s: %s\n", what, ferry_container_error_message());
     return status;
-}
-
-static int usage(void)
-{
-    fprintf(stderr, "usage: ferry-container dump [--chunks] PATH | cat PATH STREAM [OUT] | split PATH [PREFIX] |\n"
-                    "       defrag [--block-size B] IN OUT | verify PATH | recover PATH\n"
-                    "       options: --progress --no-progress --incomplete\n");
-    return EXIT_USAGE;
 }
 
 /* Opens PATH; an incomplete container is refused unless allowed. */
@@ -176,11 +175,10 @@ static int cmd_cat(const options_t *o)
 {
     ferry_container_set_t set;
     int status, streams, files, complete, stream = 0;
-    if (o->nargs < 2 || o->nargs > 3) return usage();
-    if (open_set(o->args[0], o->incomplete, &set, &status)) return status;
+    if (open_set(o->args.values[0], o->incomplete, &set, &status)) return status;
     ferry_container_serial_describe(set, &streams, &files, &complete);
-    status = parse_stream(o->args[1], streams, &stream);
-    if (!status) status = cat_stream(o, set, stream, o->nargs == 3 ? o->args[2] : NULL);
+    status = parse_stream(o->args.values[1], streams, &stream);
+    if (!status) status = cat_stream(o, set, stream, o->args.count == 3 ? o->args.values[2] : NULL);
     ferry_container_serial_close(&set);
     return status;
 }
@@ -188,7 +186,7 @@ static int cmd_cat(const options_t *o)
 static int split_one(const options_t *o, const copy_job_t *base, int stream, unsigned char *buf)
 {
     char name[4096];
-    snprintf(name, sizeof name, "%s.%06d", o->nargs == 2 ? o->args[1] : o->args[0], stream);
+    snprintf(name, sizeof name, "%s.%06d", o->args.count == 2 ? o->args.values[1] : o->args.values[0], stream);
     copy_job_t job = *base;
     job.stream = stream;
     job.to = fopen(name, "wb");
@@ -206,8 +204,7 @@ static int cmd_split(const options_t *o)
 {
     ferry_container_set_t set;
     int status, streams, files, complete;
-    if (o->nargs < 1 || o->nargs > 2) return usage();
-    if (open_set(o->args[0], o->incomplete, &set, &status)) return status;
+    if (open_set(o->args.values[0], o->incomplete, &set, &status)) return status;
     ferry_container_serial_describe(set, &streams, &files, &complete);
     unsigned char *buf = malloc(COPY_UNIT);
     MPI_Offset done = 0;
@@ -247,7 +244,7 @@ static int defrag_into(const options_t *o, ferry_container_set_t set, const char
                                        first.data_checksums};
     if (!sizes) status = EXIT_UNREADABLE;
     if (!status && ferry_container_serial_create(path, &layout, &out) != MPI_SUCCESS)
-        status = fail(o->args[1], EXIT_UNREADABLE);
+        status = fail(o->args.values[1], EXIT_UNREADABLE);
     MPI_Offset done = 0;
     progress_bar_t bar;
     copy_job_t job = {set, out, 0, NULL, &bar, &done, set_bytes(set, streams)};
@@ -256,7 +253,8 @@ static int defrag_into(const options_t *o, ferry_container_set_t set, const char
     /* Closing completes the container, so after a failed copy the file is
      * removed first: what the close completes is then no file's. */
     if (out && status) remove(path);
-    if (out && ferry_container_serial_close(&out) != MPI_SUCCESS && !status) status = fail(o->args[1], EXIT_UNREADABLE);
+    if (out && ferry_container_serial_close(&out) != MPI_SUCCESS && !status)
+        status = fail(o->args.values[1], EXIT_UNREADABLE);
     free(sizes);
     return status;
 }
@@ -267,16 +265,15 @@ static int cmd_defrag(const options_t *o)
 {
     ferry_container_set_t set;
     int status;
-    if (o->nargs != 2) return usage();
-    if (open_set(o->args[0], o->incomplete, &set, &status)) return status;
-    size_t len = strlen(o->args[1]) + 16;
+    if (open_set(o->args.values[0], o->incomplete, &set, &status)) return status;
+    size_t len = strlen(o->args.values[1]) + 16;
     char *partial = malloc(len);
     unsigned char *buf = malloc(COPY_UNIT);
     status = partial && buf ? EXIT_OK : EXIT_UNREADABLE;
-    if (!status) snprintf(partial, len, "%s.part%d", o->args[1], (int)getpid() % 100000);
+    if (!status) snprintf(partial, len, "%s.part%d", o->args.values[1], (int)getpid() % 100000);
     if (!status) status = defrag_into(o, set, partial, buf);
-    if (!status && rename(partial, o->args[1]) != 0) {
-        fprintf(stderr, "ferry-container: rename %s to %s: %s\n", partial, o->args[1], strerror(errno));
+    if (!status && rename(partial, o->args.values[1]) != 0) {
+        fprintf(stderr, "ferry-container: rename %s to %s: %s\n", partial, o->args.values[1], strerror(errno));
         status = EXIT_UNREADABLE;
     }
     if (status && partial) remove(partial);
@@ -294,14 +291,13 @@ static void print_problem(void *arg, const char *problem)
 
 static int cmd_verify(const options_t *o)
 {
-    if (o->nargs != 1) return usage();
     progress_bar_t bar;
     struct stat st;
-    bar_start(&bar, o, "verify", stat(o->args[0], &st) == 0 ? (MPI_Offset)st.st_size : 0);
+    bar_start(&bar, o, "verify", stat(o->args.values[0], &st) == 0 ? (MPI_Offset)st.st_size : 0);
     ferry_container_check_t check = {bar_draw, &bar, print_problem, 0, 0, 0, 0};
-    int rc = ferry_container_verify(o->args[0], &check);
-    if (rc != MPI_SUCCESS && check.problems == 0) return fail(o->args[0], rc == MPI_ERR_BAD_FILE ? 1 : 4);
-    printf("%s: %lld chunks, %lld stream bytes checked, %lld problems%s\n", o->args[0], (long long)check.chunks,
+    int rc = ferry_container_verify(o->args.values[0], &check);
+    if (rc != MPI_SUCCESS && check.problems == 0) return fail(o->args.values[0], rc == MPI_ERR_BAD_FILE ? 1 : 4);
+    printf("%s: %lld chunks, %lld stream bytes checked, %lld problems%s\n", o->args.values[0], (long long)check.chunks,
            (long long)check.bytes, check.problems, check.incomplete ? " (incomplete: run recover)" : "");
     if (check.problems) return EXIT_DAMAGED;
     return check.incomplete ? EXIT_INCOMPLETE : EXIT_OK;
@@ -309,13 +305,12 @@ static int cmd_verify(const options_t *o)
 
 static int cmd_recover(const options_t *o)
 {
-    if (o->nargs != 1) return usage();
     MPI_Offset bytes = 0;
     int was_complete = 0;
-    if (ferry_container_recover(o->args[0], &bytes, &was_complete) != MPI_SUCCESS)
-        return fail(o->args[0], EXIT_UNREADABLE);
-    printf("%s: %s; %lld stream bytes\n", o->args[0], was_complete ? "already complete, nothing to do" : "recovered",
-           (long long)bytes);
+    if (ferry_container_recover(o->args.values[0], &bytes, &was_complete) != MPI_SUCCESS)
+        return fail(o->args.values[0], EXIT_UNREADABLE);
+    printf("%s: %s; %lld stream bytes\n", o->args.values[0],
+           was_complete ? "already complete, nothing to do" : "recovered", (long long)bytes);
     return EXIT_OK;
 }
 
@@ -326,40 +321,80 @@ static int cmd_dump(const options_t *o)
 {
     ferry_container_set_t set;
     int status;
-    if (o->nargs != 1) return usage();
-    if (open_set(o->args[0], 1, &set, &status)) return status;
-    status = ferry_container_tool_dump(set, o->args[0], o->chunks);
+    if (open_set(o->args.values[0], 1, &set, &status)) return status;
+    status = ferry_container_tool_dump(set, o->args.values[0], o->chunks);
     ferry_container_serial_close(&set);
     return status;
 }
 
-static int parse_options(int argc, char **argv, options_t *o)
-{
-    memset(o, 0, sizeof *o);
-    o->progress = -1;
-    for (int i = 2; i < argc; i++) {
-        if (!strcmp(argv[i], "--progress")) o->progress = 1;
-        else if (!strcmp(argv[i], "--no-progress")) o->progress = 0;
-        else if (!strcmp(argv[i], "--incomplete")) o->incomplete = 1;
-        else if (!strcmp(argv[i], "--chunks")) o->chunks = 1;
-        else if (!strcmp(argv[i], "--block-size") && i + 1 < argc) o->block_size = atoll(argv[++i]);
-        else if (argv[i][0] == '-' && argv[i][1]) return -1;
-        else if (o->nargs < 3) o->args[o->nargs++] = argv[i];
-        else return -1;
+#define OPTION(field) offsetof(options_t, field)
+static const cli_option_t progress_options[] = {
+    {"progress", 0, CLI_FLAG, OPTION(progress_on), 0, 0, NULL,
+     "draw a progress bar on stderr (without either flag: on a terminal, for 64 MiB or more)"},
+    {"no-progress", 0, CLI_FLAG, OPTION(progress_off), 0, 0, NULL, "draw none (wins over --progress)"},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+static const cli_option_t read_options[] = {
+    {"incomplete", 0, CLI_FLAG, OPTION(incomplete), 0, 0, NULL,
+     "read an incomplete container as far as its last flushes recorded"},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+static const cli_option_t defrag_options[] = {
+    {"block-size", 0, CLI_SIZE, OPTION(block_size), 512, 1 << 30, NULL,
+     "the new container's block size, a power of two (default: the input's)"},
+    {"incomplete", 0, CLI_FLAG, OPTION(incomplete), 0, 0, NULL,
+     "read an incomplete container as far as its last flushes recorded"},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+static const cli_option_t dump_options[] = {
+    {"chunks", 0, CLI_FLAG, OPTION(chunks), 0, 0, NULL, "also list every chunk"},
+    {NULL, 0, 0, 0, 0, 0, NULL, NULL},
+};
+static const options_t defaults = {-1, -1, 0, 0, 0, 0, 0, {0, NULL}};
+
+#define SPEC(command, usage, summary, options, shared, names)                                                          \
+    {                                                                                                                  \
+        "ferry-container " command, "ferry-container " command " " usage, summary, options, shared, sizeof(options_t), \
+            &defaults, names, OPTION(args)                                                                             \
     }
-    return 0;
-}
+enum { DUMP, CAT, SPLIT, DEFRAG, VERIFY, RECOVER };
+static const cli_spec_t specs[] = {
+    [DUMP] = SPEC("dump", "[--chunks] PATH", "files, streams, chunks, usage and overhead of a container", dump_options,
+                  NULL, "PATH"),
+    [CAT] = SPEC("cat", "[options] PATH STREAM [OUT]", "one stream's bytes, to OUT or stdout", read_options,
+                 progress_options, "PATH STREAM [OUT]"),
+    [SPLIT] = SPEC("split", "[options] PATH [PREFIX]", "every stream to PREFIX.<stream, 6 digits> (PREFIX: PATH)",
+                   read_options, progress_options, "PATH [PREFIX]"),
+    [DEFRAG] = SPEC("defrag", "[options] IN OUT", "a copy of IN with one chunk per stream, renamed to OUT when whole",
+                    defrag_options, progress_options, "IN OUT"),
+    [VERIFY] = SPEC("verify", "[options] PATH", "checks every structure and checksum (exit status 1: damaged)", NULL,
+                    progress_options, "PATH"),
+    [RECOVER] = SPEC("recover", "PATH", "completes a container whose writers died, with every flushed byte", NULL, NULL,
+                     "PATH"),
+};
+static const cli_command_t commands[] = {
+    [DUMP] = {"dump", &specs[DUMP], 1, 1},
+    [CAT] = {"cat", &specs[CAT], 2, 3},
+    [SPLIT] = {"split", &specs[SPLIT], 1, 2},
+    [DEFRAG] = {"defrag", &specs[DEFRAG], 2, 2},
+    [VERIFY] = {"verify", &specs[VERIFY], 1, 1},
+    [RECOVER] = {"recover", &specs[RECOVER], 1, 1},
+    {NULL, NULL, 0, 0},
+};
+static int (*const runs[])(const options_t *) = {[DUMP] = cmd_dump,     [CAT] = cmd_cat,       [SPLIT] = cmd_split,
+                                                 [DEFRAG] = cmd_defrag, [VERIFY] = cmd_verify, [RECOVER] = cmd_recover};
+static const cli_program_t program = {
+    "ferry-container",
+    "ferry-container <command> [options] ARGS   (dump | cat | split | defrag | verify | recover)\n"
+    "       ferry-container --help | ferry-container <command> --help",
+    "Looks into, takes apart, checks and repairs ferry task-local containers (docs/container.md), without MPI.",
+    commands, OPTION(command)};
 
 int main(int argc, char **argv)
 {
-    static const struct {
-        const char *name;
-        int (*run)(const options_t *);
-    } commands[] = {{"dump", cmd_dump},     {"cat", cmd_cat},       {"split", cmd_split},
-                    {"defrag", cmd_defrag}, {"verify", cmd_verify}, {"recover", cmd_recover}};
     options_t o;
-    if (argc < 2 || parse_options(argc, argv, &o) != 0) return usage();
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(argv[1], commands[i].name)) return commands[i].run(&o);
-    return usage();
+    int rc = cli_parse_command(&program, argc, argv, &o, stdout, stderr);
+    if (rc != CLI_RUN) return rc;
+    o.progress = o.progress_off ? 0 : o.progress_on ? 1 : -1;
+    return runs[o.command](&o);
 }

@@ -6,12 +6,12 @@
 # which widens each read-modify-write. CI runs 60 and 48 rounds; this runs
 # 1,000 and 200 (or $1 and $1 / 5) per mode and MPI.
 #
-# usage: tools/race-rounds.sh [rounds] [config...]   (default: 1000 openmpi mpich)
+# usage: tools/bench/race-rounds.sh [rounds] [config...]   (default: 1000 openmpi mpich)
 # FERRY_RACE_BUILD=DIR runs the programs under DIR/<config> instead (built
 # elsewhere, e.g. an older ferry with this test added, to show it losing bytes).
 set -uo pipefail
 
-root_dir=$(cd "$(dirname "$0")/.." && pwd)
+root_dir=$(cd "$(dirname "$0")/../.." && pwd)
 rounds=${1:-1000}
 [ $# -gt 0 ] && shift
 configs=("$@")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Include directions between ferry's modules (docs/architecture.md).
 
-usage: tools/check_includes.py [--root DIR] [--graph]
+usage: tools/checks/check_includes.py [--root DIR] [--graph]
        exit 1 when a module include closes a cycle and is not on the
        allowlist, when a file includes another module's private header
        (<module>/*_int.h), or when an allowlist line is no longer needed
@@ -11,7 +11,7 @@ src/A/ has `#include "B/..."` (a name without a folder counts when it lies
 beside the including file). The modules and these includes form a graph;
 every include edge inside a strongly connected part of it lies on a cycle.
 The graph must be acyclic, except for the edges listed in
-tools/include-cycle-allowlist.txt (today's cycle, issue 14), one
+tools/checks/include-cycle-allowlist.txt (today's cycle, issue 14), one
 `A -> B  # why` a line. That list may only shrink: a listed edge that is no
 longer on a cycle is an error too, so its line is deleted when the cycle is
 broken.
@@ -39,7 +39,7 @@ import sys
 
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
 SCANNED = ("src", "tests", "tools", "bench", "apps")
-ALLOWLIST = os.path.join("tools", "include-cycle-allowlist.txt")
+ALLOWLIST = os.path.join("tools", "checks", "include-cycle-allowlist.txt")
 ARCHITECTURE = os.path.join("docs", "architecture.md")
 # {module: the modules that may include it}; every other includer fails.
 INCLUDED_ONLY_BY = {
@@ -211,7 +211,7 @@ def violations(edges, modules, allowed):
 def restricted(edges):
     """Errors for the includes of a module from one not in its INCLUDED_ONLY_BY list."""
     return [f"{sites[0]}: includes {b}/, which only {', '.join(INCLUDED_ONLY_BY[b])} may include "
-            f"(tools/check_includes.py, INCLUDED_ONLY_BY): use what it builds on (base/, a module's public header)"
+            f"(tools/checks/check_includes.py, INCLUDED_ONLY_BY): use what it builds on (base/, a module's public header)"
             for (a, b), sites in sorted(edges.items()) if b in INCLUDED_ONLY_BY and a not in INCLUDED_ONLY_BY[b]]
 
 
@@ -264,7 +264,7 @@ def print_graph(modules, edges):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+    parser.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                         help="the source tree (default: this checkout)")
     parser.add_argument("--graph", action="store_true", help="print the module graph (Markdown) and exit")
     args = parser.parse_args()

@@ -5,8 +5,8 @@
 # it; ferry only finds a SIONlib installed outside it, when configured with
 # -DFERRY_SIONLIB_DIR=<its prefix> (then ferry-sionlib-probe exists).
 #
-# usage: tools/sionlib-probe.sh BUILD_DIR SIONLIB_PREFIX [openmpi|mpich]
-#   e.g. tools/sionlib-probe.sh build/sion-openmpi "$FERRY_SIONLIB_DIR" openmpi
+# usage: tools/bench/sionlib-probe.sh BUILD_DIR SIONLIB_PREFIX [openmpi|mpich]
+#   e.g. tools/bench/sionlib-probe.sh build/sion-openmpi "$FERRY_SIONLIB_DIR" openmpi
 set -uo pipefail
 build=$1 prefix=$2 mpi=${3:-openmpi}
 probe="$build/bench/ferry-sionlib-probe"

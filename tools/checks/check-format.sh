@@ -4,12 +4,12 @@
 # Only changed lines: the tree as a whole is not reformatted (see .clang-format).
 # Prints the diff that would fix them; exit 1 when there is one.
 #
-# usage: tools/check_format.sh [base]     (default: the merge base with main)
+# usage: tools/checks/check-format.sh [base]     (default: the merge base with main)
 #        git clang-format <base>          formats those lines in place instead
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 base=$(git merge-base "${1:-main}" HEAD)
-# dropin_generated.c is written by tools/gen_dropin.py, not by hand.
+# dropin_generated.c is written by tools/gen/gen_dropin.py, not by hand.
 out=$(git clang-format --diff "$base" -- '*.c' '*.h' ':!src/dropin/dropin_generated.c' 2>&1) || true
 case "$out" in
   "" | "no modified files to format" | "clang-format did not modify any files")

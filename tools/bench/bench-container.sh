@@ -3,9 +3,9 @@
 # on /dev/shm and on disk, with and without a sync before close on disk,
 # then the metadata system calls of each contender (strace). Results go to
 # a directory of JSON files (one per run, docs/report.md; plotted by
-# tools/plot_bench_container.py) and the tables to stdout.
+# tools/bench/plot_bench_container.py) and the tables to stdout.
 #
-# usage: tools/bench-container.sh [openmpi|mpich]
+# usage: tools/bench/bench-container.sh [openmpi|mpich]
 # environment:
 #   FERRY_SIONLIB_DIR     the prefix of a SIONlib 1.7.6 installed outside the repository, against the
 #                         same MPI (ferry never builds it); adds the SIONlib contender
@@ -15,7 +15,7 @@
 #   FERRY_BENCH_TOTAL     bytes written per run over all streams (default 1g)
 #   FERRY_BENCH_OUT       the directory of JSON files (default container-bench)
 set -euo pipefail
-root_dir=$(cd "$(dirname "$0")/.." && pwd)
+root_dir=$(cd "$(dirname "$0")/../.." && pwd)
 mpi=${1:-openmpi}
 disk=${FERRY_BENCH_DISK_DIR:-/var/tmp}
 counts=${FERRY_BENCH_COUNTS:-4 16 64 128 256}
@@ -58,4 +58,4 @@ for n in 4 16; do # the device behind the page cache: sync before close
   run "$n" "$bench" container --dir "$disk" --bytes "$(bytes_of "$n")" --reps "$reps" --sync 1 \
     --json "$out/$(basename "$disk")-synced-n$n.json"
 done
-"$root_dir/tools/bench-container-syscalls.sh" "$bench" "$mpi" "$disk" $counts
+"$root_dir/tools/bench/bench-container-syscalls.sh" "$bench" "$mpi" "$disk" $counts

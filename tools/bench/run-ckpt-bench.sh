@@ -3,15 +3,15 @@
 # ckpt (strategies against a container-style write, synthetic ocean layout)
 # and the shelfsea mini-app's table, on 4 and 9 ranks, on /dev/shm and on
 # disk, ferry and the host MPI-IO through the same code; then the plot and
-# the Markdown tables (tools/plot_ckpt.py).
+# the Markdown tables (tools/bench/plot_ckpt.py).
 #
-# usage: tools/run-ckpt-bench.sh [out-dir]       (default: ckpt-bench-results)
+# usage: tools/bench/run-ckpt-bench.sh [out-dir]       (default: ckpt-bench-results)
 # environment: FERRY_MPI=openmpi|mpich (default openmpi), FERRY_BENCH_DISK_DIR
 #   (default /var/tmp), CKPT_RANKS ("4 9"), CKPT_N (512), CKPT_NZ (20),
 #   CKPT_REPS (5), SHELF_GRID ("--nx 251 --ny 206 --nz 20")
 set -euo pipefail
 
-root_dir=$(cd "$(dirname "$0")/.." && pwd)
+root_dir=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-ckpt-bench-results}
 mpi=${FERRY_MPI:-openmpi}
 mkdir -p "$out"
@@ -37,4 +37,4 @@ for ranks in ${CKPT_RANKS:-4 9}; do
       --reps "${CKPT_REPS:-5}" --json "$json"
   done
 done
-/usr/bin/python3 "$root_dir/tools/plot_ckpt.py" "${docs[@]}" "$json" "$out/ckpt-$mpi.png" --markdown | tee "$out/ckpt-$mpi.md"
+/usr/bin/python3 "$root_dir/tools/bench/plot_ckpt.py" "${docs[@]}" "$json" "$out/ckpt-$mpi.png" --markdown | tee "$out/ckpt-$mpi.md"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Function size and parameter count of ferry's C code (docs/architecture.md).
 
-usage: tools/check_functions.py [--root DIR] [--report N] [--max-lines L] [--max-params P] [paths...]
+usage: tools/checks/check_functions.py [--root DIR] [--report N] [--max-lines L] [--max-params P] [paths...]
        (default paths: src tools apps; exit 1 when a function breaks a limit
        and is not on the allowlist, or an allowlisted one no longer needs it)
 
@@ -14,7 +14,7 @@ that follows a parenthesised list as a function body. That is exact for
 ferry's code, which has no K&R definitions and no braces inside macros at
 file level.
 
-Today's exceptions are listed in tools/function-limits-allowlist.txt, one
+Today's exceptions are listed in tools/checks/function-limits-allowlist.txt, one
 `path:function` a line with a comment. The list may only shrink: an entry
 whose function now fits, or no longer exists, is an error too, so the line
 is deleted when the function is split.
@@ -25,7 +25,7 @@ import re
 import statistics
 import sys
 
-ALLOWLIST = os.path.join("tools", "function-limits-allowlist.txt")  # relative to the tree checked
+ALLOWLIST = os.path.join("tools", "checks", "function-limits-allowlist.txt")  # relative to the tree checked
 MAX_LINES = 66  # the longest function when the limit was set (issue 14): none may grow past it
 MAX_PARAMS = 6  # STYLE.md: "at most about six parameters: more means a context struct"
 
@@ -206,7 +206,7 @@ def violations(rows, max_lines, max_params, allowed):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("paths", nargs="*", help="files or folders (default: src tools apps bench)")
-    parser.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+    parser.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                         help="the source tree whose allowlist applies (default: this checkout)")
     parser.add_argument("--report", type=int, default=0, metavar="N", help="also list the N longest functions")
     parser.add_argument("--max-lines", type=int, default=MAX_LINES)

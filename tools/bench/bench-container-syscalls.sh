@@ -7,8 +7,8 @@
 # directory's creation and removal) is subtracted. The cleanup's unlinks
 # are not counted.
 #
-# usage: tools/bench-container-syscalls.sh FERRY_BENCH [openmpi|mpich] [DIR] [N...]
-#   e.g. tools/bench-container-syscalls.sh build/release-openmpi/bench/ferry-bench openmpi /var/tmp 4 16 64 256
+# usage: tools/bench/bench-container-syscalls.sh FERRY_BENCH [openmpi|mpich] [DIR] [N...]
+#   e.g. tools/bench/bench-container-syscalls.sh build/release-openmpi/bench/ferry-bench openmpi /var/tmp 4 16 64 256
 set -uo pipefail
 bench=$1 mpi=${2:-openmpi} dir=${3:-/var/tmp}
 shift 3 2>/dev/null || shift $#

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Plots ferry-bench container results (the directory of JSON files, one
-per run, that tools/bench-container.sh writes; schema in docs/report.md):
+per run, that tools/bench/bench-container.sh writes; schema in docs/report.md):
 create time and write bandwidth against the stream count, one panel pair
 per directory, every contender, and the container's collectives alone.
 Needs matplotlib (Debian: python3-matplotlib).

@@ -4,7 +4,7 @@
 # directions between modules, and the tests of these two checkers. Python 3
 # standard library only; a second or two.
 #
-# usage: tools/check_rules.sh
+# usage: tools/checks/check-rules.sh
 set -uo pipefail
 tools_dir=$(cd "$(dirname "$0")" && pwd)
 status=0

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Tests of the house-rule checkers (tools/check_functions.py, tools/check_includes.py):
+"""Tests of the house-rule checkers (tools/checks/check_functions.py, tools/checks/check_includes.py):
 each must pass on a clean tree and fail, naming the culprit, on a planted
-violation. Run by tools/check_rules.sh (so by tools/run-tests.sh).
+violation. Run by tools/checks/check-rules.sh (so by tools/run-tests.sh).
 
-usage: tools/test_checks.py [-v]
+usage: tools/checks/test_checks.py [-v]
 """
 import os
 import subprocess
@@ -71,7 +71,7 @@ class FunctionLimits(unittest.TestCase):
 
     def test_allowlisted_passes_and_stale_entry_fails(self):
         self.tree.write("src/m/wide.c", function("wide", 1, ", ".join(f"int a{i}" for i in range(7))))
-        self.tree.write("tools/function-limits-allowlist.txt", "src/m/wide.c:wide  # 7: planted\n")
+        self.tree.write("tools/checks/function-limits-allowlist.txt", "src/m/wide.c:wide  # 7: planted\n")
         status, out = run("check_functions.py", self.tree.root)
         self.assertEqual(status, 0, out)
         self.tree.write("src/m/wide.c", function("wide", 1, "int a"))
@@ -108,7 +108,7 @@ class IncludeDirections(unittest.TestCase):
 
     def test_allowlisted_cycle_passes_but_a_new_edge_on_it_fails(self):
         self.tree.write("src/low/low.c", '#include "mid/mid.h"\n')
-        self.tree.write("tools/include-cycle-allowlist.txt", "low -> mid  # planted\nmid -> low  # planted\n")
+        self.tree.write("tools/checks/include-cycle-allowlist.txt", "low -> mid  # planted\nmid -> low  # planted\n")
         status, out = run("check_includes.py", self.tree.root)
         self.assertEqual(status, 0, out)
         self.tree.write("src/low/more.c", '#include "top/top.h"\n')
@@ -119,7 +119,7 @@ class IncludeDirections(unittest.TestCase):
         self.assertNotIn("low -> mid -> low", out)
 
     def test_stale_allowlist_entry_fails(self):
-        self.tree.write("tools/include-cycle-allowlist.txt", "mid -> low  # no cycle any more\n")
+        self.tree.write("tools/checks/include-cycle-allowlist.txt", "mid -> low  # no cycle any more\n")
         status, out = run("check_includes.py", self.tree.root)
         self.assertEqual(status, 1, out)
         self.assertIn("'mid -> low' is no longer on an include cycle: delete its line", out)

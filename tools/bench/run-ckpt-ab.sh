@@ -3,10 +3,10 @@
 # mini-app's table (every strategy x collective/independent x ferry/host
 # MPI-IO) at several state sizes, two builds alternating run by run (so a
 # loaded machine slows both alike), RUNS runs each; then the medians over
-# runs of each run's median (tools/ckpt_ab.py). The load average is logged
+# runs of each run's median (tools/bench/ckpt_ab.py). The load average is logged
 # beside every run.
 #
-# usage: tools/run-ckpt-ab.sh <before-build-dir> <after-build-dir> <out-dir>
+# usage: tools/bench/run-ckpt-ab.sh <before-build-dir> <after-build-dir> <out-dir>
 # environment: FERRY_MPI=openmpi|mpich (default openmpi), RUNS (5), REPS (3),
 #   RANKS (4), DIR (/dev/shm), GRIDS ("251x206x1 251x206x5 251x206x20 502x412x20")
 set -euo pipefail
