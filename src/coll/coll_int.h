@@ -34,7 +34,7 @@
 
 /* The cost model's file-system costs: the layout's (fs.h: a local file
  * system's kernel call and copy, or a network client's round trips), these
- * where the layout has none (the scaling model's forged files). */
+ * where the layout has none (the scaling model's targets, which name no file system). */
 static const double FERRY_COLL_CALL = 3.0e-6;
 static const double FERRY_COLL_BYTE = 0.1e-9;
 /* Seconds per two-phase step: its messages and their waits (choose.c, coll.c's early rule). */

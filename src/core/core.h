@@ -2,8 +2,10 @@
  * core: the file object, the handle registry, core's set-up and the API
  * exit of calls on a file.
  *
- * struct ferry_file is the one object every module works on. mpiio/ creates
- * and frees it; each field names the one module that writes it (below).
+ * struct ferry_file is the object the layers that create a file or run
+ * beside it work on (mpiio/, async/, sharedfp/: the only includers of this
+ * header, tools/check_includes.py). mpiio/ creates and frees it; each field
+ * names the one module that owns (writes) it (below).
  * A data-access call is a request (request/request.h): the data path,
  * which may run on a background thread, sees the file only as the
  * request's target, read only, and writes counters and scratch through the

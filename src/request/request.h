@@ -90,7 +90,6 @@ typedef struct ferry__context {
 } ferry__context_t;
 
 typedef struct ferry__request {
-    const ferry__target_t *target; /* the file, read only */
     ferry_File fh; /* the handle the call was made on, for mpiio/ and async/ above the data path: its struct is
                     * defined in core/, which coll/ and indep/ do not include, so they cannot look through it */
     const ferry__access_t *call;
@@ -101,6 +100,8 @@ typedef struct ferry__request {
     MPI_Offset skip;   /* view stream byte where the data start, set by the checks */
     int local_cls;     /* this rank's error before the transfer: a collective rank still takes part */
     MPI_Count done;    /* outcome: file-stream bytes moved on this rank */
+    /* Set where the call runs (both zero in an entry point's request, next to the other zeros: one store). */
+    const ferry__target_t *target; /* the file, read only */
     const ferry__context_t *ctx;
 } ferry__request_t;
 
