@@ -93,7 +93,8 @@ static void explain_world_abort(const char *message)
 static void report_error(ferry__async_job_t *job, int code)
 {
     if (atomic_exchange(&job->reported, 1)) return;
-    if (ferry__handle_live(job->file)) ferry__errhandler_invoke(&job->file->errh, job->file, job->file->comm, code);
+    if (ferry__handle_live(job->file))
+        ferry__errhandler_invoke(&job->file->errh, job->file, job->file->target.comm, code);
     else ferry__errhandler_invoke(NULL, FERRY_FILE_NULL, MPI_COMM_WORLD, code);
     explain_world_abort(job->message ? job->message : "");
 }
@@ -214,7 +215,9 @@ static int file_state(ferry_File fh, struct ferry__async_file **state)
     }
     pthread_mutex_unlock(&setup_lock);
     *state = f;
-    if (!f) return ferry__error_set(MPI_ERR_NO_MEM, "ferry: '%s': out of memory for background requests", fh->filename);
+    if (!f)
+        return ferry__error_set(MPI_ERR_NO_MEM, "ferry: '%s': out of memory for background requests",
+                                fh->target.filename);
     return 0;
 }
 
@@ -237,7 +240,7 @@ static int queue_job(ferry_File fh, ferry__async_lane_t lane, const ferry__async
     FERRY_TRY(file_state(fh, &f));
     FERRY_TRY(lane_get(f, lane, &q));
     ferry__async_job_t *job = job_create(op, request ? 2 : 1);
-    if (!job) return ferry__error_set(MPI_ERR_NO_MEM, "ferry: '%s': out of memory for a request", fh->filename);
+    if (!job) return ferry__error_set(MPI_ERR_NO_MEM, "ferry: '%s': out of memory for a request", fh->target.filename);
     int cls = request ? request_start(job, request) : 0;
     if (cls != 0) {
         ferry__free(job);
@@ -269,10 +272,12 @@ int ferry__async_comm(ferry_File fh, MPI_Comm *comm)
 {
     struct ferry__async_file *f;
     FERRY_TRY(file_state(fh, &f));
-    if (f->comm == MPI_COMM_NULL && MPI_Comm_dup(fh->comm, &f->comm) != MPI_SUCCESS) {
+    if (f->comm == MPI_COMM_NULL && MPI_Comm_dup(fh->target.comm, &f->comm) != MPI_SUCCESS) {
         f->comm = MPI_COMM_NULL;
-        return ferry__error_set(MPI_ERR_INTERN, "ferry: '%s': cannot duplicate the communicator for background "
-                                "collectives", fh->filename);
+        return ferry__error_set(MPI_ERR_INTERN,
+                                "ferry: '%s': cannot duplicate the communicator for background "
+                                "collectives",
+                                fh->target.filename);
     }
     *comm = f->comm;
     return 0;

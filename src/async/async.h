@@ -26,7 +26,7 @@
  * collectives (which other ranks may legally initiate in another order).
  * Background collectives communicate on a second duplicate of the file's
  * communicator (ferry__async_comm), so they never interleave with blocking
- * collectives issued by the application thread on fh->comm.
+ * collectives issued by the application thread on fh->target.comm.
  *
  * Requests. query_fn fills the status (bytes moved, through the operation's
  * fill function); an operation that failed in the background makes MPI_Wait
@@ -104,7 +104,7 @@ int ferry__async_background(void);
  * runs at once, after fh's pending operations. */
 int ferry__async_start(ferry_File fh, ferry__async_lane_t lane, const ferry__async_op_t *op, MPI_Request *request);
 
-/* The communicator of fh's background collectives. Collective over fh->comm
+/* The communicator of fh's background collectives. Collective over fh->target.comm
  * the first time (call it at the initiation of a nonblocking collective,
  * which every rank makes in the same order); then local. */
 int ferry__async_comm(ferry_File fh, MPI_Comm *comm);

@@ -56,12 +56,12 @@ static int by_offset(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void cost_room_fill(ferry_File fh, const ferry__coll_rank_t *ranks, cost_room_t *room)
+static void cost_room_fill(const ferry__target_t *file, const ferry__coll_rank_t *ranks, cost_room_t *room)
 {
     _Static_assert(sizeof(struct ferry__coll_said) >= 2 * sizeof(MPI_Offset) + 3 * sizeof(double),
                    "the cost model's room fits in what ranks said");
-    MPI_Offset *base = (MPI_Offset *)fh->coll->said;
-    int p = fh->nprocs;
+    MPI_Offset *base = (MPI_Offset *)file->coll->said;
+    int p = file->nprocs;
     room->los = base;
     room->his = base + p;
     room->node_sum = (double *)(base + 2 * (size_t)p);
@@ -90,11 +90,11 @@ static int count_below(const MPI_Offset *sorted, int n, MPI_Offset x, int below_
 }
 
 /* One rank's independent access. */
-static double rank_cost(ferry_File fh, int write, const ferry__coll_rank_t *me, const cost_room_t *room)
+static double rank_cost(const ferry__target_t *file, int write, const ferry__coll_rank_t *me, const cost_room_t *room)
 {
-    MPI_Offset window = write ? fh->hints.ind_wr_buffer_size : fh->hints.ind_rd_buffer_size;
-    double span = (double)(me->hi - me->lo), call = ferry__coll_call_cost(&fh->layout);
-    double byte = ferry__coll_byte_cost(&fh->layout);
+    MPI_Offset window = write ? file->hints.ind_wr_buffer_size : file->hints.ind_rd_buffer_size;
+    double span = (double)(me->hi - me->lo), call = ferry__coll_call_cost(&file->layout);
+    double byte = ferry__coll_byte_cost(&file->layout);
     if (me->bytes == me->hi - me->lo) return call + span * byte;
     double cost = (span / (double)window + 1) * call + span * byte * (write ? 2 : 1);
     /* Ranges that start below my end, less those that end at or below my start (nonempty ranges). */
@@ -103,17 +103,17 @@ static double rank_cost(ferry_File fh, int write, const ferry__coll_rank_t *me, 
 }
 
 /* The slowest node: its ranks' costs shared among its cores. */
-static double independent_cost(ferry_File fh, int write, const ferry__coll_rank_t *ranks)
+static double independent_cost(const ferry__target_t *file, int write, const ferry__coll_rank_t *ranks)
 {
-    const ferry__coll_state_t *s = fh->coll;
+    const ferry__coll_state_t *s = file->coll;
     cost_room_t room;
-    cost_room_fill(fh, ranks, &room);
+    cost_room_fill(file, ranks, &room);
     for (int node = 0; node < s->nodes; node++)
         room.node_sum[node] = room.node_longest[node] = room.node_ranks[node] = 0;
-    for (int r = 0; r < fh->nprocs; r++) {
+    for (int r = 0; r < file->nprocs; r++) {
         if (ranks[r].bytes == 0) continue;
         int node = s->node_of[r];
-        double c = rank_cost(fh, write, &ranks[r], &room);
+        double c = rank_cost(file, write, &ranks[r], &room);
         room.node_sum[node] += c;
         room.node_longest[node] = c > room.node_longest[node] ? c : room.node_longest[node];
         room.node_ranks[node]++;
@@ -129,31 +129,32 @@ static double independent_cost(ferry_File fh, int write, const ferry__coll_rank_
     return worst;
 }
 
-static double two_phase_cost(ferry_File fh, int write, const ferry__coll_rank_t *ranks, const ferry__domains_t *d)
+static double two_phase_cost(const ferry__target_t *file, int write, const ferry__coll_rank_t *ranks,
+                             const ferry__domains_t *d)
 {
     double total = 0, extent = (double)(d->hi - d->lo), naggs = d->naggs;
-    for (int r = 0; r < fh->nprocs; r++) total += (double)ranks[r].bytes;
-    double io = extent / naggs * ferry__coll_byte_cost(&fh->layout) * (write && total < extent ? 2 : 1);
+    for (int r = 0; r < file->nprocs; r++) total += (double)ranks[r].bytes;
+    double io = extent / naggs * ferry__coll_byte_cost(&file->layout) * (write && total < extent ? 2 : 1);
     return total / naggs * SHIP + io + (double)d->steps * FERRY_COLL_STEP;
 }
 
-static int auto_kind(ferry_File fh)
+static int auto_kind(const ferry__target_t *file)
 {
-    const ferry__coll_hints_t *h = &fh->coll->hints;
-    MPI_Offset targets = h->striping_factor > 0 ? h->striping_factor : fh->layout.stripe_count;
+    const ferry__coll_hints_t *h = &file->coll->hints;
+    MPI_Offset targets = h->striping_factor > 0 ? h->striping_factor : file->layout.stripe_count;
     return targets > 1 ? FERRY_DOMAIN_STRIPES : FERRY_DOMAIN_EVEN;
 }
 
 /* A reason to stay independent whatever the hints say, or NULL. */
-static const char *must_be_independent(ferry_File fh, int write, const ferry__coll_rank_t *ranks)
+static const char *must_be_independent(const ferry__target_t *file, int write, const ferry__coll_rank_t *ranks)
 {
     int cached = 1;
-    for (int r = 0; r < fh->nprocs; r++) cached &= ranks[r].cached != 0;
-    const ferry__coll_hints_t *h = &fh->coll->hints;
-    if (fh->nprocs == 1) return "one rank";
-    if (fh->atomicity) return "atomic mode";
-    if (!ferry__datarep_is_native(fh->view.rep)) return "converting data representation";
-    if (fh->coll->cache_too_large) return "views over ferry_view_cache_limit";
+    for (int r = 0; r < file->nprocs; r++) cached &= ranks[r].cached != 0;
+    const ferry__coll_hints_t *h = &file->coll->hints;
+    if (file->nprocs == 1) return "one rank";
+    if (file->atomicity) return "atomic mode";
+    if (!ferry__datarep_is_native(file->view.rep)) return "converting data representation";
+    if (file->coll->cache_too_large) return "views over ferry_view_cache_limit";
     if (!cached) return "a view could not be cached";
     if ((write ? h->cb_write : h->cb_read) == FERRY_HINT_DISABLE) return write ? "romio_cb_write" : "romio_cb_read";
     if (h->largeblock) return "IBM_largeblock_io";
@@ -163,20 +164,20 @@ static const char *must_be_independent(ferry_File fh, int write, const ferry__co
 
 int ferry__coll_choose(const ferry__request_t *req, const ferry__coll_rank_t *ranks, ferry__domains_t *d)
 {
-    ferry_File fh = req->fh;
+    const ferry__target_t *file = req->target;
     int write = req->call->write;
     static const int hinted[] = {[FERRY_CB_EVEN] = FERRY_DOMAIN_EVEN,
                                  [FERRY_CB_BLOCK_CYCLIC] = FERRY_DOMAIN_CYCLIC,
                                  [FERRY_CB_STRIPE_GROUP] = FERRY_DOMAIN_STRIPES};
     static const char *names[] = {"two-phase even", "two-phase block_cyclic", "two-phase stripe_group"};
-    const ferry__coll_hints_t *h = &fh->coll->hints;
-    const char *why = must_be_independent(fh, write, ranks);
+    const ferry__coll_hints_t *h = &file->coll->hints;
+    const char *why = must_be_independent(file, write, ranks);
     if (why) {
         say(req, "independent", why);
         return 0;
     }
-    int kind = h->strategy != FERRY_CB_AUTO ? hinted[h->strategy] : auto_kind(fh);
-    ferry__coll_domains_plan(fh, ranks, kind, d);
+    int kind = h->strategy != FERRY_CB_AUTO ? hinted[h->strategy] : auto_kind(file);
+    ferry__coll_domains_plan(file, ranks, kind, d);
     if (h->strategy != FERRY_CB_AUTO) {
         say(req, names[kind], "ferry_cb_strategy");
         return 1;
@@ -185,7 +186,7 @@ int ferry__coll_choose(const ferry__request_t *req, const ferry__coll_rank_t *ra
         say(req, names[kind], write ? "romio_cb_write" : "romio_cb_read");
         return 1;
     }
-    double alone = independent_cost(fh, write, ranks), shipped = two_phase_cost(fh, write, ranks, d);
+    double alone = independent_cost(file, write, ranks), shipped = two_phase_cost(file, write, ranks, d);
     int two_phase = shipped < alone;
     char why_text[40];
     snprintf(why_text, sizeof why_text, "cost %.2g s vs %.2g s", two_phase ? shipped : alone,

@@ -48,30 +48,30 @@ int ferry__coll_file_range(const ferry__view_t *view, ferry__coll_rank_t *rank)
 
 static int describe_me(const ferry__request_t *req, ferry__coll_rank_t *me)
 {
-    ferry_File fh = req->fh;
+    const ferry__target_t *file = req->target;
     memset(me, 0, sizeof *me);
     me->cls = req->local_cls;
-    me->cached = fh->coll->cache_ok;
+    me->cached = file->coll->cache_ok;
     if (req->local_cls) return 0;
     MPI_Count size = 0;
-    FERRY_TRY(ferry__datarep_size(fh->view.rep, req->type, &size));
+    FERRY_TRY(ferry__datarep_size(file->view.rep, req->type, &size));
     me->skip = req->skip;
     me->bytes = req->count * size;
-    return ferry__coll_file_range(&fh->view, me);
+    return ferry__coll_file_range(&file->view, me);
 }
 
-/* Collective: every rank's inputs into fh->coll->ranks; 0 or the first failing rank's class
+/* Collective: every rank's inputs into file->coll->ranks; 0 or the first failing rank's class
  * (a failed exchange is this rank's own failure, in me->cls). */
 static int gather_inputs(const ferry__request_t *req, ferry__coll_rank_t *me)
 {
-    ferry_File fh = req->fh;
+    const ferry__target_t *file = req->target;
     req->ctx->stats->coll_meta_bytes += (long long)sizeof(ferry__coll_rank_t);
-    req->ctx->stats->coll_meta_recv_bytes += (long long)sizeof(ferry__coll_rank_t) * fh->nprocs;
-    int rc = ferry__progress_allgather(me, FERRY_COLL_RANK_WORDS, MPI_OFFSET, fh->coll->ranks, FERRY_COLL_RANK_WORDS,
+    req->ctx->stats->coll_meta_recv_bytes += (long long)sizeof(ferry__coll_rank_t) * file->nprocs;
+    int rc = ferry__progress_allgather(me, FERRY_COLL_RANK_WORDS, MPI_OFFSET, file->coll->ranks, FERRY_COLL_RANK_WORDS,
                                        MPI_OFFSET, req->ctx->comm);
-    if (rc != MPI_SUCCESS) return me->cls = ferry__error_host(rc, "collective", fh->filename, "MPI_Allgather");
-    for (int r = 0; r < fh->nprocs; r++)
-        if (fh->coll->ranks[r].cls) return (int)fh->coll->ranks[r].cls;
+    if (rc != MPI_SUCCESS) return me->cls = ferry__error_host(rc, "collective", file->filename, "MPI_Allgather");
+    for (int r = 0; r < file->nprocs; r++)
+        if (file->coll->ranks[r].cls) return (int)file->coll->ranks[r].cls;
     return 0;
 }
 
@@ -103,7 +103,7 @@ int ferry__coll_summary_regular(const MPI_Offset all[FERRY_COLL_SUMMARY_WORDS])
  * failed allreduce is this rank's failure). */
 static int summarize(const ferry__request_t *req, ferry__coll_rank_t *me, int *regular, int *left)
 {
-    ferry_File fh = req->fh;
+    const ferry__target_t *file = req->target;
     MPI_Offset mine[FERRY_COLL_SUMMARY_WORDS], all[FERRY_COLL_SUMMARY_WORDS];
     ferry__coll_summary_of(me, mine);
     req->ctx->stats->coll_meta_bytes += (long long)sizeof mine;
@@ -111,16 +111,16 @@ static int summarize(const ferry__request_t *req, ferry__coll_rank_t *me, int *r
     /* MPI_INT64_T, not MPI_OFFSET: Open MPI 4.1.4's MPI_MAX on MPI_OFFSET compares as unsigned
      * (max(0, -5) is -5 there; MPICH gives 0), and these words are negative by design. */
     int rc = ferry__progress_allreduce(mine, all, FERRY_COLL_SUMMARY_WORDS, MPI_INT64_T, MPI_MAX, req->ctx->comm);
-    if (rc != MPI_SUCCESS) return me->cls = ferry__error_host(rc, "collective", fh->filename, "MPI_Allreduce");
+    if (rc != MPI_SUCCESS) return me->cls = ferry__error_host(rc, "collective", file->filename, "MPI_Allreduce");
     *regular = ferry__coll_summary_regular(all);
     *left = all[BYTES_MAX] > 0;
     return all[ANY_FAILED] ? MPI_ERR_OTHER : 0;
 }
 
-void ferry__coll_fill_regular(ferry_File fh, ferry__coll_rank_t *me)
+void ferry__coll_fill_regular(const ferry__target_t *file, ferry__coll_rank_t *me)
 {
-    const ferry__coll_state_t *s = fh->coll;
-    for (int r = 0; r < fh->nprocs; r++) {
+    const ferry__coll_state_t *s = file->coll;
+    for (int r = 0; r < file->nprocs; r++) {
         ferry__coll_rank_t *rank = &s->ranks[r];
         *rank = (ferry__coll_rank_t){.skip = me->bytes > 0 ? me->skip : 0, .bytes = me->bytes, .cached = 1};
         ferry__view_t view = ferry__coll_view(s, r);
@@ -141,15 +141,15 @@ void ferry__coll_fill_regular(ferry_File fh, ferry__coll_rank_t *me)
  *   (its ranks' calls queue on the file and share its cores) costs less
  *   than one step of messages: a few ranks per node on a local file
  *   system, never through a network client's round trips. */
-int ferry__coll_goes_early(ferry_File fh, int write, const ferry__coll_rank_t *me)
+int ferry__coll_goes_early(const ferry__target_t *file, int write, const ferry__coll_rank_t *me)
 {
-    const ferry__coll_hints_t *h = &fh->coll->hints;
+    const ferry__coll_hints_t *h = &file->coll->hints;
     if (h->strategy != FERRY_CB_AUTO || (write ? h->cb_write : h->cb_read) == FERRY_HINT_ENABLE) return 0;
     if (me->cls != 0 || me->bytes == 0 || me->bytes != me->hi - me->lo) return 0;
-    const ferry__fs_layout_t *layout = &fh->layout;
+    const ferry__fs_layout_t *layout = &file->layout;
     double call = ferry__coll_call_cost(layout), crossover = call / ferry__coll_byte_cost(layout);
     MPI_Offset enough = crossover < (double)h->buffer_size ? (MPI_Offset)crossover : h->buffer_size;
-    int few = fh->coll->most_per_node > 0 && fh->coll->most_per_node * call < FERRY_COLL_STEP;
+    int few = file->coll->most_per_node > 0 && file->coll->most_per_node * call < FERRY_COLL_STEP;
     return me->bytes >= enough || few;
 }
 
@@ -190,15 +190,15 @@ static void say(const ferry__request_t *req, const char *strategy)
  * ones are not known. 0 when the state is current; -1 when nothing is left. */
 static int update_when_needed(ferry__request_t *req, ferry__coll_rank_t *me)
 {
-    ferry_File fh = req->fh;
+    const ferry__target_t *file = req->target;
     int regular, left;
     if (summarize(req, me, &regular, &left) != 0) return MPI_ERR_OTHER;
     if (!left) return -1;
-    int rc = ferry__coll_state_update(fh, req->ctx->comm, fh->coll->hints_pending);
+    int rc = ferry__coll_state_update(file, req->ctx->comm, file->coll->hints_pending);
     if (rc && !me->cls) me->cls = rc;
-    me->cached = fh->coll->cache_ok;
+    me->cached = file->coll->cache_ok;
     /* The node map may have just arrived: a few ranks per node go early below any size. */
-    if (ferry__coll_goes_early(fh, req->call->write, me)) transfer_early(req, me);
+    if (ferry__coll_goes_early(file, req->call->write, me)) transfer_early(req, me);
     return 0;
 }
 
@@ -206,14 +206,14 @@ static int update_when_needed(ferry__request_t *req, ferry__coll_rank_t *me)
  * failed; *nothing_left when every rank's part went early. */
 static int inputs(ferry__request_t *req, ferry__coll_rank_t *me, int *nothing_left)
 {
-    ferry_File fh = req->fh;
-    int stale = fh->coll->epoch != fh->config_epoch; /* here, not at set_view */
+    const ferry__target_t *file = req->target;
+    int stale = file->coll->epoch != file->config_epoch; /* here, not at set_view */
     *nothing_left = 0;
     req->ctx->stats->coll_calls++;
     int rc = describe_me(req, me);
     if (rc) me->cls = rc;
-    if (stale && (!fh->coll->hints_known || fh->coll->hints_pending)) ferry__coll_own_hints(fh);
-    if (ferry__coll_goes_early(fh, req->call->write, me)) transfer_early(req, me);
+    if (stale && (!file->coll->hints_known || file->coll->hints_pending)) ferry__coll_own_hints(file);
+    if (ferry__coll_goes_early(file, req->call->write, me)) transfer_early(req, me);
     rc = stale ? update_when_needed(req, me) : 0;
     int regular = 0, left = 1;
     if (rc == 0 && summarize(req, me, &regular, &left) != 0) rc = MPI_ERR_OTHER; /* the agreement names the rank */
@@ -224,13 +224,13 @@ static int inputs(ferry__request_t *req, ferry__coll_rank_t *me, int *nothing_le
     if (rc) return rc;
     if (!regular) return gather_inputs(req, me);
     req->ctx->stats->coll_regular_calls++;
-    ferry__coll_fill_regular(fh, me);
+    ferry__coll_fill_regular(file, me);
     return me->cls;
 }
 
 static int transfer_agreed(ferry__request_t *req)
 {
-    ferry_File fh = req->fh;
+    const ferry__target_t *file = req->target;
     ferry__coll_rank_t me;
     int nothing_left = 0, rc = inputs(req, &me, &nothing_left);
     if (rc == 0 && nothing_left) {
@@ -242,24 +242,24 @@ static int transfer_agreed(ferry__request_t *req)
     req->ctx->stats->coll_meta_recv_bytes += AGREEMENT_BYTES;
     if (rc != 0) return ferry__error_agree(req->ctx->comm, (int)me.cls, req->call->name); /* me.cls: local_cls too */
     ferry__domains_t domains;
-    if (ferry__coll_choose(req, fh->coll->ranks, &domains)) {
-        ferry__coll_count_targets(fh, &domains, req->ctx->stats);
-        rc = ferry__coll_two_phase(&(ferry__coll_call_t){req, fh->coll->ranks, &domains});
+    if (ferry__coll_choose(req, file->coll->ranks, &domains)) {
+        ferry__coll_count_targets(file, &domains, req->ctx->stats);
+        rc = ferry__coll_two_phase(&(ferry__coll_call_t){req, file->coll->ranks, &domains});
     } else if (me.bytes > 0) rc = own_part(req, &me); /* an early rank has no bytes left here */
     return ferry__error_agree(req->ctx->comm, rc, req->call->name);
 }
 
 int ferry__coll_transfer(ferry__request_t *req)
 {
-    ferry_File fh = req->fh;
-    if (fh->nprocs == 1) { /* nobody to ship to or agree with */
+    const ferry__target_t *file = req->target;
+    if (file->nprocs == 1) { /* nobody to ship to or agree with */
         say(req, "independent (one rank)");
         return req->local_cls ? req->local_cls : ferry__indep_transfer(req);
     }
     /* Other ranks may read-modify-write what this rank's other threads write meanwhile: no lease
      * here from before the first exchange to after the agreement (fs.h). */
-    if (req->call->write) ferry__fs_leases_pause(fh->fs);
+    if (req->call->write) ferry__fs_leases_pause(file->fs);
     int rc = transfer_agreed(req);
-    if (req->call->write) ferry__fs_leases_resume(fh->fs);
+    if (req->call->write) ferry__fs_leases_resume(file->fs);
     return rc;
 }

@@ -15,7 +15,7 @@
 #ifndef FERRY_COLL_H
 #define FERRY_COLL_H
 
-#include "core/request.h"
+#include "request/request.h"
 
 /* Collective. req->local_cls carries this rank's argument-check result: a
  * rank whose arguments failed transfers nothing but still joins the
@@ -24,24 +24,26 @@
  * bytes to req->done. */
 int ferry__coll_transfer(ferry__request_t *req);
 
-/* Creates the file's collective state at open (not collective; 0 or
- * MPI_ERR_NO_MEM), and frees it (view cache, buffers) at close. */
-int ferry__coll_open(ferry_File fh);
-void ferry__coll_release(ferry_File fh);
+/* Creates the file's collective state at open into *state, the slot
+ * mpiio/ points the target's coll at (not collective; 0 or MPI_ERR_NO_MEM),
+ * and frees it (view cache, buffers; *state NULL) at close. The target
+ * itself stays read only here too. */
+int ferry__coll_open(const ferry__target_t *file, struct ferry__coll_state **state);
+void ferry__coll_release(struct ferry__coll_state **state);
 
 /* Not collective, after set_view or set_info succeeded on every rank (and
- * moved fh->config_epoch): the next collective transfer caches every rank's
+ * moved the target's config_epoch): the next collective transfer caches every rank's
  * new view and agrees on the collective hints (rank 0's win) before its
  * inputs, so a view only ever accessed independently costs no exchange.
  * hints_changed: this rank was given hints (remembered until then). */
-void ferry__coll_config_changed(ferry_File fh, int hints_changed);
+void ferry__coll_config_changed(const ferry__target_t *file, int hints_changed);
 
 /* Not collective, any time: the estimated bytes of the views this rank
  * holds cached (statistics: ferry_stats_coll_view_cache_bytes). */
-long long ferry__coll_cache_bytes(ferry_File fh);
+long long ferry__coll_cache_bytes(const ferry__target_t *file);
 /* What this rank received at the file's last update of the views and hints
  * (statistics: ferry_stats_coll_view_recv_bytes). */
-long long ferry__coll_update_recv_bytes(ferry_File fh);
+long long ferry__coll_update_recv_bytes(const ferry__target_t *file);
 
 /* The scaling model (model.c, issue 20 item 8): the planning of one
  * collective call run for nprocs virtual ranks in this process (no

@@ -34,7 +34,7 @@
 
 /* The cost model's file-system costs: the layout's (fs.h: a local file
  * system's kernel call and copy, or a network client's round trips), these
- * where the layout has none (the scaling model's forged files). */
+ * where the layout has none (the scaling model's targets, which name no file system). */
 static const double FERRY_COLL_CALL = 3.0e-6;
 static const double FERRY_COLL_BYTE = 0.1e-9;
 /* Seconds per two-phase step: its messages and their waits (choose.c, coll.c's early rule). */
@@ -117,7 +117,7 @@ typedef struct ferry__coll_placed {
 
 typedef struct ferry__coll_state ferry__coll_state_t;
 struct ferry__coll_state {
-    unsigned epoch;             /* fh->config_epoch the cache below was agreed for */
+    unsigned epoch;             /* file->config_epoch the cache below was agreed for */
     int cache_ok;               /* this rank holds every rank's view (shapes, placed) */
     atomic_llong cache_bytes;   /* estimated memory of the cached views (0: none); read by get_info at any time */
     atomic_llong update_recv_bytes; /* what this rank received at the last state update; likewise */
@@ -149,30 +149,30 @@ struct ferry__coll_state {
     struct ferry__coll_said *said; /* what each rank said at a state update, nprocs entries */
     /* Buffers kept between calls: an aggregator's window and coverage mask,
      * two steps' incoming bytes, a sender's second step of staged bytes
-     * (the first is fh->staging). */
+     * (the first is the context's staging, req->ctx->staging). */
     ferry__scratch_slot_t window, mask, incoming[2], staging2;
     struct ferry__coll_shm *shm; /* the node-shared window (shipping.c), joined at the first call that uses it */
 };
 
 /* state.c: collective over comm (the file's, or a background request's);
- * brings fh->coll up to date with the view and hints when set_view or
- * set_info changed them since (fh->config_epoch). 0, or MPI_ERR_INTERN when
+ * brings file->coll up to date with the view and hints when set_view or
+ * set_info changed them since (file->config_epoch). 0, or MPI_ERR_INTERN when
  * a host collective failed (the state then stays out of date, so the next
  * collective call updates it again). */
-int ferry__coll_state_update(ferry_File fh, MPI_Comm comm, int hints_changed);
+int ferry__coll_state_update(const ferry__target_t *file, MPI_Comm comm, int hints_changed);
 
 /* coll.c: a regular call's inputs (every rank moves me's stream window),
- * every rank's file range from the cached views into fh->coll->ranks:
+ * every rank's file range from the cached views into file->coll->ranks:
  * every rank computes the same. A rank whose range cannot be computed
  * fails the call here, on every rank alike (me->cls). */
-void ferry__coll_fill_regular(ferry_File fh, ferry__coll_rank_t *me);
+void ferry__coll_fill_regular(const ferry__target_t *file, ferry__coll_rank_t *me);
 
 /* coll.c: whether a rank's part moves before the call's first collective
  * (one contiguous range, long enough that shipping could at most halve its
  * cost, or filling cb_buffer_size): the call then needs only that
  * collective when every rank's does. The model (model.c) applies the same
  * rule. */
-int ferry__coll_goes_early(ferry_File fh, int write, const ferry__coll_rank_t *me);
+int ferry__coll_goes_early(const ferry__target_t *file, int write, const ferry__coll_rank_t *me);
 #define FERRY_COLL_NOTHING_LEFT "independent (nothing to ship: contiguous ranges moved early, or no data)"
 
 /* state.c, the view cache's local steps (the scaling model runs them for
@@ -186,7 +186,7 @@ int ferry__coll_index_take(ferry__coll_state_t *s, int nprocs);
  * error class); this rank's collective hints into s->hints; the
  * node map from the node keys ranks said. */
 int ferry__coll_serialize_view(const ferry__view_t *view, ferry__coll_blob_t *blob);
-void ferry__coll_own_hints(ferry_File fh);
+void ferry__coll_own_hints(const ferry__target_t *file);
 void ferry__coll_map_nodes(ferry__coll_state_t *s, int nprocs);
 /* What the state holds per file on this rank: its per-rank arrays and the view cache. */
 MPI_Offset ferry__coll_state_bytes(const ferry__coll_state_t *s, int nprocs);
@@ -228,11 +228,12 @@ typedef struct ferry__window_cursor {
 } ferry__window_cursor_t;
 
 /* domains.c: arithmetic only, never fails. */
-void ferry__coll_domains_plan(ferry_File fh, const ferry__coll_rank_t *ranks, int kind, ferry__domains_t *d);
+void ferry__coll_domains_plan(const ferry__target_t *file, const ferry__coll_rank_t *ranks, int kind,
+                              ferry__domains_t *d);
 /* Statistics: when this rank aggregates in d, counts into stats the call
  * and the distinct storage targets (stripe index mod stripe count, by the
  * striping hints or the file system's layout) its windows touch. */
-void ferry__coll_count_targets(ferry_File fh, const ferry__domains_t *d, ferry__stats_t *stats);
+void ferry__coll_count_targets(const ferry__target_t *file, const ferry__domains_t *d, ferry__stats_t *stats);
 /* Fills s->spread from the node map (once per file). */
 void ferry__coll_spread_ranks(ferry__coll_state_t *s, int nprocs);
 /* The next window [*wlo, *whi) of aggregator index a; 0 when none is left. */
@@ -261,7 +262,7 @@ typedef struct ferry__coll_call {
 int ferry__coll_two_phase(const ferry__coll_call_t *call);
 
 /* twophase.c, for the scaling model: what one call would hold on this
- * rank (fh->rank), planned as the call does before any message. */
+ * rank (file->rank), planned as the call does before any message. */
 typedef struct ferry__coll_buffers ferry__coll_buffers_t; /* coll.h: staging (outgoing bytes, two steps;
                                                            * 0 from contiguous memory), incoming (an aggregator's,
                                                            * two steps), window, per_call (the steps' bookkeeping) */
@@ -280,7 +281,7 @@ int ferry__coll_share(const ferry__view_t *view, const ferry__coll_rank_t *rank,
  * on other ranks has its own, freed at close. */
 typedef struct ferry__coll_shm ferry__coll_shm_t;
 
-/* Collective over fh->comm (every rank of a two-phase call, whatever its
+/* Collective over file->comm (every rank of a two-phase call, whatever its
  * own state) at the file's first call that wants a window, local after
  * that: the window this call may ship through, held by this rank's call
  * until ferry__coll_shm_detach, or NULL for messages (ferry_cb_shm other
@@ -289,14 +290,14 @@ typedef struct ferry__coll_shm ferry__coll_shm_t;
  * messages on every rank). The first call makes the window, or joins the
  * shared one, on every rank alike (agreed there, once): its slots as large
  * as ferry__coll_shm_slot_want. */
-ferry__coll_shm_t *ferry__coll_shm_attach(ferry_File fh, MPI_Comm comm, MPI_Offset window);
+ferry__coll_shm_t *ferry__coll_shm_attach(const ferry__target_t *file, MPI_Comm comm, MPI_Offset window);
 /* Not collective: gives the window back at the end of the call (NULL: no-op). */
 void ferry__coll_shm_detach(ferry__coll_shm_t *m);
 /* Not collective: whether a call on comm would ask for the window (the hint, the communicator). */
-int ferry__coll_shm_wanted(ferry_File fh, MPI_Comm comm);
-/* Bytes per slot a call of fh whose file windows hold `window` bytes wants
+int ferry__coll_shm_wanted(const ferry__target_t *file, MPI_Comm comm);
+/* Bytes per slot a call on the file whose windows hold `window` bytes wants
  * (the same on every rank): `window`, at least a third of cb_buffer_size. */
-MPI_Offset ferry__coll_shm_slot_want(ferry_File fh, MPI_Offset window);
+MPI_Offset ferry__coll_shm_slot_want(const ferry__target_t *file, MPI_Offset window);
 /* Collective over comm (the file's), every rank's call holding m and
  * having agreed to: makes m's window again with `slot`-byte slots. 1 when
  * every rank has it (agreed); else m is unusable from then on, for every
@@ -304,7 +305,7 @@ MPI_Offset ferry__coll_shm_slot_want(ferry_File fh, MPI_Offset window);
 int ferry__coll_shm_grow(ferry__coll_shm_t *m, MPI_Comm comm, MPI_Offset slot);
 /* Collective over the file's ranks (close): frees the file's own window
  * (a shared one stays for the next file). */
-void ferry__coll_shm_release(ferry_File fh);
+void ferry__coll_shm_release(ferry__coll_state_t *s);
 /* Windows this process has made (tests: a shared window is made once). */
 long long ferry__coll_shm_windows_made(void);
 /* Step slot `slot` (0 or 1) of file rank r's slab, NULL when r is not on my node. */

@@ -38,18 +38,19 @@ static MPI_Offset round_up(MPI_Offset x, MPI_Offset unit)
 }
 
 /* The file system's preferred transfer unit, which domains align to. */
-static MPI_Offset fs_block_of(ferry_File fh)
+static MPI_Offset fs_block_of(const ferry__target_t *file)
 {
-    return fh->layout.block_size > 0 ? fh->layout.block_size : 4096;
+    return file->layout.block_size > 0 ? file->layout.block_size : 4096;
 }
 
 /* The stripe layout collective calls assume: the striping hints, else the file system's. */
-static void stripes_of(ferry_File fh, MPI_Offset *unit, MPI_Offset *count)
+static void stripes_of(const ferry__target_t *file, MPI_Offset *unit, MPI_Offset *count)
 {
-    const ferry__coll_hints_t *h = &fh->coll->hints;
+    const ferry__coll_hints_t *h = &file->coll->hints;
     *unit = h->striping_unit > 0 ? h->striping_unit
-                                 : (fh->layout.stripe_size > 0 ? fh->layout.stripe_size : fs_block_of(fh));
-    *count = h->striping_factor > 0 ? h->striping_factor : (fh->layout.stripe_count > 0 ? fh->layout.stripe_count : 1);
+                                 : (file->layout.stripe_size > 0 ? file->layout.stripe_size : fs_block_of(file));
+    *count =
+        h->striping_factor > 0 ? h->striping_factor : (file->layout.stripe_count > 0 ? file->layout.stripe_count : 1);
 }
 
 static int owner(const ferry__domains_t *d, MPI_Offset b)
@@ -125,11 +126,11 @@ void ferry__coll_spread_ranks(ferry__coll_state_t *s, int nprocs)
     for (int r = 0; r < nprocs; r++) s->spread[r] = c[r].rank;
 }
 
-static void pick_aggregators(ferry_File fh, MPI_Offset want, ferry__domains_t *d)
+static void pick_aggregators(const ferry__target_t *file, MPI_Offset want, ferry__domains_t *d)
 {
-    ferry__coll_state_t *s = fh->coll;
+    ferry__coll_state_t *s = file->coll;
     int n = 0;
-    for (int i = 0; i < fh->nprocs && n < want; i++) {
+    for (int i = 0; i < file->nprocs && n < want; i++) {
         int r = s->spread[i];
         if (s->hints.per_node == 0 || s->local_of[r] < s->hints.per_node) s->aggs[n++] = r;
     }
@@ -151,13 +152,13 @@ static MPI_Offset default_aggregators(const ferry__coll_state_t *s, MPI_Offset t
     return per_node * s->nodes;
 }
 
-static void shape(ferry_File fh, int kind, MPI_Offset total, ferry__domains_t *d, MPI_Offset *want)
+static void shape(const ferry__target_t *file, int kind, MPI_Offset total, ferry__domains_t *d, MPI_Offset *want)
 {
-    const ferry__coll_hints_t *h = &fh->coll->hints;
-    MPI_Offset fs_block = fs_block_of(fh);
+    const ferry__coll_hints_t *h = &file->coll->hints;
+    MPI_Offset fs_block = fs_block_of(file);
     /* cb_buffer_size holds a window and two steps of incoming data (twophase.c). */
     MPI_Offset third = h->buffer_size / 3 > fs_block ? h->buffer_size / 3 : fs_block;
-    *want = h->nodes > 0 ? h->nodes : default_aggregators(fh->coll, total);
+    *want = h->nodes > 0 ? h->nodes : default_aggregators(file->coll, total);
     d->kind = kind;
     d->window = third;
     d->targets = d->group = 1;
@@ -165,29 +166,30 @@ static void shape(ferry_File fh, int kind, MPI_Offset total, ferry__domains_t *d
         d->block = h->block_size > 0 ? round_up(h->block_size, fs_block) : 16 * fs_block;
         d->window = d->block < third ? d->block : third;
     } else if (kind == FERRY_DOMAIN_STRIPES) {
-        stripes_of(fh, &d->block, &d->targets);
+        stripes_of(file, &d->block, &d->targets);
         d->group = h->group_size < d->targets ? h->group_size : d->targets;
         MPI_Offset groups = (d->targets + d->group - 1) / d->group;
         if (h->nodes <= 0 || h->nodes > groups) *want = groups;
     }
 }
 
-void ferry__coll_domains_plan(ferry_File fh, const ferry__coll_rank_t *ranks, int kind, ferry__domains_t *d)
+void ferry__coll_domains_plan(const ferry__target_t *file, const ferry__coll_rank_t *ranks, int kind,
+                              ferry__domains_t *d)
 {
     memset(d, 0, sizeof *d);
     MPI_Offset total = 0, want = 1;
     d->lo = INT64_MAX;
-    for (int r = 0; r < fh->nprocs; r++) {
+    for (int r = 0; r < file->nprocs; r++) {
         if (ranks[r].bytes == 0) continue;
         if (ferry__offset_add(total, ranks[r].bytes, &total)) total = FERRY_OFFSET_MAX;
         if (ranks[r].lo < d->lo) d->lo = ranks[r].lo;
         if (ranks[r].hi > d->hi) d->hi = ranks[r].hi;
     }
     if (total == 0) d->lo = d->hi = 0;
-    shape(fh, kind, total, d, &want);
-    pick_aggregators(fh, want, d);
+    shape(file, kind, total, d, &want);
+    pick_aggregators(file, want, d);
     if (kind == FERRY_DOMAIN_EVEN) {
-        MPI_Offset fs_block = fs_block_of(fh);
+        MPI_Offset fs_block = fs_block_of(file);
         d->origin = d->lo / fs_block * fs_block;
         MPI_Offset per = (d->hi - d->origin + d->naggs - 1) / d->naggs;
         d->block = per > 0 ? round_up(per, fs_block) : fs_block;
@@ -212,13 +214,13 @@ static MPI_Offset mark_targets(unsigned char *seen, MPI_Offset count, MPI_Offset
     return added;
 }
 
-void ferry__coll_count_targets(ferry_File fh, const ferry__domains_t *d, ferry__stats_t *stats)
+void ferry__coll_count_targets(const ferry__target_t *file, const ferry__domains_t *d, ferry__stats_t *stats)
 {
     int a = 0;
-    while (a < d->naggs && d->aggs[a] != fh->rank) a++;
+    while (a < d->naggs && d->aggs[a] != file->rank) a++;
     if (a == d->naggs) return;
     MPI_Offset unit, count, touched = 0, wlo, whi;
-    stripes_of(fh, &unit, &count);
+    stripes_of(file, &unit, &count);
     unsigned char *seen = ferry__calloc((size_t)(count + 7) / 8, 1);
     if (!seen) return; /* statistics only: nothing to fail */
     ferry__window_cursor_t c = {0};

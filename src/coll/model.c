@@ -4,7 +4,8 @@
  * holds and exchanges at 10^5 ranks can be read off here and checked
  * against real runs at small P (bench/bench_scale.c).
  *
- * One virtual file stands for every rank's: its collective state is the
+ * One target (request/request.h: the file as the data path sees it) stands
+ * for every rank's file: its collective state is the
  * one a real rank builds, from the very blobs and words the real ranks
  * would exchange (each virtual rank's view serialized by the same code).
  * The model then runs, as rank `as_rank`, the steps a collective call
@@ -53,7 +54,7 @@ static int blobs_add(blobs_t *b, const void *blob, size_t len, int r)
 }
 
 /* What virtual rank r says and brings to the call, as describe_me (coll.c) computes it. */
-static int describe_rank(ferry__coll_model_t *m, ferry_File f, blobs_t *b, int r)
+static int describe_rank(ferry__coll_model_t *m, const ferry__target_t *f, blobs_t *b, int r)
 {
     ferry__coll_model_rank_t mr = {.skip = 0};
     ferry__view_init(&mr.view);
@@ -74,7 +75,7 @@ static int describe_rank(ferry__coll_model_t *m, ferry_File f, blobs_t *b, int r
 /* The state update's gather as the real ranks send it (state.c's plan):
  * each shape's blob once, every other rank's displacement; built into the
  * cache. Returns the bytes gathered in *gathered. */
-static int gather_and_build(ferry_File f, int nprocs, const blobs_t *all, MPI_Offset *gathered)
+static int gather_and_build(const ferry__target_t *f, int nprocs, const blobs_t *all, MPI_Offset *gathered)
 {
     blobs_t g = {0};
     g.lens = ferry__malloc((size_t)nprocs * sizeof *g.lens);
@@ -92,14 +93,14 @@ static int gather_and_build(ferry_File f, int nprocs, const blobs_t *all, MPI_Of
 /* The received bytes of the update (state.c): what ranks said, rank 0's
  * hints (never agreed before), and unless the views pass the bound, the
  * allocation agreement and the gather. */
-static MPI_Offset update_received(const ferry__coll_model_t *m, const ferry_File f, MPI_Offset gathered)
+static MPI_Offset update_received(const ferry__coll_model_t *m, const ferry__target_t *f, MPI_Offset gathered)
 {
     MPI_Offset said = (MPI_Offset)m->nprocs * (MPI_Offset)sizeof(struct ferry__coll_said);
     MPI_Offset hints = m->as_rank == 0 ? 0 : (MPI_Offset)sizeof f->coll->hints;
     return said + hints + (m->out.too_large ? 0 : (MPI_Offset)sizeof(int) + gathered);
 }
 
-static int describe_ranks(ferry__coll_model_t *m, ferry_File f)
+static int describe_ranks(ferry__coll_model_t *m, const ferry__target_t *f)
 {
     blobs_t b = {0};
     b.lens = ferry__malloc((size_t)m->nprocs * sizeof *b.lens);
@@ -143,7 +144,7 @@ static int summary_regular(const ferry__coll_state_t *s, int nprocs)
 
 /* Ranks whose part moves before the summary (coll.c's rule) have nothing
  * left in it; 1 when no rank has. */
-static int move_early(ferry__coll_model_t *m, ferry_File f)
+static int move_early(ferry__coll_model_t *m, const ferry__target_t *f)
 {
     int left = 0;
     for (int r = 0; r < m->nprocs; r++) {
@@ -160,7 +161,7 @@ enum { SUMMARY = FERRY_COLL_SUMMARY_WORDS * 8, AGREEMENT = 16, WORDS = (int)size
  * write_all), so the state update waits for a first summary (coll.c's
  * update_when_needed): 1 when every rank's part went early before it, on
  * its size alone (no node map yet). Then the update never happens. */
-static int early_before_update(ferry__coll_model_t *m, ferry_File f)
+static int early_before_update(ferry__coll_model_t *m, const ferry__target_t *f)
 {
     ferry__coll_state_t *s = f->coll;
     int most_per_node = s->most_per_node, left = 0;
@@ -181,7 +182,7 @@ static int early_before_update(ferry__coll_model_t *m, ferry_File f)
  * cached views, filled from the first rank with bytes (every rank's window).
  * *done: every part moved early, the call ends after its summary (the
  * second: the first one came before the update). */
-static int call_inputs(ferry__coll_model_t *m, ferry_File f, int *done)
+static int call_inputs(ferry__coll_model_t *m, const ferry__target_t *f, int *done)
 {
     ferry__coll_state_t *s = f->coll;
     *done = move_early(m, f);
@@ -199,15 +200,15 @@ static int call_inputs(ferry__coll_model_t *m, ferry_File f, int *done)
 }
 
 /* Strategy, domains and, for two-phase calls, rank as_rank's buffers. */
-static int plan_call(ferry__coll_model_t *m, ferry_File f)
+static int plan_call(ferry__coll_model_t *m, const ferry__target_t *f)
 {
     static char memory; /* contiguous memory: the plan never reads it */
     ferry__stats_t stats = {0};
     ferry__scratch_slot_t staging = {0}, sieve = {0};
-    ferry__context_t ctx = {f->comm, &stats, &staging, &sieve}; /* the file's own: no message is sent */
-    ferry__access_t access = {m->write ? "write_all" : "read_all", m->write, 0, 1, 0};
+    ferry__context_t ctx = {.comm = f->comm, .stats = &stats, .staging = &staging, .sieve = &sieve};
+    ferry__access_t access = {.name = m->write ? "write_all" : "read_all", .write = m->write, .collective = 1};
     const ferry__coll_rank_t *mine = &f->coll->ranks[m->as_rank];
-    ferry__request_t req = {.fh = f,
+    ferry__request_t req = {.target = f,
                             .call = &access,
                             .buf = &memory,
                             .count = mine->bytes,
@@ -230,28 +231,28 @@ static int plan_call(ferry__coll_model_t *m, ferry_File f)
 int ferry__coll_model_run(ferry__coll_model_t *m)
 {
     memset(&m->out, 0, sizeof m->out);
-    ferry_File f = ferry__calloc(1, sizeof *f);
-    if (!f) return ferry__error_set(MPI_ERR_NO_MEM, "ferry: model: out of memory");
-    f->nprocs = m->nprocs;
-    f->rank = m->as_rank;
-    f->filename = "(model)";
-    f->readable = 1;
-    f->hints = m->hints;
-    f->layout = m->layout;
-    ferry__view_init(&f->view);
-    int rc = ferry__coll_open(f);
+    atomic_int locks_refused = 0;
+    ferry__target_t f = {.comm = MPI_COMM_NULL, /* no message is sent */
+                         .rank = m->as_rank,
+                         .nprocs = m->nprocs,
+                         .filename = "(model)",
+                         .readable = 1,
+                         .layout = m->layout,
+                         .hints = m->hints,
+                         .locks_refused = &locks_refused};
+    ferry__view_init(&f.view);
+    int rc = ferry__coll_open(&f, &f.coll);
     if (rc == 0) {
-        ferry__coll_own_hints(f);
-        f->coll->hints.cores = m->cores;
-        rc = describe_ranks(m, f);
-        m->out.state_bytes = ferry__coll_state_bytes(f->coll, m->nprocs);
+        ferry__coll_own_hints(&f);
+        f.coll->hints.cores = m->cores;
+        rc = describe_ranks(m, &f);
+        m->out.state_bytes = ferry__coll_state_bytes(f.coll, m->nprocs);
     }
     double start = cpu_clock();
-    int done = rc == 0 && early_before_update(m, f);
-    if (rc == 0 && !done) rc = call_inputs(m, f, &done);
-    if (rc == 0 && !done) rc = plan_call(m, f);
+    int done = rc == 0 && early_before_update(m, &f);
+    if (rc == 0 && !done) rc = call_inputs(m, &f, &done);
+    if (rc == 0 && !done) rc = plan_call(m, &f);
     m->out.call_seconds = cpu_clock() - start;
-    ferry__coll_release(f);
-    ferry__free(f);
+    ferry__coll_release(&f.coll);
     return rc;
 }

@@ -62,26 +62,26 @@ static int finalized;
 static long long windows_made; /* by this process, shared or not (tests see reuse) */
 
 /* Which file ranks share my node, and where they are in it. */
-static int map_node(ferry_File fh, ferry__coll_shm_t *m)
+static int map_node(const ferry__target_t *file, ferry__coll_shm_t *m)
 {
     int local = 0;
     MPI_Group file_group, node_group;
     MPI_Comm_size(m->node, &local);
-    m->node_rank = ferry__malloc((size_t)fh->nprocs * sizeof *m->node_rank);
+    m->node_rank = ferry__malloc((size_t)file->nprocs * sizeof *m->node_rank);
     m->slabs = ferry__calloc((size_t)local, sizeof *m->slabs);
     int *in_node = ferry__malloc((size_t)local * sizeof *in_node),
         *in_file = ferry__malloc((size_t)local * sizeof *in_file);
     int ok = m->node_rank && m->slabs && in_node && in_file;
     if (ok) {
-        MPI_Comm_group(fh->comm, &file_group);
+        MPI_Comm_group(file->comm, &file_group);
         MPI_Comm_group(m->node, &node_group);
         for (int j = 0; j < local; j++) in_node[j] = j;
         ok = MPI_Group_translate_ranks(node_group, local, in_node, file_group, in_file) == MPI_SUCCESS;
         MPI_Group_free(&file_group);
         MPI_Group_free(&node_group);
     }
-    for (int r = 0; ok && r < fh->nprocs; r++) m->node_rank[r] = -1;
-    for (int j = 0; ok && j < local; j++) ok = in_file[j] >= 0 && in_file[j] < fh->nprocs;
+    for (int r = 0; ok && r < file->nprocs; r++) m->node_rank[r] = -1;
+    for (int j = 0; ok && j < local; j++) ok = in_file[j] >= 0 && in_file[j] < file->nprocs;
     for (int j = 0; ok && j < local; j++) m->node_rank[in_file[j]] = j;
     ferry__free(in_node);
     ferry__free(in_file);
@@ -158,32 +158,32 @@ static int reserve_world_locked(void)
     return 1;
 }
 
-/* The slot a call of fh wants: its file windows (the same on every rank)
+/* The slot a call on the file wants: its file windows (the same on every rank)
  * fill at most one per step, unless views overlap; at least a third of
  * cb_buffer_size, or the file system's block when that is larger (domains.c). */
-MPI_Offset ferry__coll_shm_slot_want(ferry_File fh, MPI_Offset window)
+MPI_Offset ferry__coll_shm_slot_want(const ferry__target_t *file, MPI_Offset window)
 {
-    MPI_Offset third = fh->coll->hints.buffer_size / 3, slot = window > third ? window : third;
+    MPI_Offset third = file->coll->hints.buffer_size / 3, slot = window > third ? window : third;
     return slot > 0 ? slot : 1;
 }
 
-/* Collective over fh->comm: the node communicator, its window, whether
+/* Collective over file->comm: the node communicator, its window, whether
  * every rank has both, and (when `for_world`) whether every rank keeps it
  * as the shared window. */
-static void make(ferry_File fh, ferry__coll_shm_t *m, MPI_Offset window, int for_world)
+static void make(const ferry__target_t *file, ferry__coll_shm_t *m, MPI_Offset window, int for_world)
 {
     m->node = MPI_COMM_NULL;
     m->win = MPI_WIN_NULL;
-    ferry__progress_line_up(fh->comm);
-    int ok = MPI_Comm_split_type(fh->comm, MPI_COMM_TYPE_SHARED, fh->rank, MPI_INFO_NULL, &m->node) == MPI_SUCCESS;
+    ferry__progress_line_up(file->comm);
+    int ok = MPI_Comm_split_type(file->comm, MPI_COMM_TYPE_SHARED, file->rank, MPI_INFO_NULL, &m->node) == MPI_SUCCESS;
     if (ok) MPI_Comm_set_errhandler(m->node, MPI_ERRORS_RETURN);
-    int mapped = ok && map_node(fh, m);
-    if (ok) ok = make_window(m, ferry__coll_shm_slot_want(fh, window)) && mapped; /* the node's collective */
+    int mapped = ok && map_node(file, m);
+    if (ok) ok = make_window(m, ferry__coll_shm_slot_want(file, window)) && mapped; /* the node's collective */
     pthread_mutex_lock(&lock);
     int reserved = for_world && reserve_world_locked();
     pthread_mutex_unlock(&lock);
     int mine[2] = {ok, reserved}, everyone[2] = {0, 0};
-    if (ferry__progress_allreduce(mine, everyone, 2, MPI_INT, MPI_MIN, fh->comm) != MPI_SUCCESS)
+    if (ferry__progress_allreduce(mine, everyone, 2, MPI_INT, MPI_MIN, file->comm) != MPI_SUCCESS)
         everyone[0] = everyone[1] = 0;
     pthread_mutex_lock(&lock);
     m->usable = everyone[0];
@@ -196,13 +196,13 @@ static void make(ferry_File fh, ferry__coll_shm_t *m, MPI_Offset window, int for
 /* What a file whose ranks could not agree on a window uses: none. */
 static ferry__coll_shm_t unavailable = {.node = MPI_COMM_NULL, .win = MPI_WIN_NULL};
 
-/* Collective over fh->comm, at the file's first call that wants a window:
+/* Collective over file->comm, at the file's first call that wants a window:
  * the shared one when every rank has it, a new one when no rank has (shared
  * if every rank can keep it), else none. */
-static ferry__coll_shm_t *join(ferry_File fh, MPI_Offset window)
+static ferry__coll_shm_t *join(const ferry__target_t *file, MPI_Offset window)
 {
     enum { NO_MEMORY = -1, MAKE = 0, HAVE_WORLD = 1 };
-    int for_world = ferry__process_world_ranks(fh->comm);
+    int for_world = ferry__process_world_ranks(file->comm);
     pthread_mutex_lock(&lock);
     int have = for_world && world != NULL;
     pthread_mutex_unlock(&lock);
@@ -210,7 +210,7 @@ static ferry__coll_shm_t *join(ferry_File fh, MPI_Offset window)
     ferry__coll_shm_t *m = have ? NULL : ferry__calloc(1, sizeof *m);
     int mine = have ? HAVE_WORLD : m ? MAKE : NO_MEMORY;
     int range[2] = {mine, -mine}, agreed[2];
-    if (ferry__progress_allreduce(range, agreed, 2, MPI_INT, MPI_MAX, fh->comm) != MPI_SUCCESS)
+    if (ferry__progress_allreduce(range, agreed, 2, MPI_INT, MPI_MAX, file->comm) != MPI_SUCCESS)
         agreed[0] = agreed[1] = NO_MEMORY;
     int largest = agreed[0], smallest = -agreed[1];
     if (largest != smallest || largest == NO_MEMORY) { /* threads that raced on the shared one, or no memory */
@@ -223,21 +223,21 @@ static ferry__coll_shm_t *join(ferry_File fh, MPI_Offset window)
         pthread_mutex_unlock(&lock);
         return m;
     }
-    make(fh, m, window, for_world);
+    make(file, m, window, for_world);
     return m;
 }
 
-int ferry__coll_shm_wanted(ferry_File fh, MPI_Comm comm)
+int ferry__coll_shm_wanted(const ferry__target_t *file, MPI_Comm comm)
 {
     /* auto keeps messages: measured no faster on MPICH (docs/benchmarks-coll.md). */
-    return fh->coll->hints.shm == FERRY_HINT_ENABLE && comm == fh->comm;
+    return file->coll->hints.shm == FERRY_HINT_ENABLE && comm == file->comm;
 }
 
-ferry__coll_shm_t *ferry__coll_shm_attach(ferry_File fh, MPI_Comm comm, MPI_Offset window)
+ferry__coll_shm_t *ferry__coll_shm_attach(const ferry__target_t *file, MPI_Comm comm, MPI_Offset window)
 {
-    ferry__coll_state_t *s = fh->coll;
-    if (!ferry__coll_shm_wanted(fh, comm)) return NULL;
-    if (!s->shm) s->shm = join(fh, window);
+    ferry__coll_state_t *s = file->coll;
+    if (!ferry__coll_shm_wanted(file, comm)) return NULL;
+    if (!s->shm) s->shm = join(file, window);
     ferry__coll_shm_t *m = s->shm;
     pthread_mutex_lock(&lock);
     int mine = m->usable && !m->busy; /* busy: another thread's call; never wait for it */
@@ -265,12 +265,12 @@ int ferry__coll_shm_grow(ferry__coll_shm_t *m, MPI_Comm comm, MPI_Offset slot)
     return everyone;
 }
 
-void ferry__coll_shm_release(ferry_File fh)
+void ferry__coll_shm_release(ferry__coll_state_t *s)
 {
-    ferry__coll_shm_t *m = fh->coll ? fh->coll->shm : NULL;
+    ferry__coll_shm_t *m = s->shm;
     if (!m) return;
     if (m != &unavailable && !m->shared) destroy(m);
-    fh->coll->shm = NULL;
+    s->shm = NULL;
 }
 
 long long ferry__coll_shm_windows_made(void)

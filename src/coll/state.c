@@ -13,7 +13,7 @@
  * so the cache holds O(shapes + 16 B x P). A rank whose blob differs from
  * its leader's (a hash collision) keeps no cache and says so at its calls.
  * A call then exchanges only a few numbers per rank. The update happens at
- * the first collective call after set_view or set_info (fh->config_epoch
+ * the first collective call after set_view or set_info (file->config_epoch
  * moved; again at the next one when a host collective failed), never at
  * set_view itself, so views only accessed independently (HDF5 sets one per
  * dataset access) cost no exchange; a view set again unchanged costs one
@@ -49,11 +49,11 @@ static void release_views(ferry__coll_state_t *s)
     s->cache_bytes = 0;
 }
 
-void ferry__coll_release(ferry_File fh)
+void ferry__coll_release(ferry__coll_state_t **state)
 {
-    ferry__coll_state_t *s = fh->coll;
+    ferry__coll_state_t *s = *state;
     if (!s) return;
-    ferry__coll_shm_release(fh);
+    ferry__coll_shm_release(s);
     release_views(s);
     ferry__free(s->my_blob);
     ferry__free(s->node_of);
@@ -69,13 +69,13 @@ void ferry__coll_release(ferry_File fh)
     ferry__scratch_release(&s->staging2);
     ferry__scratch_release(&s->mask);
     ferry__free(s);
-    fh->coll = NULL;
+    *state = NULL;
 }
 
-int ferry__coll_open(ferry_File fh)
+int ferry__coll_open(const ferry__target_t *file, ferry__coll_state_t **state)
 {
-    size_t p = (size_t)fh->nprocs;
-    ferry__coll_state_t *s = fh->coll = ferry__calloc(1, sizeof *fh->coll);
+    size_t p = (size_t)file->nprocs;
+    ferry__coll_state_t *s = *state = ferry__calloc(1, sizeof **state);
     if (s) {
         s->node_of = ferry__malloc(p * sizeof *s->node_of);
         s->local_of = ferry__malloc(p * sizeof *s->local_of);
@@ -85,10 +85,10 @@ int ferry__coll_open(ferry_File fh)
         s->said = ferry__malloc(p * sizeof *s->said);
     }
     if (!s || !s->node_of || !s->local_of || !s->spread || !s->aggs || !s->ranks || !s->said) {
-        ferry__coll_release(fh);
-        return ferry__error_set(MPI_ERR_NO_MEM, "ferry: open '%s': out of memory", fh->filename);
+        ferry__coll_release(state);
+        return ferry__error_set(MPI_ERR_NO_MEM, "ferry: open '%s': out of memory", file->filename);
     }
-    s->epoch = fh->config_epoch - 1; /* the first collective call agrees */
+    s->epoch = file->config_epoch - 1; /* the first collective call agrees */
     s->covered_from = -1;
     return 0;
 }
@@ -165,10 +165,10 @@ void ferry__coll_map_nodes(ferry__coll_state_t *s, int nprocs)
     s->nodes_known = 1;
 }
 
-void ferry__coll_own_hints(ferry_File fh)
+void ferry__coll_own_hints(const ferry__target_t *file)
 {
-    ferry__coll_state_t *s = fh->coll;
-    const ferry__hints_t *h = &fh->hints;
+    ferry__coll_state_t *s = file->coll;
+    const ferry__hints_t *h = &file->hints;
     s->hints = (ferry__coll_hints_t){h->cb_buffer_size,
                                      h->cb_nodes,
                                      h->cb_per_node,
@@ -185,13 +185,13 @@ void ferry__coll_own_hints(ferry_File fh)
                                      h->cb_shm};
 }
 
-static int agree_hints(ferry_File fh, MPI_Comm comm)
+static int agree_hints(const ferry__target_t *file, MPI_Comm comm)
 {
-    ferry__coll_state_t *s = fh->coll;
-    ferry__coll_own_hints(fh);
+    ferry__coll_state_t *s = file->coll;
+    ferry__coll_own_hints(file);
     int rc = ferry__progress_bcast(&s->hints, (int)(sizeof s->hints / sizeof(MPI_Offset)), MPI_OFFSET, 0, comm);
-    s->update_recv_bytes += fh->rank == 0 ? 0 : (MPI_Offset)sizeof s->hints;
-    return ferry__error_host(rc, "collective", fh->filename, "MPI_Bcast");
+    s->update_recv_bytes += file->rank == 0 ? 0 : (MPI_Offset)sizeof s->hints;
+    return ferry__error_host(rc, "collective", file->filename, "MPI_Bcast");
 }
 
 /* This rank's view as a blob: header words, then the layout's tree. */
@@ -451,27 +451,27 @@ static int leader_matches(const ferry__coll_state_t *s, const blob_set_t *set, i
  * bound already). A rank whose shape only collided with its leader's
  * keeps no cache and says so at its calls (coll.c: cached), so nobody
  * uses the wrong view. 0, or the class of a failed host collective. */
-static int share_blobs(ferry_File fh, MPI_Comm comm, const void *blob, size_t len, MPI_Offset held)
+static int share_blobs(const ferry__target_t *file, MPI_Comm comm, const void *blob, size_t len, MPI_Offset held)
 {
-    ferry__coll_state_t *s = fh->coll;
-    int *lens = ferry__malloc((size_t)fh->nprocs * sizeof *lens);
-    int *offs = ferry__malloc((size_t)fh->nprocs * sizeof *offs);
-    MPI_Offset total = lens && offs ? ferry__coll_gather_plan(s, fh->nprocs, lens, offs) : 0;
+    ferry__coll_state_t *s = file->coll;
+    int *lens = ferry__malloc((size_t)file->nprocs * sizeof *lens);
+    int *offs = ferry__malloc((size_t)file->nprocs * sizeof *offs);
+    MPI_Offset total = lens && offs ? ferry__coll_gather_plan(s, file->nprocs, lens, offs) : 0;
     char *blobs = lens && offs && total <= (1LL << 30) ? ferry__malloc((size_t)total) : NULL;
     int ok = blobs != NULL, all_ok = 0;
     int cls = ferry__error_host(ferry__progress_allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm), "collective",
-                                fh->filename, "MPI_Allreduce");
+                                file->filename, "MPI_Allreduce");
     s->update_recv_bytes += (MPI_Offset)sizeof all_ok;
     if (cls == 0 && all_ok) {
-        int mine = lens[fh->rank];
+        int mine = lens[file->rank];
         cls = ferry__error_host(ferry__progress_allgatherv(blob, mine, MPI_BYTE, blobs, lens, offs, MPI_BYTE, comm),
-                                "collective", fh->filename, "MPI_Allgatherv");
+                                "collective", file->filename, "MPI_Allgatherv");
         s->update_recv_bytes += total;
     }
     if (cls == 0 && all_ok) {
         blob_set_t set = {blobs, lens, offs};
-        s->cache_ok = ferry__coll_cache_build(s, fh->nprocs, blobs, lens, offs) == 0 &&
-                      leader_matches(s, &set, fh->rank, blob, len);
+        s->cache_ok = ferry__coll_cache_build(s, file->nprocs, blobs, lens, offs) == 0 &&
+                      leader_matches(s, &set, file->rank, blob, len);
         if (s->cache_ok) s->cache_bytes = held;
     }
     if (!s->cache_ok) release_views(s);
@@ -488,15 +488,16 @@ typedef struct said_any {
 
 /* Collective: what every rank says into s->said; then, in any[], whether
  * some rank has no view blob, changed its view, or was given hints. */
-static int exchange_said(ferry_File fh, MPI_Comm comm, const struct ferry__coll_said *mine, said_any_t *any)
+static int exchange_said(const ferry__target_t *file, MPI_Comm comm, const struct ferry__coll_said *mine,
+                         said_any_t *any)
 {
-    ferry__coll_state_t *s = fh->coll;
+    ferry__coll_state_t *s = file->coll;
     FERRY_TRY(
         ferry__error_host(ferry__progress_allgather(mine, SAY_WORDS, MPI_OFFSET, s->said, SAY_WORDS, MPI_OFFSET, comm),
-                          "collective", fh->filename, "MPI_Allgather"));
-    s->update_recv_bytes = (MPI_Offset)sizeof *s->said * fh->nprocs;
+                          "collective", file->filename, "MPI_Allgather"));
+    s->update_recv_bytes = (MPI_Offset)sizeof *s->said * file->nprocs;
     *any = (said_any_t){0};
-    for (int r = 0; r < fh->nprocs; r++) {
+    for (int r = 0; r < file->nprocs; r++) {
         any->no_blob |= s->said[r].blob_len < 0;
         any->changed |= (s->said[r].flags & FERRY_COLL_SAID_CHANGED) != 0;
         any->hints |= (s->said[r].flags & FERRY_COLL_SAID_HINTS) != 0;
@@ -512,12 +513,12 @@ typedef struct update {
     said_any_t any;
 } update_t;
 
-static void describe_update(ferry_File fh, int hints_changed, update_t *u)
+static void describe_update(const ferry__target_t *file, int hints_changed, update_t *u)
 {
-    ferry__coll_state_t *s = fh->coll;
+    ferry__coll_state_t *s = file->coll;
     const ferry__coll_blob_t *b = &u->blob;
-    u->local = ferry__coll_serialize_view(&fh->view, &u->blob) == 0 && b->len <= (1u << 30) &&
-               ferry__coll_index_take(s, fh->nprocs) == 0;
+    u->local = ferry__coll_serialize_view(&file->view, &u->blob) == 0 && b->len <= (1u << 30) &&
+               ferry__coll_index_take(s, file->nprocs) == 0;
     int changed = !s->cache_ok || !s->my_blob || b->len != s->my_blob_len || memcmp(b->bytes, s->my_blob, b->len) != 0;
     int hints = hints_changed || !s->hints_known;
     MPI_Offset flags = (changed ? FERRY_COLL_SAID_CHANGED : 0) | (hints ? FERRY_COLL_SAID_HINTS : 0);
@@ -536,32 +537,32 @@ static void finish_update(ferry__coll_state_t *s, update_t *u)
     s->shape_slots = NULL;
 }
 
-int ferry__coll_state_update(ferry_File fh, MPI_Comm comm, int hints_changed)
+int ferry__coll_state_update(const ferry__target_t *file, MPI_Comm comm, int hints_changed)
 {
-    ferry__coll_state_t *s = fh->coll;
+    ferry__coll_state_t *s = file->coll;
     update_t u = {0};
-    describe_update(fh, hints_changed, &u);
-    int cls = exchange_said(fh, comm, &u.mine, &u.any);
+    describe_update(file, hints_changed, &u);
+    int cls = exchange_said(file, comm, &u.mine, &u.any);
     if (cls) {
         u.local = 0;
         finish_update(s, &u);
         release_views(s); /* the epoch stays behind: the next collective call tries again */
         return cls;
     }
-    if (u.any.hints) cls = agree_hints(fh, comm);
+    if (u.any.hints) cls = agree_hints(file, comm);
     s->hints_known = cls == 0;
     MPI_Offset peak = 0, held = 0;
-    if (!u.any.no_blob) held = ferry__coll_cache_held(s, fh->nprocs, &peak); /* every rank has its index */
+    if (!u.any.no_blob) held = ferry__coll_cache_held(s, file->nprocs, &peak); /* every rank has its index */
     int too_large = cls == 0 && !u.any.no_blob && peak > s->hints.view_cache_limit;
     if (u.any.no_blob || cls || too_large) release_views(s);
     else if (u.any.changed) {
         release_views(s);
-        cls = share_blobs(fh, comm, u.blob.bytes, u.blob.len, held);
+        cls = share_blobs(file, comm, u.blob.bytes, u.blob.len, held);
     }
     s->cache_too_large = too_large;
-    if (!s->nodes_known) ferry__coll_map_nodes(s, fh->nprocs);
+    if (!s->nodes_known) ferry__coll_map_nodes(s, file->nprocs);
     finish_update(s, &u);
-    if (cls == 0) s->epoch = fh->config_epoch, s->hints_pending = 0; /* else the next collective call tries again */
+    if (cls == 0) s->epoch = file->config_epoch, s->hints_pending = 0; /* else the next collective call tries again */
     return cls;
 }
 
@@ -571,17 +572,18 @@ MPI_Offset ferry__coll_state_bytes(const ferry__coll_state_t *s, int nprocs)
     return (MPI_Offset)sizeof *s + per_rank * nprocs + s->cache_bytes;
 }
 
-long long ferry__coll_cache_bytes(ferry_File fh)
+long long ferry__coll_cache_bytes(const ferry__target_t *file)
 {
-    return fh->coll ? (long long)fh->coll->cache_bytes : 0;
+    return file->coll ? (long long)file->coll->cache_bytes : 0;
 }
 
-long long ferry__coll_update_recv_bytes(ferry_File fh)
+long long ferry__coll_update_recv_bytes(const ferry__target_t *file)
 {
-    return fh->coll ? (long long)fh->coll->update_recv_bytes : 0;
+    return file->coll ? (long long)file->coll->update_recv_bytes : 0;
 }
 
-void ferry__coll_config_changed(ferry_File fh, int hints_changed)
+void ferry__coll_config_changed(const ferry__target_t *file, int hints_changed)
 {
-    if (fh->coll) fh->coll->hints_pending |= hints_changed; /* fh->config_epoch moved: the next call updates */
+    if (file->coll)
+        file->coll->hints_pending |= hints_changed; /* the target's config_epoch moved: the next call updates */
 }

@@ -61,7 +61,7 @@ static int take(ferry__scratch_slot_t *slot, MPI_Offset size, char **buf, const 
 /* Whether file rank r's bytes and mine meet in a slab: another rank of my node. */
 static int through_slab(const exchange_t *x, int r)
 {
-    return x->shm && r != x->fh->rank && ferry__coll_shm_slot(x->shm, r, 0) != NULL;
+    return x->shm && r != x->file->rank && ferry__coll_shm_slot(x->shm, r, 0) != NULL;
 }
 
 /* Keeps a planned share that moves bytes: in list (when it has room; a
@@ -78,7 +78,7 @@ static void keep_share(const share_t *sh, share_t *list, int *n, int cap, int ow
 static int plan_out(exchange_t *x, step_t *st, MPI_Offset *out)
 {
     const ferry__domains_t *d = x->d;
-    int me = x->fh->rank;
+    int me = x->file->rank;
     ferry__view_t mine = ferry__coll_view(x->s, me);
     for (int a = 0; a < d->naggs; a++) {
         MPI_Offset wlo = 0, whi = 0;
@@ -96,15 +96,15 @@ static int plan_out(exchange_t *x, step_t *st, MPI_Offset *out)
 /* Every rank's share of my window (aggregators). */
 static int plan_in(exchange_t *x, step_t *st, MPI_Offset *in, MPI_Offset *local)
 {
-    for (int r = 0; x->me_agg >= 0 && r < x->fh->nprocs; r++) {
+    for (int r = 0; x->me_agg >= 0 && r < x->file->nprocs; r++) {
         share_t sh = {.peer = r, .shm = through_slab(x, r)};
         ferry__view_t view = ferry__coll_view(x->s, r);
         FERRY_TRY(ferry__coll_share(&view, &x->call->ranks[r], st->wlo, st->whi, &sh.s0, &sh.s1));
         sh.want = sh.s1 - sh.s0;
         MPI_Offset *room = sh.shm ? local : in;
         sh.at = *room;
-        if (r != x->fh->rank) *room += sh.want;
-        keep_share(&sh, st->in, &st->nin, st->cap_in, r == x->fh->rank, &st->mine_in);
+        if (r != x->file->rank) *room += sh.want;
+        keep_share(&sh, st->in, &st->nin, st->cap_in, r == x->file->rank, &st->mine_in);
     }
     return 0;
 }
@@ -123,7 +123,7 @@ static int plan_step(exchange_t *x, step_t *st, MPI_Offset *out, MPI_Offset *in,
     FERRY_TRY(plan_in(x, st, in, local));
     if ((st->out && st->nout > st->cap_out) || (st->in && st->nin > st->cap_in))
         return ferry__error_set(MPI_ERR_INTERN, "ferry: collective '%s': a step planned more shares than its dry run",
-                                x->fh->filename);
+                                x->file->filename);
     return 0;
 }
 
@@ -171,15 +171,15 @@ static int size_buffers(exchange_t *x, slab_need_t *need)
     FERRY_TRY(plan_sizes(x, &most));
     if (x->shm) {
         MPI_Offset have = ferry__coll_shm_slot_bytes(x->shm);
-        need->slot = ferry__coll_shm_slot_want(x->fh, x->d->window);
+        need->slot = ferry__coll_shm_slot_want(x->file, x->d->window);
         need->grow = need->slot > have;
         need->fits = most.local <= (need->grow ? need->slot : have);
     }
     for (int i = 0; i < 2; i++) {
         step_t *st = &x->steps[i];
         FERRY_TRY(setup_step(x, st, &most));
-        if (x->me_agg >= 0) FERRY_TRY(take(st->incoming_slot, most.in, &st->incoming, x->fh->filename));
-        FERRY_TRY(take(st->staging_slot, most.out, &st->staging, x->fh->filename));
+        if (x->me_agg >= 0) FERRY_TRY(take(st->incoming_slot, most.in, &st->incoming, x->file->filename));
+        FERRY_TRY(take(st->staging_slot, most.out, &st->staging, x->file->filename));
     }
     return 0;
 }
@@ -213,7 +213,7 @@ static MPI_Offset step_bookkeeping_bytes(step_counts_t c)
 
 static int setup_step(exchange_t *x, step_t *st, const step_needs_t *most)
 {
-    int slabs = ferry__coll_shm_wanted(x->fh, x->ctx->comm);
+    int slabs = ferry__coll_shm_wanted(x->file, x->ctx->comm);
     step_counts_t c = step_counts((size_t)most->shares_out, (size_t)most->shares_in, slabs);
     st->cap_out = most->shares_out, st->cap_in = most->shares_in;
     st->out = ferry__calloc(c.out, sizeof *st->out);
@@ -223,7 +223,7 @@ static int setup_step(exchange_t *x, step_t *st, const step_needs_t *most)
     st->go = ferry__calloc(c.go, sizeof *st->go);
     st->later = ferry__calloc(c.later, sizeof *st->later);
     if (!st->out || !st->in || !st->reqs || !st->statuses || !st->go || !st->later)
-        return ferry__error_set(MPI_ERR_NO_MEM, "ferry: collective '%s': out of memory", x->fh->filename);
+        return ferry__error_set(MPI_ERR_NO_MEM, "ferry: collective '%s': out of memory", x->file->filename);
     return 0;
 }
 
@@ -243,27 +243,27 @@ static int setup(exchange_t *x, const ferry__coll_call_t *call)
 {
     memset(x, 0, sizeof *x);
     x->call = call;
-    x->fh = call->req->fh;
+    x->file = call->req->target;
     x->ctx = call->req->ctx;
     x->write = call->req->call->write;
-    x->s = x->fh->coll;
+    x->s = x->file->coll;
     x->d = call->domains;
     x->eof = -1;
     x->me_agg = -1;
     x->steps[1].slot = 1;
     for (int a = 0; a < x->d->naggs; a++)
-        if (x->d->aggs[a] == x->fh->rank) x->me_agg = a;
+        if (x->d->aggs[a] == x->file->rank) x->me_agg = a;
     x->steps[0].staging_slot = x->ctx->staging, x->steps[0].incoming_slot = &x->s->incoming[0];
     x->steps[1].staging_slot = &x->s->staging2, x->steps[1].incoming_slot = &x->s->incoming[1];
     if (!(x->cursors = ferry__calloc((size_t)x->d->naggs, sizeof *x->cursors)))
-        return ferry__error_set(MPI_ERR_NO_MEM, "ferry: collective '%s': out of memory", x->fh->filename);
+        return ferry__error_set(MPI_ERR_NO_MEM, "ferry: collective '%s': out of memory", x->file->filename);
     ferry__typeinfo_t info;
     const ferry__request_t *req = call->req;
     FERRY_TRY(ferry__datatype_info(req->type, &info));
     if (ferry__datatype_stream_contiguous(&info, req->count)) x->direct = ferry__datatype_at(req->buf, info.true_lb);
     if (x->me_agg >= 0 && !(x->window = ferry__scratch_take(&x->s->window, (size_t)x->d->window)))
         return ferry__error_set(MPI_ERR_NO_MEM, "ferry: collective '%s': out of memory for a %lld-byte window",
-                                x->fh->filename, (long long)x->d->window);
+                                x->file->filename, (long long)x->d->window);
     return 0;
 }
 
@@ -340,7 +340,7 @@ static int anyone_failed(exchange_t *x, const slab_need_t *need)
     x->ctx->stats->coll_meta_bytes += (long long)sizeof mine;
     x->ctx->stats->coll_meta_recv_bytes += (long long)sizeof any;
     if (rc != MPI_SUCCESS && !x->failed)
-        x->failed = ferry__error_host(rc, "collective", x->fh->filename, "MPI_Allreduce");
+        x->failed = ferry__error_host(rc, "collective", x->file->filename, "MPI_Allreduce");
     if (rc != MPI_SUCCESS || (any & 3)) x->shm = NULL;
     if (x->shm && (any & 5) == 4 && !ferry__coll_shm_grow(x->shm, x->ctx->comm, need->slot)) x->shm = NULL;
     return (any & 1) || rc != MPI_SUCCESS;
@@ -355,7 +355,7 @@ int ferry__coll_plan_buffers(const ferry__coll_call_t *call, ferry__coll_buffers
     plan->staging = 2 * most.out; /* two steps in flight */
     plan->incoming = 2 * most.in;
     plan->window = x.me_agg >= 0 ? x.d->window : 0;
-    int slabs = ferry__coll_shm_wanted(x.fh, x.ctx->comm);
+    int slabs = ferry__coll_shm_wanted(x.file, x.ctx->comm);
     plan->per_call = 2 * step_bookkeeping_bytes(step_counts((size_t)most.shares_out, (size_t)most.shares_in, slabs)) +
                      x.d->naggs * (MPI_Offset)sizeof(ferry__window_cursor_t);
     teardown(&x);
@@ -367,13 +367,13 @@ int ferry__coll_two_phase(const ferry__coll_call_t *call)
     exchange_t x;
     x.failed = setup(&x, call);
     /* Every rank, whatever its set-up; held until the call ends, whether it ships through it or not. */
-    ferry__coll_shm_t *held = ferry__coll_shm_attach(x.fh, x.ctx->comm, x.d->window);
+    ferry__coll_shm_t *held = ferry__coll_shm_attach(x.file, x.ctx->comm, x.d->window);
     x.shm = held;
     /* Wanted but not held: no slabs on any rank. */
-    slab_need_t need = {.fits = held || !ferry__coll_shm_wanted(x.fh, x.ctx->comm)};
+    slab_need_t need = {.fits = held || !ferry__coll_shm_wanted(x.file, x.ctx->comm)};
     if (!x.failed) x.failed = size_buffers(&x, &need);
     /* Before the agreement below, so no aggregator has written yet. */
-    if (!x.failed && x.write && x.me_agg >= 0) x.failed = ferry__fs_size(x.fh->fs, &x.eof);
+    if (!x.failed && x.write && x.me_agg >= 0) x.failed = ferry__fs_size(x.file->fs, &x.eof);
     if (!anyone_failed(&x, &need) && x.d->steps > 0) {
         if (x.write) write_steps(&x);
         else read_steps(&x);

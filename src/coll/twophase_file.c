@@ -54,7 +54,7 @@ static int covered_by_mask(exchange_t *x, const step_t *st, MPI_Offset first, MP
 {
     size_t span = (size_t)(last - first);
     if (!x->mask && !(x->mask = ferry__scratch_take(&x->s->mask, (size_t)x->d->window)))
-        return ferry__error_set(MPI_ERR_NO_MEM, "ferry: collective write '%s': out of memory", x->fh->filename);
+        return ferry__error_set(MPI_ERR_NO_MEM, "ferry: collective write '%s': out of memory", x->file->filename);
     memset(x->mask, 0, span);
     for (int k = 0; k < st->nin; k++) {
         const share_t *sh = &st->in[k];
@@ -71,7 +71,7 @@ static int covered_by_views(exchange_t *x, const step_t *st, MPI_Offset first, M
 {
     *covered = 0;
     if (x->s->covered_from < 0 || first < x->s->covered_from) return 0;
-    for (int r = 0, k = 0; r < x->fh->nprocs; r++) {
+    for (int r = 0, k = 0; r < x->file->nprocs; r++) {
         ferry__view_t view = ferry__coll_view(x->s, r);
         MPI_Offset b0, b1;
         FERRY_TRY(ferry__view_stream_below(&view, first, &b0));
@@ -118,7 +118,7 @@ static int walk_pieces(exchange_t *x, const step_t *st, MPI_Offset most, int wri
         while (n > 0 && (write || *pieces <= most)) {
             FERRY_TRY(ferry__view_segments(&cursor, segs, 32, &n));
             for (int i = 0; write && i < n; bytes += segs[i].length, i++)
-                FERRY_TRY(ferry__fs_pwrite(x->fh->fs, x->ctx->stats, bytes, (size_t)segs[i].length, segs[i].offset));
+                FERRY_TRY(ferry__fs_pwrite(x->file->fs, x->ctx->stats, bytes, (size_t)segs[i].length, segs[i].offset));
             *pieces += n;
         }
     }
@@ -133,9 +133,9 @@ static int choose_holes_way(exchange_t *x, const step_t *st)
 {
     window_t *w = &x->win;
     w->way = WRITE_PIECES;
-    if (!x->fh->readable || atomic_load(&x->fh->locks_refused)) return 0;
+    if (!x->file->readable || atomic_load(x->file->locks_refused)) return 0;
     MPI_Offset span = w->last - w->first, below_eof = x->eof > w->first ? x->eof - w->first : 0;
-    double call = ferry__coll_call_cost(&x->fh->layout), byte = ferry__coll_byte_cost(&x->fh->layout);
+    double call = ferry__coll_call_cost(&x->file->layout), byte = ferry__coll_byte_cost(&x->file->layout);
     double patch = 2 * call + (double)((below_eof < span ? below_eof : span) + span) * byte;
     double spare = patch - (double)w->total * byte;
     MPI_Offset most = spare > 0 ? (MPI_Offset)(spare / call) : 0, pieces = 0;
@@ -153,12 +153,12 @@ static int choose_holes_way(exchange_t *x, const step_t *st)
 static int lock_window(exchange_t *x, int patching)
 {
     window_t *w = &x->win;
-    if (atomic_load(&x->fh->locks_refused)) return 0;
+    if (atomic_load(x->file->locks_refused)) return 0;
     int leased = 0;
-    int rc = patching ? ferry__fs_lock_rmw(x->fh->fs, w->first, w->last - w->first, &leased)
-                      : ferry__fs_lock(x->fh->fs, w->first, w->last - w->first, FERRY_FS_LOCK_WRITE);
+    int rc = patching ? ferry__fs_lock_rmw(x->file->fs, w->first, w->last - w->first, &leased)
+                      : ferry__fs_lock(x->file->fs, w->first, w->last - w->first, FERRY_FS_LOCK_WRITE);
     if (rc == MPI_ERR_UNSUPPORTED_OPERATION) {
-        atomic_store(&x->fh->locks_refused, 1);
+        atomic_store(x->file->locks_refused, 1);
         return 0;
     }
     w->locked = rc == 0;
@@ -176,12 +176,12 @@ static int read_data_regions(exchange_t *x)
     window_t *w = &x->win;
     memset(x->window, 0, (size_t)(w->last - w->first));
     for (MPI_Offset at = w->first, start, end; at < w->last; at = end) {
-        ferry__fs_data_region(x->fh->fs, at, &start, &end);
+        ferry__fs_data_region(x->file->fs, at, &start, &end);
         if (start >= w->last) break;
         start = start > at ? start : at;
         end = end < w->last ? end : w->last;
         size_t have = 0;
-        FERRY_TRY(ferry__fs_pread(x->fh->fs, x->ctx->stats, x->window + (start - w->first), (size_t)(end - start),
+        FERRY_TRY(ferry__fs_pread(x->file->fs, x->ctx->stats, x->window + (start - w->first), (size_t)(end - start),
                                   start, &have));
         x->ctx->stats->sieve_extra_bytes += (long long)have;
         if ((MPI_Offset)have < end - start) break; /* end of file */
@@ -200,7 +200,7 @@ static int read_holes(exchange_t *x)
     }
     if (w->first >= x->eof) return read_data_regions(x);
     size_t have = 0, span = (size_t)(w->last - w->first);
-    FERRY_TRY(ferry__fs_pread(x->fh->fs, x->ctx->stats, x->window, span, w->first, &have));
+    FERRY_TRY(ferry__fs_pread(x->file->fs, x->ctx->stats, x->window, span, w->first, &have));
     x->ctx->stats->sieve_extra_bytes += (long long)have;
     memset(x->window + have, 0, span - have);
     return 0;
@@ -238,8 +238,8 @@ int ferry__coll_finish_window(exchange_t *x, const step_t *st)
     if (!x->failed && w->contributors > 0 && rc == 0)
         rc = w->way == WRITE_PIECES
                  ? walk_pieces(x, st, 0, 1, &pieces)
-                 : ferry__fs_pwrite(x->fh->fs, x->ctx->stats, x->window, (size_t)(w->last - w->first), w->first);
-    int unlocked = w->locked ? ferry__fs_unlock(x->fh->fs, w->first, w->last - w->first) : 0;
+                 : ferry__fs_pwrite(x->file->fs, x->ctx->stats, x->window, (size_t)(w->last - w->first), w->first);
+    int unlocked = w->locked ? ferry__fs_unlock(x->file->fs, w->first, w->last - w->first) : 0;
     return rc ? rc : unlocked;
 }
 
@@ -252,7 +252,7 @@ int ferry__coll_read_window(exchange_t *x, step_t *st)
     FERRY_TRY(share_span(x, st, &first, &last, &total, &contributors));
     if (contributors == 0) return 0;
     size_t have = 0;
-    FERRY_TRY(ferry__fs_pread(x->fh->fs, x->ctx->stats, x->window, (size_t)(last - first), first, &have));
+    FERRY_TRY(ferry__fs_pread(x->file->fs, x->ctx->stats, x->window, (size_t)(last - first), first, &have));
     x->ctx->stats->sieve_extra_bytes += (long long)have > total ? (long long)have - total : 0;
     for (int k = 0; k < st->nin; k++) {
         share_t *sh = &st->in[k];
@@ -272,9 +272,9 @@ int ferry__coll_read_window(exchange_t *x, step_t *st)
 
 void ferry__coll_write_behind(const ferry__request_t *req, MPI_Offset offset, MPI_Offset len, MPI_Offset call_bytes)
 {
-    ferry_File fh = req->fh;
-    MPI_Offset threshold = fh->hints.write_behind;
-    if (threshold == 0 || call_bytes < threshold || len <= 0 || fh->layout.memory_backed) return;
-    ferry__fs_advise(fh->fs, offset, len, FERRY_FS_WRITEBACK);
+    const ferry__target_t *file = req->target;
+    MPI_Offset threshold = file->hints.write_behind;
+    if (threshold == 0 || call_bytes < threshold || len <= 0 || file->layout.memory_backed) return;
+    ferry__fs_advise(file->fs, offset, len, FERRY_FS_WRITEBACK);
     req->ctx->stats->writeback_bytes += len;
 }

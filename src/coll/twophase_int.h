@@ -70,7 +70,7 @@ typedef struct window {
 
 typedef struct exchange {
     const ferry__coll_call_t *call;
-    ferry_File fh;               /* call->req->fh */
+    const ferry__target_t *file; /* call->req->target: the file, read only */
     const ferry__context_t *ctx; /* call->req->ctx: communicator, counters, staging */
     int write;                   /* call->req->call->write */
     ferry__coll_state_t *s;

@@ -23,7 +23,7 @@ enum { TAG = 0x7e1, TAG_GO = 0x7e2, TAG_DONE = 0x7e3 };
 /* My bytes for an aggregator (sh in st->out): in place in contiguous memory, or staged. */
 static char *my_bytes(const exchange_t *x, const step_t *st, const share_t *sh)
 {
-    return x->direct ? x->direct + (sh->s0 - x->call->ranks[x->fh->rank].skip) : st->staging + sh->at;
+    return x->direct ? x->direct + (sh->s0 - x->call->ranks[x->file->rank].skip) : st->staging + sh->at;
 }
 
 /* My bytes for an aggregator in its slab (shm shares, after its "go"). */
@@ -35,19 +35,20 @@ static char *slab_bytes(const exchange_t *x, const step_t *st, const share_t *sh
 /* Where a rank's bytes of my window are (sh in st->in): my own never travel. */
 char *ferry__coll_share_bytes(const exchange_t *x, const step_t *st, const share_t *sh)
 {
-    if (sh->peer == x->fh->rank) return my_bytes(x, st, &st->out[st->mine_out]);
-    return sh->shm ? ferry__coll_shm_slot(x->shm, x->fh->rank, st->slot) + sh->at : st->incoming + sh->at;
+    if (sh->peer == x->file->rank) return my_bytes(x, st, &st->out[st->mine_out]);
+    return sh->shm ? ferry__coll_shm_slot(x->shm, x->file->rank, st->slot) + sh->at : st->incoming + sh->at;
 }
 
 
 static int message_failed(const exchange_t *x, int peer)
 {
-    return ferry__error_set(MPI_ERR_OTHER, "ferry: collective '%s': message to rank %d failed", x->fh->filename, peer);
+    return ferry__error_set(MPI_ERR_OTHER, "ferry: collective '%s': message to rank %d failed", x->file->filename,
+                            peer);
 }
 
 static int exchange_failed(const exchange_t *x)
 {
-    return ferry__error_set(MPI_ERR_OTHER, "ferry: collective '%s': data exchange failed", x->fh->filename);
+    return ferry__error_set(MPI_ERR_OTHER, "ferry: collective '%s': data exchange failed", x->file->filename);
 }
 
 /* One message of a step: data, or a handshake. */

@@ -2,11 +2,14 @@
  * core: the file object, the handle registry, core's set-up and the API
  * exit of calls on a file.
  *
- * struct ferry_file is the one object every module works on. mpiio/ creates
- * and frees it; each field names the one module that writes it (below).
- * A data-access call is a request (request.h) whose context names the
- * counters and scratch it writes, so the data path, which may run on a
- * background thread, never writes the fields below directly. Allocation
+ * struct ferry_file is the object the layers that create a file or run
+ * beside it work on (mpiio/, async/, sharedfp/: the only includers of this
+ * header, tools/check_includes.py). mpiio/ creates and frees it; each field
+ * names the one module that owns (writes) it (below).
+ * A data-access call is a request (request/request.h): the data path,
+ * which may run on a background thread, sees the file only as the
+ * request's target, read only, and writes counters and scratch through the
+ * request's context, never the fields below directly. Allocation
  * (base/alloc.h) and the finalize hook (base/process.h) are leaves below
  * this header; modules that need only those include them, not this.
  */
@@ -21,34 +24,22 @@
 #include "base/process.h"
 #include "error/error.h"
 #include "ferry.h"
-#include "fs/fs.h"
-#include "hints/hints.h"
-#include "stats/stats.h"
-#include "view/view.h"
+#include "request/request.h" /* the target, and what it includes: fs, hints, stats, view */
 
-
-/* The open file. Each field names the module that writes it (after open,
- * which mpiio/open.c fills in whole); every other module only reads it.
- * State private to one module hangs behind that module's opaque pointer. */
+/* The open file. Every field names the module that owns it: the one that
+ * writes it (after open, which mpiio/open.c fills in whole); every other
+ * module only reads it. State private to one module hangs behind that
+ * module's opaque pointer. */
 struct ferry_file {
-    /* Fixed at open (mpiio/open.c). */
-    MPI_Comm comm; /* private duplicate: ferry's traffic never mixes with the caller's */
-    int rank;
-    int nprocs;
-    char *filename; /* owned */
-    int amode;
-    ferry__fs_file_t *fs; /* open file on this rank */
-    int readable;         /* the open file can be read back, even when opened MPI_MODE_WRONLY (data sieving) */
-    ferry__fs_layout_t layout; /* of the file system under the file, read at open */
-    struct ferry__sharedfp *sharedfp; /* the shared file pointer: a pool slot or a window (sharedfp/ creates, frees) */
-    /* mpiio/: set by the collective calls that change them (set_info, set_view, set_atomicity, the
-     * data-access calls that move the individual pointer). */
-    ferry__hints_t hints;
-    ferry__view_t view;
-    unsigned config_epoch; /* bumped by set_view and set_info: coll/ re-agrees its inputs */
-    MPI_Offset position;   /* individual file pointer, in etypes relative to the view */
-    int atomicity;
-    int develop; /* develop mode, agreed over ranks (mpiio/develop.c) */
+    /* request/ defines it, mpiio/ writes it (open; set_view, set_info, set_atomicity): the file as the data
+     * path (coll/, indep/) sees it, read only there: communicator, rank and size, name, amode, fs handle,
+     * layout, hints, view, configuration epoch, atomicity, and pointers to what the data path writes
+     * (locks_refused below, coll/'s state). */
+    ferry__target_t target;
+    /* mpiio/: the individual file pointer (the data-access calls that move it). */
+    MPI_Offset position; /* in etypes relative to the view */
+    /* mpiio/develop.c: develop mode, agreed over ranks at open and set_info. */
+    int develop;
     struct {     /* mpiio/split.c: the split collective in progress */
         const char *kind;  /* the active split collective's begin call, NULL when none */
         const void *buf;   /* its buffer, which the end call must name again */
@@ -56,26 +47,33 @@ struct ferry_file {
         const char *misused_begin, *misused_active; /* a begin refused while another was active, for the next
                                                       * collective to report on every rank (mpiio/split.c) */
     } split;
+    /* sharedfp/: the shared file pointer, a pool slot or a window (sharedfp/ creates, frees). */
+    struct ferry__sharedfp *sharedfp;
+    /* sharedfp/: this rank moved the shared pointer since it was last reset to 0. */
+    atomic_int sharedfp_used;
     /* error/: the handler set on the file (error/errhandler.c, under its lock). */
     ferry__errhandler_slot_t errh;
     /* core/: the handle registry (handles.c, live.c). */
     MPI_Fint fortran_handle; /* 0 until ferry_File_c2f asks for one */
     uint64_t open_sequence;  /* this rank's open order: finalize closes files in it (live.c) */
-    /* sharedfp/: this rank moved the shared pointer since it was last reset to 0. */
-    atomic_int sharedfp_used;
-    /* The application thread's context for data access (request.h, ferry__context_of_file): written by
-     * mpiio/, indep/ and coll/ through a request's context on the application thread only; async/ folds
-     * background requests' counters in here. */
-    ferry__stats_t stats; /* counters (stats/stats.h): mpiio/ the calls, indep/ and coll/ what served them */
+    /* The application thread's context for data access (ferry__context_of_file): written through a
+     * request's context on the application thread only, by mpiio/ (the calls), indep/ and coll/ (what
+     * served them); async/ folds background requests' counters in here. */
+    ferry__stats_t stats;                 /* counters (stats/stats.h) */
     ferry__scratch_slot_t staging, sieve; /* buffers kept between calls: indep/'s staging and sieving
                                            * window; coll/ borrows staging for its first step */
-    /* indep/ and coll/, from any thread: the file system refused a byte-range lock, so no sieving
-     * writes from now on. */
+    /* indep/ and coll/, from any thread, through target.locks_refused: the file system refused a
+     * byte-range lock, so no sieving writes from now on. */
     atomic_int locks_refused;
-    /* Private state behind opaque pointers, created at first use and freed at close by their module. */
-    struct ferry__coll_state *coll;  /* coll/: view cache, nodes, agreed inputs */
-    struct ferry__async_file *async; /* async/: background requests */
+    /* async/: background requests, created at first use and freed at close. */
+    struct ferry__async_file *async;
 };
+
+/* The context of a call made on the application thread: the file's own. */
+static inline ferry__context_t ferry__context_of_file(ferry_File fh)
+{
+    return (ferry__context_t){fh->target.comm, &fh->stats, &fh->staging, &fh->sieve};
+}
 
 /* Lazily initializes ferry's process state (the finalize hook, core's
  * tear-down); safe to call from any thread once MPI is initialized.

@@ -31,19 +31,19 @@ static int sieving_allowed(const ferry__transfer_t *t)
 {
     if (!t->write) return 1;
     /* A write-only descriptor cannot read a window's holes back; a lease elsewhere forbids rewriting them. */
-    if (!t->fh->readable || t->sieve_refused) return 0;
+    if (!t->file->readable || t->sieve_refused) return 0;
     return !t->shared || t->lock_writes;
 }
 
 ferry__serve_t ferry__indep_choose(const ferry__transfer_t *t, const ferry__round_t *round)
 {
-    int setting = t->write ? t->fh->hints.ds_write : t->fh->hints.ds_read;
+    int setting = t->write ? t->file->hints.ds_write : t->file->hints.ds_read;
     if (round->n <= 1 || setting == FERRY_HINT_DISABLE || !sieving_allowed(t)) return FERRY_SERVE_VECTORED;
     if (setting == FERRY_HINT_ENABLE) return FERRY_SERVE_SIEVE;
     const ferry__datatype_segment_t *last = &round->segs[round->n - 1];
     double span = (double)(last->offset + last->length - round->segs[0].offset);
     double pieces = round->n, bytes = (double)round->bytes;
-    MPI_Count window = t->write ? t->fh->hints.ind_wr_buffer_size : t->fh->hints.ind_rd_buffer_size;
+    MPI_Count window = t->write ? t->file->hints.ind_wr_buffer_size : t->file->hints.ind_rd_buffer_size;
     double windows = (double)((MPI_Count)span + window - 1) / (double)window;
     double vectored = pieces * CALL + bytes * BYTE; /* plain writes: under a lease, no lock call */
     double sieve = windows * CALL + span * BYTE + pieces * COPY;

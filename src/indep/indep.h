@@ -14,7 +14,7 @@
 #ifndef FERRY_INDEP_H
 #define FERRY_INDEP_H
 
-#include "core/request.h"
+#include "request/request.h"
 
 /* Moves req's memory (count elements of type at buf) to or from view stream
  * bytes from req->skip on, in the direction of req->call, counting into

@@ -13,7 +13,7 @@ enum { FERRY_INDEP_SEGMENTS = 256 }; /* segments fetched from the view per round
 
 typedef struct ferry__transfer {
     const ferry__request_t *req; /* the call: memory, stream start (req->skip), context */
-    ferry_File fh;               /* req->fh, read only */
+    const ferry__target_t *file; /* req->target: the file, read only */
     int write;                   /* req->call->write */
     ferry__stats_t *stats;       /* req->ctx->stats: where this transfer counts */
     char *direct;                /* first stream byte when memory is one native run in order, else NULL */

@@ -26,10 +26,11 @@ enum { MERGE_GAP = 64 << 10, MAX_ADVICE = 64, PREFETCH_WALK = 4096 };
 
 static int worth_prefetching(const ferry__transfer_t *t)
 {
-    const ferry__view_t *view = &t->fh->view;
+    const ferry__view_t *view = &t->file->view;
     int sparse = !view->contiguous && 2 * view->tile_size < view->tile_extent;
-    int random = (t->fh->hints.access_style & FERRY_ACCESS_RANDOM) != 0;
-    return t->fh->hints.prefetch_size > 0 && !view->contiguous && !t->fh->layout.memory_backed && (sparse || random);
+    int random = (t->file->hints.access_style & FERRY_ACCESS_RANDOM) != 0;
+    return t->file->hints.prefetch_size > 0 && !view->contiguous && !t->file->layout.memory_backed &&
+           (sparse || random);
 }
 
 /* Whether the read's first round of segments goes vectored with pieces
@@ -38,7 +39,7 @@ static int pieces_far_apart(ferry__transfer_t *t)
 {
     ferry__datatype_segment_t segs[FERRY_INDEP_SEGMENTS];
     ferry__view_cursor_t cursor;
-    ferry__view_cursor_init(&cursor, &t->fh->view, t->req->skip, t->total);
+    ferry__view_cursor_init(&cursor, &t->file->view, t->req->skip, t->total);
     ferry__round_t round = {segs, 0, NULL, 0};
     if (ferry__view_segments(&cursor, segs, FERRY_INDEP_SEGMENTS, &round.n) != 0 || round.n < 2) return 0;
     for (int i = 0; i < round.n; i++) round.bytes += segs[i].length;
@@ -51,12 +52,12 @@ void ferry__indep_prefetch_decide(ferry__transfer_t *t)
 {
     t->prefetch = 0;
     if (t->write || t->total == 0 || !worth_prefetching(t)) return;
-    t->prefetch = (t->fh->hints.access_style & FERRY_ACCESS_RANDOM) != 0 || pieces_far_apart(t);
+    t->prefetch = (t->file->hints.access_style & FERRY_ACCESS_RANDOM) != 0 || pieces_far_apart(t);
 }
 
 static void advise(ferry__transfer_t *t, MPI_Offset offset, MPI_Offset len, int advice)
 {
-    ferry__fs_advise(t->fh->fs, offset, len, advice);
+    ferry__fs_advise(t->file->fs, offset, len, advice);
     if (advice == FERRY_FS_WILLNEED) t->stats->prefetch_bytes += len;
 }
 
@@ -64,7 +65,7 @@ static void advise_ranges(ferry__transfer_t *t, MPI_Offset from, MPI_Offset len,
 {
     ferry__datatype_segment_t segs[FERRY_INDEP_SEGMENTS];
     ferry__view_cursor_t cursor;
-    ferry__view_cursor_init(&cursor, &t->fh->view, from, len);
+    ferry__view_cursor_init(&cursor, &t->file->view, from, len);
     MPI_Offset lo = -1, hi = -1;
     int given = 0, n = 0, walked = 0;
     while (walked < PREFETCH_WALK && ferry__view_segments(&cursor, segs, FERRY_INDEP_SEGMENTS, &n) == 0 && n > 0) {
@@ -82,7 +83,7 @@ static void advise_ranges(ferry__transfer_t *t, MPI_Offset from, MPI_Offset len,
     /* Past the walk: the rest of the window as one span. */
     MPI_Offset last = 0;
     if (walked >= PREFETCH_WALK && cursor.tiles.pos < cursor.tiles.end &&
-        ferry__view_file_offset(&t->fh->view, from + len - 1, &last) == 0)
+        ferry__view_file_offset(&t->file->view, from + len - 1, &last) == 0)
         hi = last + 1;
     if (lo >= 0) advise(t, lo, hi - lo, advice);
 }
@@ -90,13 +91,13 @@ static void advise_ranges(ferry__transfer_t *t, MPI_Offset from, MPI_Offset len,
 void ferry__indep_prefetch(ferry__transfer_t *t, MPI_Offset from, MPI_Offset len)
 {
     if (!t->prefetch) return;
-    MPI_Offset ahead = t->fh->hints.prefetch_size;
+    MPI_Offset ahead = t->file->hints.prefetch_size;
     if (len > ahead) len = ahead;
     if (len > 0) advise_ranges(t, from, len, FERRY_FS_WILLNEED);
 }
 
 void ferry__indep_release(ferry__transfer_t *t, MPI_Offset from, MPI_Offset len)
 {
-    if (!t->write && len > 0 && worth_prefetching(t) && (t->fh->hints.access_style & FERRY_ACCESS_READ_ONCE))
+    if (!t->write && len > 0 && worth_prefetching(t) && (t->file->hints.access_style & FERRY_ACCESS_READ_ONCE))
         advise_ranges(t, from, len, FERRY_FS_DONTNEED);
 }

@@ -18,12 +18,12 @@
 
 static int ensure_buffer(ferry__transfer_t *t)
 {
-    MPI_Count size = t->write ? t->fh->hints.ind_wr_buffer_size : t->fh->hints.ind_rd_buffer_size;
+    MPI_Count size = t->write ? t->file->hints.ind_wr_buffer_size : t->file->hints.ind_rd_buffer_size;
     if (t->window.buf && t->window.size >= size) return 0;
     if (t->window.buf) ferry__scratch_give(t->req->ctx->sieve, t->window.buf);
     if (!(t->window.buf = ferry__scratch_take(t->req->ctx->sieve, (size_t)size)))
         return ferry__error_set(MPI_ERR_NO_MEM, "ferry: data sieving '%s': out of memory for a %lld-byte window",
-                                t->fh->filename, (long long)size);
+                                t->file->filename, (long long)size);
     t->window.size = size;
     return 0;
 }
@@ -33,7 +33,7 @@ static int ensure_buffer(ferry__transfer_t *t)
 static int window_at(ferry__transfer_t *t, MPI_Offset pos, MPI_Count len, MPI_Offset *lo, MPI_Offset *hi,
                      MPI_Count *n)
 {
-    const ferry__view_t *view = &t->fh->view;
+    const ferry__view_t *view = &t->file->view;
     FERRY_TRY(ferry__view_file_offset(view, pos, lo));
     MPI_Offset limit = *lo + t->window.size < t->file_end ? *lo + t->window.size : t->file_end;
     MPI_Offset below;
@@ -47,12 +47,12 @@ static int window_at(ferry__transfer_t *t, MPI_Offset pos, MPI_Count len, MPI_Of
 
 static int read_window(ferry__transfer_t *t, MPI_Offset pos, MPI_Count len, char *data, MPI_Count *got, int *eof)
 {
-    const ferry__view_t *view = &t->fh->view;
+    const ferry__view_t *view = &t->file->view;
     MPI_Offset lo, hi;
     MPI_Count n;
     FERRY_TRY(window_at(t, pos, len, &lo, &hi, &n));
     size_t have = 0;
-    FERRY_TRY(ferry__fs_pread(t->fh->fs, t->stats, t->window.buf, (size_t)(hi - lo), lo, &have));
+    FERRY_TRY(ferry__fs_pread(t->file->fs, t->stats, t->window.buf, (size_t)(hi - lo), lo, &have));
     *eof = (MPI_Offset)have < hi - lo;
     if (*eof) { /* only the stream bytes below the end of the file */
         MPI_Offset below;
@@ -72,7 +72,7 @@ static int read_window(ferry__transfer_t *t, MPI_Offset pos, MPI_Count len, char
 static int write_window(ferry__transfer_t *t, MPI_Offset pos, MPI_Count len, const char *data, MPI_Count *put,
                         int *refused)
 {
-    const ferry__view_t *view = &t->fh->view;
+    const ferry__view_t *view = &t->file->view;
     MPI_Offset lo, hi;
     MPI_Count n;
     FERRY_TRY(window_at(t, pos, len, &lo, &hi, &n));
@@ -84,14 +84,14 @@ static int write_window(ferry__transfer_t *t, MPI_Offset pos, MPI_Count len, con
         return 0;
     }
     size_t have = 0;
-    int rc = (MPI_Count)span == n ? 0 : ferry__fs_pread(t->fh->fs, t->stats, t->window.buf, span, lo, &have);
+    int rc = (MPI_Count)span == n ? 0 : ferry__fs_pread(t->file->fs, t->stats, t->window.buf, span, lo, &have);
     if (rc == 0 && (MPI_Count)span != n) {
         memset(t->window.buf + have, 0, span - have); /* past end of file the holes read as zeros */
         t->stats->sieve_extra_bytes += (MPI_Count)have + (MPI_Count)span - n;
     }
     if (rc == 0)
         rc = ferry__view_buffer_copy(view, t->window.buf, lo, pos, n, (char *)data, 1);
-    if (rc == 0) rc = ferry__fs_pwrite(t->fh->fs, t->stats, t->window.buf, span, lo);
+    if (rc == 0) rc = ferry__fs_pwrite(t->file->fs, t->stats, t->window.buf, span, lo);
     if (rc == 0) *put = n;
     int unlock_rc = ferry__indep_unlock_rmw(t, lo, hi - lo, locked);
     return rc ? rc : unlock_rc;

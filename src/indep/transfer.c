@@ -22,7 +22,7 @@ static int shape_memory(ferry__transfer_t *t)
     const ferry__request_t *req = t->req;
     ferry__typeinfo_t info;
     FERRY_TRY(ferry__datatype_info(req->type, &info));
-    int native = ferry__datarep_is_native(t->fh->view.rep);
+    int native = ferry__datarep_is_native(t->file->view.rep);
     if (native && ferry__datatype_stream_contiguous(&info, req->count))
         t->direct = ferry__datatype_at(req->buf, info.true_lb);
     if (!t->write && !t->direct && native && t->total > 0) {
@@ -36,27 +36,27 @@ static int shape_memory(ferry__transfer_t *t)
 
 static int setup(ferry__transfer_t *t, const ferry__request_t *req)
 {
-    ferry_File fh = req->fh;
-    *t = (ferry__transfer_t){.req = req, .fh = fh, .write = req->call->write, .stats = req->ctx->stats};
+    const ferry__target_t *file = req->target;
+    *t = (ferry__transfer_t){.req = req, .file = file, .write = req->call->write, .stats = req->ctx->stats};
     /* From here on teardown() can run. */
     MPI_Count file_size;
-    FERRY_TRY(ferry__datarep_size(fh->view.rep, req->type, &file_size));
+    FERRY_TRY(ferry__datarep_size(file->view.rep, req->type, &file_size));
     t->total = req->count * file_size;
     FERRY_TRY(shape_memory(t));
-    MPI_Count batch = t->direct ? DIRECT_BATCH : fh->hints.pack_buffer_size;
+    MPI_Count batch = t->direct ? DIRECT_BATCH : file->hints.pack_buffer_size;
     t->batch = t->total < batch ? t->total : batch;
-    t->shared = fh->nprocs > 1 || !(fh->amode & MPI_MODE_UNIQUE_OPEN);
-    t->lock_writes = t->write && t->shared && !atomic_load(&fh->locks_refused);
+    t->shared = file->nprocs > 1 || !(file->amode & MPI_MODE_UNIQUE_OPEN);
+    t->lock_writes = t->write && t->shared && !atomic_load(file->locks_refused);
     if (t->total > 0) {
-        FERRY_TRY(ferry__view_file_offset(&fh->view, req->skip + t->total - 1, &t->file_end));
+        FERRY_TRY(ferry__view_file_offset(&file->view, req->skip + t->total - 1, &t->file_end));
         t->file_end++;
     }
-    if (!ferry__datarep_is_native(fh->view.rep) && t->total > 0)
-        FERRY_TRY(ferry__datarep_stream_open(fh->view.rep, &(ferry__datarep_memory_t){req->buf, req->count, req->type},
-                                             &t->convert));
+    if (!ferry__datarep_is_native(file->view.rep) && t->total > 0)
+        FERRY_TRY(ferry__datarep_stream_open(file->view.rep,
+                                             &(ferry__datarep_memory_t){req->buf, req->count, req->type}, &t->convert));
     if (!t->direct && t->batch > 0 && !(t->staging = ferry__scratch_take(req->ctx->staging, (size_t)t->batch)))
         return ferry__error_set(MPI_ERR_NO_MEM, "ferry: %s '%s': out of memory staging %lld bytes", req->call->name,
-                                fh->filename, (long long)t->batch);
+                                file->filename, (long long)t->batch);
     return 0;
 }
 
@@ -73,7 +73,7 @@ static int move_batch(ferry__transfer_t *t, MPI_Offset start, MPI_Count len, cha
 {
     ferry__datatype_segment_t segs[FERRY_INDEP_SEGMENTS];
     ferry__view_cursor_t cursor;
-    ferry__view_cursor_init(&cursor, &t->fh->view, t->req->skip + start, len);
+    ferry__view_cursor_init(&cursor, &t->file->view, t->req->skip + start, len);
     *moved = 0;
     while (*moved < len) {
         ferry__round_t round = {segs, 0, data + *moved, 0};
@@ -87,7 +87,7 @@ static int move_batch(ferry__transfer_t *t, MPI_Offset start, MPI_Count len, cha
             int rc = ferry__indep_sieve(t, t->req->skip + start + *moved, len - *moved, data + *moved, &got, &refused);
             *moved += got;
             if (rc != 0 || !refused) return rc;
-            ferry__view_cursor_init(&cursor, &t->fh->view, t->req->skip + start + *moved, len - *moved);
+            ferry__view_cursor_init(&cursor, &t->file->view, t->req->skip + start + *moved, len - *moved);
             continue;
         }
         int rc = ferry__indep_vectored(t, &round, &got);
@@ -143,16 +143,16 @@ static int run(ferry__transfer_t *t, MPI_Count *done)
  * of this one. A file system without locks cannot be atomic: an error. */
 static int lock_atomic(ferry__transfer_t *t, MPI_Offset *first)
 {
-    ferry_File fh = t->fh;
-    FERRY_TRY(ferry__view_file_offset(&fh->view, t->req->skip, first));
+    const ferry__target_t *file = t->file;
+    FERRY_TRY(ferry__view_file_offset(&file->view, t->req->skip, first));
     MPI_Offset len = t->file_end - *first;
     int leased = 0; /* another open file writes lock-free there: this write sieves nothing */
-    int rc = t->write ? ferry__fs_lock_rmw(fh->fs, *first, len, &leased)
-                      : ferry__fs_lock(fh->fs, *first, len, FERRY_FS_LOCK_READ);
+    int rc = t->write ? ferry__fs_lock_rmw(file->fs, *first, len, &leased)
+                      : ferry__fs_lock(file->fs, *first, len, FERRY_FS_LOCK_READ);
     t->sieve_refused = leased;
     if (rc == MPI_ERR_UNSUPPORTED_OPERATION)
         return ferry__error_set(rc, "ferry: %s '%s': atomic mode needs byte-range locks, which the file system refuses",
-                                t->write ? "write" : "read", fh->filename);
+                                t->write ? "write" : "read", file->filename);
     if (rc != 0) return rc;
     t->atomic = 1;
     t->lock_writes = 0;
@@ -165,10 +165,10 @@ int ferry__indep_transfer(ferry__request_t *req)
     MPI_Offset first = 0;
     MPI_Count done = 0;
     int rc = setup(&t, req);
-    if (rc == 0 && req->fh->atomicity && t.total > 0) rc = lock_atomic(&t, &first);
+    if (rc == 0 && req->target->atomicity && t.total > 0) rc = lock_atomic(&t, &first);
     if (rc == 0) rc = run(&t, &done);
     if (t.atomic) {
-        int unlock_rc = ferry__fs_unlock(req->fh->fs, first, t.file_end - first);
+        int unlock_rc = ferry__fs_unlock(req->target->fs, first, t.file_end - first);
         if (rc == 0) rc = unlock_rc;
     }
     teardown(&t);

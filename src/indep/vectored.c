@@ -13,13 +13,13 @@ static int write_segments(ferry__transfer_t *t, const ferry__round_t *round, MPI
     int rc = 0;
     const char *p = round->data;
     for (int i = 0; i < round->n && rc == 0; i++) {
-        rc = ferry__fs_pwrite(t->fh->fs, t->stats, p, (size_t)round->segs[i].length, round->segs[i].offset);
+        rc = ferry__fs_pwrite(t->file->fs, t->stats, p, (size_t)round->segs[i].length, round->segs[i].offset);
         if (rc == 0) {
             p += round->segs[i].length;
             *got += round->segs[i].length;
         }
     }
-    int unguard_rc = ferry__fs_unguard_write(t->fh->fs, &guard);
+    int unguard_rc = ferry__fs_unguard_write(t->file->fs, &guard);
     return rc ? rc : unguard_rc;
 }
 
@@ -28,7 +28,7 @@ static int read_segments(ferry__transfer_t *t, const ferry__round_t *round, MPI_
     char *p = round->data;
     for (int i = 0; i < round->n; i++) {
         size_t n = 0;
-        FERRY_TRY(ferry__fs_pread(t->fh->fs, t->stats, p, (size_t)round->segs[i].length, round->segs[i].offset, &n));
+        FERRY_TRY(ferry__fs_pread(t->file->fs, t->stats, p, (size_t)round->segs[i].length, round->segs[i].offset, &n));
         *got += (MPI_Count)n;
         p += n;
         if ((MPI_Count)n < round->segs[i].length) break; /* end of file */
@@ -45,7 +45,7 @@ int ferry__indep_vectored(ferry__transfer_t *t, const ferry__round_t *round, MPI
 /* The file system refuses locks: nobody can read-modify-write, so plain writes are safe. */
 static void locks_refused(ferry__transfer_t *t)
 {
-    atomic_store(&t->fh->locks_refused, 1);
+    atomic_store(t->file->locks_refused, 1);
     t->lock_writes = 0;
 }
 
@@ -53,7 +53,7 @@ int ferry__indep_guard(ferry__transfer_t *t, MPI_Offset offset, MPI_Offset len, 
 {
     *guard = (ferry__fs_guard_t){FERRY_FS_GUARD_NONE, offset, len};
     if (!t->lock_writes || len <= 0) return 0;
-    int rc = ferry__fs_guard_write(t->fh->fs, offset, len, guard);
+    int rc = ferry__fs_guard_write(t->file->fs, offset, len, guard);
     if (rc == MPI_ERR_UNSUPPORTED_OPERATION) {
         locks_refused(t);
         return 0;
@@ -66,7 +66,7 @@ int ferry__indep_lock_rmw(ferry__transfer_t *t, MPI_Offset offset, MPI_Offset le
     *locked = 0;
     if (!t->lock_writes || len <= 0) return 0;
     int leased = 0;
-    int rc = ferry__fs_lock_rmw(t->fh->fs, offset, len, &leased);
+    int rc = ferry__fs_lock_rmw(t->file->fs, offset, len, &leased);
     if (rc == MPI_ERR_UNSUPPORTED_OPERATION) {
         locks_refused(t);
         return 0;
@@ -77,10 +77,10 @@ int ferry__indep_lock_rmw(ferry__transfer_t *t, MPI_Offset offset, MPI_Offset le
         return 0;
     }
     t->sieve_refused = 1; /* another open file writes lock-free here: pieces only, for the rest of the transfer */
-    return ferry__fs_unlock(t->fh->fs, offset, len);
+    return ferry__fs_unlock(t->file->fs, offset, len);
 }
 
 int ferry__indep_unlock_rmw(ferry__transfer_t *t, MPI_Offset offset, MPI_Offset len, int locked)
 {
-    return locked ? ferry__fs_unlock(t->fh->fs, offset, len) : 0;
+    return locked ? ferry__fs_unlock(t->file->fs, offset, len) : 0;
 }

@@ -2,7 +2,7 @@
  * The data-access calls of mpiio/: the one table of entry-point
  * descriptors, and the stages every read and write goes through.
  *
- * An entry point builds one request (core/request.h) with
+ * An entry point builds one request (request/request.h) with
  * FERRY__REQUEST and hands it to ferry__access (blocking forms) or to the
  * nonblocking initiation; from there the request is passed by pointer:
  * checks (which set req->skip), the shared pointer's claim, then the move
@@ -11,7 +11,7 @@
 #ifndef FERRY_MPIIO_ACCESS_H
 #define FERRY_MPIIO_ACCESS_H
 
-#include "core/request.h"
+#include "request/request.h"
 
 /* Every data-access entry point, by name: an index into ferry__calls. */
 typedef enum {
@@ -49,7 +49,8 @@ typedef enum {
 /* calls.c: one descriptor per entry point, designated by ferry__call_id_t. */
 extern const ferry__access_t ferry__calls[FERRY_CALLS];
 
-/* A request for entry point `id` on fh (its context is set where the call runs). */
+/* A request for entry point `id` on fh (its target and context are set
+ * where the call runs, once fh is known to be a live file). */
 #define FERRY__REQUEST(id, fh_, offset_, buf_, count_, type_)                                                          \
     (&(ferry__request_t){.fh = (fh_),                                                                                  \
                          .call = &ferry__calls[(id)],                                                                  \

@@ -14,26 +14,27 @@ int ferry__check_file(ferry_File fh, const char *op)
 
 int ferry__check_readable(ferry_File fh, const char *op)
 {
-    if (fh->amode & MPI_MODE_WRONLY)
-        return ferry__error_set(MPI_ERR_ACCESS, "ferry: %s '%s': file was opened MPI_MODE_WRONLY", op, fh->filename);
+    if (fh->target.amode & MPI_MODE_WRONLY)
+        return ferry__error_set(MPI_ERR_ACCESS, "ferry: %s '%s': file was opened MPI_MODE_WRONLY", op,
+                                fh->target.filename);
     return 0;
 }
 
 int ferry__check_writable(ferry_File fh, const char *op)
 {
-    if (fh->amode & MPI_MODE_RDONLY)
+    if (fh->target.amode & MPI_MODE_RDONLY)
         return ferry__error_set(MPI_ERR_READ_ONLY, "ferry: %s '%s': file was opened MPI_MODE_RDONLY", op,
-                                fh->filename);
+                                fh->target.filename);
     return 0;
 }
 
 int ferry__check_not_sequential(ferry_File fh, const char *op)
 {
-    if (fh->amode & MPI_MODE_SEQUENTIAL)
+    if (fh->target.amode & MPI_MODE_SEQUENTIAL)
         return ferry__error_set(MPI_ERR_UNSUPPORTED_OPERATION,
                                 "ferry: %s '%s': file was opened MPI_MODE_SEQUENTIAL, which allows shared file "
                                 "pointer access only",
-                                op, fh->filename);
+                                op, fh->target.filename);
     return 0;
 }
 
@@ -55,43 +56,45 @@ int ferry__check_memory(ferry_File fh, const void *buf, MPI_Count count, MPI_Dat
     return ferry__error_set(MPI_ERR_BUFFER,
                             "ferry: %s '%s': invalid buffer %p for %lld elements of %lld bytes: the data would start "
                             "at address %lld",
-                            op, fh->filename, buf, (long long)count, (long long)info.size,
+                            op, fh->target.filename, buf, (long long)count, (long long)info.size,
                             (long long)((MPI_Count)(uintptr_t)buf + (lowest == INT64_MIN ? 0 : lowest)));
 }
 
 int ferry__check_committed(ferry_File fh, MPI_Datatype type, const char *what, const char *op)
 {
     if (type == MPI_DATATYPE_NULL)
-        return ferry__error_set(MPI_ERR_TYPE, "ferry: %s '%s': %s is MPI_DATATYPE_NULL", op, fh->filename, what);
+        return ferry__error_set(MPI_ERR_TYPE, "ferry: %s '%s': %s is MPI_DATATYPE_NULL", op, fh->target.filename, what);
     if (!ferry__datatype_committed(type))
         return ferry__error_set(MPI_ERR_TYPE, "ferry: %s '%s': %s is not committed (MPI_Type_commit)", op,
-                                fh->filename, what);
+                                fh->target.filename, what);
     return 0;
 }
 
 int ferry__check_buffer(ferry_File fh, MPI_Count count, MPI_Datatype type, const char *op)
 {
-    if (count < 0) return ferry__error_set(MPI_ERR_COUNT, "ferry: %s '%s': negative count", op, fh->filename);
+    if (count < 0) return ferry__error_set(MPI_ERR_COUNT, "ferry: %s '%s': negative count", op, fh->target.filename);
     FERRY_TRY(ferry__check_committed(fh, type, "datatype", op));
     ferry__typeinfo_t info;
     int cls = ferry__datatype_info(type, &info);
-    if (cls == MPI_ERR_NO_MEM) return ferry__error_set(cls, "ferry: %s '%s': out of memory decoding the datatype", op, fh->filename);
-    if (cls != 0) return ferry__error_set(MPI_ERR_TYPE, "ferry: %s '%s': invalid datatype", op, fh->filename);
+    if (cls == MPI_ERR_NO_MEM)
+        return ferry__error_set(cls, "ferry: %s '%s': out of memory decoding the datatype", op, fh->target.filename);
+    if (cls != 0) return ferry__error_set(MPI_ERR_TYPE, "ferry: %s '%s': invalid datatype", op, fh->target.filename);
     if (info.size > 0 && count > INT64_MAX / info.size)
-        return ferry__error_set(MPI_ERR_COUNT, "ferry: %s '%s': count * datatype size overflows", op, fh->filename);
+        return ferry__error_set(MPI_ERR_COUNT, "ferry: %s '%s': count * datatype size overflows", op,
+                                fh->target.filename);
     MPI_Count file_size = info.size;
-    cls = ferry__datarep_size(fh->view.rep, type, &file_size);
+    cls = ferry__datarep_size(fh->target.view.rep, type, &file_size);
     if (cls != 0) return cls;
-    if (file_size % fh->view.etype_size != 0)
+    if (file_size % fh->target.view.etype_size != 0)
         return ferry__error_set(MPI_ERR_TYPE,
                                 "ferry: %s '%s': datatype size %lld is not a multiple of the etype size %lld", op,
-                                fh->filename, (long long)file_size, (long long)fh->view.etype_size);
+                                fh->target.filename, (long long)file_size, (long long)fh->target.view.etype_size);
     return 0;
 }
 
 int ferry__memory_bytes(ferry_File fh, MPI_Datatype type, MPI_Count count, MPI_Count file_bytes, MPI_Count *bytes)
 {
-    return ferry__datarep_native_bytes(fh->view.rep, type, count, file_bytes, bytes);
+    return ferry__datarep_native_bytes(fh->target.view.rep, type, count, file_bytes, bytes);
 }
 
 void ferry__status_set_bytes(MPI_Status *status, MPI_Count bytes)

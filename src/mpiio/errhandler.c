@@ -48,6 +48,6 @@ int ferry_File_call_errhandler(ferry_File fh, int errorcode)
 {
     int cls = check_handle(fh, "File_call_errhandler");
     if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
-    ferry__errhandler_invoke(slot_of(fh), fh, fh == FERRY_FILE_NULL ? MPI_COMM_WORLD : fh->comm, errorcode);
+    ferry__errhandler_invoke(slot_of(fh), fh, fh == FERRY_FILE_NULL ? MPI_COMM_WORLD : fh->target.comm, errorcode);
     return MPI_SUCCESS;
 }

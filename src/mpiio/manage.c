@@ -14,18 +14,18 @@ static int change_size(ferry_File fh, MPI_Offset size, size_action_t action, con
     int cls = ferry__check_file(fh, op);
     if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
     ferry__async_drain(fh); /* async.h: collectives wait for pending nonblocking requests */
-    if (size < 0) cls = ferry__error_set(MPI_ERR_ARG, "ferry: %s '%s': negative size", op, fh->filename);
+    if (size < 0) cls = ferry__error_set(MPI_ERR_ARG, "ferry: %s '%s': negative size", op, fh->target.filename);
     if (cls == 0) cls = ferry__check_writable(fh, op);
     cls = ferry__split_misuse(fh, cls, op);
     if (fh->develop) {
         ferry__develop_arg_t same_size = {"size", (uint64_t)size};
-        cls = ferry__develop_check(fh->comm, cls, op, &same_size, 1);
+        cls = ferry__develop_check(fh->target.comm, cls, op, &same_size, 1);
     }
     /* Agree on the arguments first: a call that fails on any rank must not
      * have resized the file on rank 0. */
-    cls = ferry__error_agree(fh->comm, cls, op);
-    if (cls == 0 && fh->rank == 0) cls = action(fh->fs, size);
-    return ferry__error_return(fh, ferry__error_agree(fh->comm, cls, op));
+    cls = ferry__error_agree(fh->target.comm, cls, op);
+    if (cls == 0 && fh->target.rank == 0) cls = action(fh->target.fs, size);
+    return ferry__error_return(fh, ferry__error_agree(fh->target.comm, cls, op));
 }
 
 int ferry_File_set_size(ferry_File fh, MPI_Offset size)
@@ -43,7 +43,7 @@ int ferry_File_get_size(ferry_File fh, MPI_Offset *size)
     int cls = ferry__check_file(fh, "get_size");
     if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
     if (!size) return ferry__error_return(fh, ferry__error_set(MPI_ERR_ARG, "ferry: get_size: NULL argument"));
-    return ferry__error_return(fh, ferry__fs_size(fh->fs, size));
+    return ferry__error_return(fh, ferry__fs_size(fh->target.fs, size));
 }
 
 int ferry_File_get_group(ferry_File fh, MPI_Group *group)
@@ -51,7 +51,7 @@ int ferry_File_get_group(ferry_File fh, MPI_Group *group)
     int cls = ferry__check_file(fh, "get_group");
     if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
     if (!group) return ferry__error_return(fh, ferry__error_set(MPI_ERR_ARG, "ferry: get_group: NULL argument"));
-    return MPI_Comm_group(fh->comm, group);
+    return MPI_Comm_group(fh->target.comm, group);
 }
 
 int ferry_File_get_amode(ferry_File fh, int *amode)
@@ -59,7 +59,7 @@ int ferry_File_get_amode(ferry_File fh, int *amode)
     int cls = ferry__check_file(fh, "get_amode");
     if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
     if (!amode) return ferry__error_return(fh, ferry__error_set(MPI_ERR_ARG, "ferry: get_amode: NULL argument"));
-    *amode = fh->amode;
+    *amode = fh->target.amode;
     return MPI_SUCCESS;
 }
 
@@ -68,16 +68,16 @@ int ferry_File_set_info(ferry_File fh, MPI_Info info)
     int cls = ferry__check_file(fh, "set_info");
     if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
     ferry__async_drain(fh);
-    ferry__hints_apply(&fh->hints, info);
-    fh->config_epoch++;
-    int develop = fh->hints.develop || ferry__develop_from_environment();
-    cls = ferry__error_agree_flag(fh->comm, ferry__split_misuse(fh, 0, "set_info"), "set_info", &develop);
+    ferry__hints_apply(&fh->target.hints, info);
+    fh->target.config_epoch++;
+    int develop = fh->target.hints.develop || ferry__develop_from_environment();
+    cls = ferry__error_agree_flag(fh->target.comm, ferry__split_misuse(fh, 0, "set_info"), "set_info", &develop);
     if (cls == 0) fh->develop = develop;
     if (cls == 0 && develop) {
-        ferry__develop_arg_t same = {"collective hints", ferry__hints_collective_fingerprint(&fh->hints)};
-        cls = ferry__develop_check(fh->comm, 0, "set_info", &same, 1);
+        ferry__develop_arg_t same = {"collective hints", ferry__hints_collective_fingerprint(&fh->target.hints)};
+        cls = ferry__develop_check(fh->target.comm, 0, "set_info", &same, 1);
     }
-    ferry__coll_config_changed(fh, 1);
+    ferry__coll_config_changed(&fh->target, 1);
     return ferry__error_return(fh, cls);
 }
 
@@ -89,13 +89,14 @@ int ferry_File_get_info(ferry_File fh, MPI_Info *info_used)
     if (MPI_Info_create(info_used) != MPI_SUCCESS)
         return ferry__error_return(fh, ferry__error_set(MPI_ERR_INFO, "ferry: get_info: cannot create an info"));
     ferry__async_fold_stats(fh);
-    fh->stats.coll_view_cache_bytes = ferry__coll_cache_bytes(fh);
-    fh->stats.coll_view_recv_bytes = ferry__coll_update_recv_bytes(fh);
-    cls = ferry__hints_report(&fh->hints, *info_used);
+    fh->stats.coll_view_cache_bytes = ferry__coll_cache_bytes(&fh->target);
+    fh->stats.coll_view_recv_bytes = ferry__coll_update_recv_bytes(&fh->target);
+    cls = ferry__hints_report(&fh->target.hints, *info_used);
     if (cls == 0) cls = ferry__stats_report_info(&fh->stats, *info_used);
-    if (cls == 0) cls = ferry__fs_layout_report(&fh->layout, *info_used);
+    if (cls == 0) cls = ferry__fs_layout_report(&fh->target.layout, *info_used);
     if (cls) MPI_Info_free(info_used);
-    return ferry__error_return(fh, cls ? ferry__error_set(cls, "ferry: get_info '%s': cannot fill the info", fh->filename) : 0);
+    return ferry__error_return(
+        fh, cls ? ferry__error_set(cls, "ferry: get_info '%s': cannot fill the info", fh->target.filename) : 0);
 }
 
 int ferry_File_sync(ferry_File fh)
@@ -103,21 +104,22 @@ int ferry_File_sync(ferry_File fh)
     int cls = ferry__check_file(fh, "sync");
     if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
     ferry__async_drain(fh);
-    cls = ferry__split_misuse(fh, ferry__fs_sync(fh->fs), "sync");
-    return ferry__error_return(fh, ferry__error_agree(fh->comm, cls, "sync"));
+    cls = ferry__split_misuse(fh, ferry__fs_sync(fh->target.fs), "sync");
+    return ferry__error_return(fh, ferry__error_agree(fh->target.comm, cls, "sync"));
 }
 
 /* Atomic mode locks every transfer's byte range (indep/transfer.c): a file
  * system that refuses locks is found here rather than at the first access. */
 static int probe_locks(ferry_File fh)
 {
-    int mode = fh->readable ? FERRY_FS_LOCK_READ : FERRY_FS_LOCK_WRITE;
-    int rc = ferry__fs_lock(fh->fs, 0, 1, mode);
-    if (rc == 0) return ferry__fs_unlock(fh->fs, 0, 1);
+    int mode = fh->target.readable ? FERRY_FS_LOCK_READ : FERRY_FS_LOCK_WRITE;
+    int rc = ferry__fs_lock(fh->target.fs, 0, 1, mode);
+    if (rc == 0) return ferry__fs_unlock(fh->target.fs, 0, 1);
     if (rc == MPI_ERR_UNSUPPORTED_OPERATION)
-        return ferry__error_set(rc, "ferry: set_atomicity '%s': atomic mode needs byte-range locks, which the file "
-                                    "system refuses",
-                                fh->filename);
+        return ferry__error_set(rc,
+                                "ferry: set_atomicity '%s': atomic mode needs byte-range locks, which the file "
+                                "system refuses",
+                                fh->target.filename);
     return rc;
 }
 
@@ -129,11 +131,11 @@ int ferry_File_set_atomicity(ferry_File fh, int flag)
     cls = ferry__split_misuse(fh, cls, "set_atomicity");
     if (fh->develop) {
         ferry__develop_arg_t same_flag = {"flag", (uint64_t)(flag != 0)};
-        cls = ferry__develop_check(fh->comm, cls, "set_atomicity", &same_flag, 1);
+        cls = ferry__develop_check(fh->target.comm, cls, "set_atomicity", &same_flag, 1);
     }
     if (cls == 0 && flag) cls = probe_locks(fh);
-    cls = ferry__error_agree(fh->comm, cls, "set_atomicity");
-    if (cls == 0) fh->atomicity = flag != 0;
+    cls = ferry__error_agree(fh->target.comm, cls, "set_atomicity");
+    if (cls == 0) fh->target.atomicity = flag != 0;
     return ferry__error_return(fh, cls);
 }
 
@@ -142,7 +144,7 @@ int ferry_File_get_atomicity(ferry_File fh, int *flag)
     int cls = ferry__check_file(fh, "get_atomicity");
     if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
     if (!flag) return ferry__error_return(fh, ferry__error_set(MPI_ERR_ARG, "ferry: get_atomicity: NULL argument"));
-    *flag = fh->atomicity;
+    *flag = fh->target.atomicity;
     return MPI_SUCCESS;
 }
 
@@ -152,7 +154,7 @@ int ferry_File_get_type_extent_c(ferry_File fh, MPI_Datatype datatype, MPI_Count
     if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
     if (!extent) return ferry__error_return(fh, ferry__error_set(MPI_ERR_ARG, "ferry: get_type_extent: NULL argument"));
     /* The extent in the view's data representation (MPI-3.1 13.5.1). */
-    return ferry__error_return(fh, ferry__datarep_extent(fh->view.rep, datatype, extent));
+    return ferry__error_return(fh, ferry__datarep_extent(fh->target.view.rep, datatype, extent));
 }
 
 int ferry_File_get_type_extent(ferry_File fh, MPI_Datatype datatype, MPI_Aint *extent)

@@ -17,16 +17,17 @@
  * (in the background, without a request) so that the other ranks' requests
  * complete with the agreed error instead of waiting.
  *
- * A request's context (core/request.h). Below MPI_THREAD_MULTIPLE a
+ * A request's context (request/request.h). Below MPI_THREAD_MULTIPLE a
  * request runs at initiation with its file's context. Otherwise it owns
  * one (also when async/ cannot queue it and runs it at once): the file's background communicator for collectives
  * (ferry__async_comm, so its messages never mix with blocking collectives
- * on fh->comm), counters of its own that async/ folds into the file on the
+ * on fh->target.comm), counters of its own that async/ folds into the file on the
  * application thread, and scratch slots of its own freed with it. The
  * request is checked and its place (individual or shared pointer) claimed
  * at initiation, so the worker only moves data (ferry__access_move); the
- * file object, its view and hints are only read there and stay valid
- * because every call that changes or frees them drains first, and coll/'s
+ * request's target (the file as the data path sees it: view, hints...) is
+ * the file's own, not a snapshot: it is only read there and stays valid
+ * because every call that changes or frees it drains first, and coll/'s
  * per-file state is used by one collective at a time (a file's background
  * collectives run one at a time; blocking collectives drain them first).
  */
@@ -83,11 +84,12 @@ static int keep_type(background_t *b)
     ferry__request_t *req = &b->req;
     int ints, addrs, types, combiner;
     if (MPI_Type_get_envelope(req->type, &ints, &addrs, &types, &combiner) != MPI_SUCCESS)
-        return ferry__error_set(MPI_ERR_TYPE, "ferry: %s '%s': invalid datatype", req->call->name, req->fh->filename);
+        return ferry__error_set(MPI_ERR_TYPE, "ferry: %s '%s': invalid datatype", req->call->name,
+                                req->fh->target.filename);
     if (combiner == MPI_COMBINER_NAMED) return 0;
     if (MPI_Type_dup(req->type, &req->type) != MPI_SUCCESS)
         return ferry__error_set(MPI_ERR_TYPE, "ferry: %s '%s': cannot keep the datatype", req->call->name,
-                                req->fh->filename);
+                                req->fh->target.filename);
     b->type_owned = 1;
     return 0;
 }
@@ -100,15 +102,15 @@ static int claim_individual(ferry__request_t *req)
     ferry_File fh = req->fh;
     MPI_Count size = 0;
     MPI_Offset file_size = 0, below = 0;
-    FERRY_TRY(ferry__datarep_size(fh->view.rep, req->type, &size));
+    FERRY_TRY(ferry__datarep_size(fh->target.view.rep, req->type, &size));
     MPI_Offset bytes = req->count * size;
     if (!req->call->write) {
-        FERRY_TRY(ferry__fs_size(fh->fs, &file_size));
-        FERRY_TRY(ferry__view_stream_below(&fh->view, file_size, &below));
+        FERRY_TRY(ferry__fs_size(fh->target.fs, &file_size));
+        FERRY_TRY(ferry__view_stream_below(&fh->target.view, file_size, &below));
         if (below - req->skip < bytes) bytes = below > req->skip ? below - req->skip : 0;
     }
     req->offset = fh->position;
-    fh->position += bytes / fh->view.etype_size;
+    fh->position += bytes / fh->target.view.etype_size;
     return 0;
 }
 
@@ -145,7 +147,12 @@ static int take_part_now(const ferry__request_t *proto, MPI_Comm comm, int cls)
     snprintf(saved, sizeof saved, "%s", ferry__error_message());
     ferry__context_t ctx = ferry__context_of_file(proto->fh);
     ctx.comm = comm;
-    ferry__request_t req = {.fh = proto->fh, .call = proto->call, .type = MPI_BYTE, .local_cls = cls, .ctx = &ctx};
+    ferry__request_t req = {.target = &proto->fh->target,
+                            .fh = proto->fh,
+                            .call = proto->call,
+                            .type = MPI_BYTE,
+                            .local_cls = cls,
+                            .ctx = &ctx};
     ferry__async_drain(proto->fh);
     ferry__access_move(&req);
     return ferry__error_set(cls, "%s", saved);
@@ -157,16 +164,17 @@ static int start(const ferry__request_t *proto, MPI_Request *request)
     ferry_File fh = proto->fh;
     MPI_Comm comm = MPI_COMM_NULL;
     if (ferry__async_background()) {
-        if (!call->collective) comm = fh->comm;
+        if (!call->collective) comm = fh->target.comm;
         else FERRY_TRY(ferry__async_comm(fh, &comm));
     }
     background_t *b = ferry__calloc(1, sizeof *b);
     if (!b) {
-        int cls = ferry__error_set(MPI_ERR_NO_MEM, "ferry: %s '%s': out of memory", call->name, fh->filename);
+        int cls = ferry__error_set(MPI_ERR_NO_MEM, "ferry: %s '%s': out of memory", call->name, fh->target.filename);
         if (!call->collective) return cls;
-        return take_part_now(proto, comm != MPI_COMM_NULL ? comm : fh->comm, cls);
+        return take_part_now(proto, comm != MPI_COMM_NULL ? comm : fh->target.comm, cls);
     }
     b->req = *proto;
+    b->req.target = &fh->target; /* the file is live: checked by initiate */
     int cls = prepare(b, comm);
     if (cls != 0 && !call->collective) {
         release(b);

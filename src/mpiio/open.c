@@ -144,8 +144,8 @@ static int open_everywhere(MPI_Comm comm, int local_cls, const char *filename, i
     }
     if (o->fs == NULL) local_cls = open_here(filename, amode, 0, &o->fs, &o->readable);
     /* What the file needs from the file system, checked in the same agreement. */
-    if (local_cls == 0) local_cls = ferry__fs_layout(o->fs, &file->layout);
-    if (local_cls == 0 && file->layout.client_caches) ferry__hints_fit_network(&file->hints);
+    if (local_cls == 0) local_cls = ferry__fs_layout(o->fs, &file->target.layout);
+    if (local_cls == 0 && file->target.layout.client_caches) ferry__hints_fit_network(&file->target.hints);
     MPI_Offset end = 0;
     if (local_cls == 0 && (amode & MPI_MODE_APPEND)) local_cls = ferry__fs_size(o->fs, &end);
     if (local_cls == 0) file->position = end;
@@ -169,18 +169,20 @@ static int check_same_everywhere(MPI_Comm comm, int local_cls, const char *filen
 
 static int init_file(ferry_File file, MPI_Comm comm, const char *filename, int amode, MPI_Info info)
 {
-    file->comm = comm;
-    MPI_Comm_rank(comm, &file->rank);
-    MPI_Comm_size(comm, &file->nprocs);
-    file->amode = amode;
+    file->target.comm = comm;
+    MPI_Comm_rank(comm, &file->target.rank);
+    MPI_Comm_size(comm, &file->target.nprocs);
+    file->target.amode = amode;
     ferry__errhandler_inherit(&file->errh);
-    ferry__view_init(&file->view);
-    ferry__hints_defaults(&file->hints);
-    ferry__hints_apply_system(&file->hints);
-    ferry__hints_apply(&file->hints, info);
-    file->filename = ferry__strdup(filename);
-    if (!file->filename) return ferry__error_set(MPI_ERR_NO_MEM, "ferry: open '%s': out of memory", filename);
-    return ferry__coll_open(file);
+    ferry__view_init(&file->target.view);
+    ferry__hints_defaults(&file->target.hints);
+    ferry__hints_apply_system(&file->target.hints);
+    ferry__hints_apply(&file->target.hints, info);
+    char *name = ferry__strdup(filename);
+    if (!name) return ferry__error_set(MPI_ERR_NO_MEM, "ferry: open '%s': out of memory", filename);
+    file->target.filename = name;
+    file->target.locks_refused = &file->locks_refused;
+    return ferry__coll_open(&file->target, &file->target.coll);
 }
 
 static void free_file(ferry_File file)
@@ -189,12 +191,12 @@ static void free_file(ferry_File file)
     ferry__handle_unregister(file);
     ferry__handle_forget(file);
     ferry__errhandler_drop(&file->errh);
-    ferry__coll_release(file);
-    ferry__view_release(&file->view);
+    ferry__coll_release(&file->target.coll);
+    ferry__view_release(&file->target.view);
     ferry__scratch_release(&file->staging);
     ferry__scratch_release(&file->sieve);
-    if (file->comm != MPI_COMM_NULL) MPI_Comm_free(&file->comm);
-    ferry__free(file->filename);
+    if (file->target.comm != MPI_COMM_NULL) MPI_Comm_free(&file->target.comm);
+    ferry__free((char *)file->target.filename); /* the file's own copy (init_file), const only to the data path */
     ferry__handle_destroy(file);
 }
 
@@ -203,15 +205,16 @@ static void free_file(ferry_File file)
 static int close_everywhere(ferry_File file)
 {
     ferry__async_release(file); /* pending nonblocking requests finish first */
-    file->stats.coll_view_cache_bytes = ferry__coll_cache_bytes(file);
-    file->stats.coll_view_recv_bytes = ferry__coll_update_recv_bytes(file);
-    ferry__stats_summarize(&file->stats, file->comm, file->filename);
-    ferry__sharedfp_free(file->comm, &file->sharedfp);
-    int cls = ferry__error_agree(file->comm, ferry__split_misuse(file, ferry__fs_close(file->fs), "close"), "close");
-    file->fs = NULL;
-    if (file->amode & MPI_MODE_DELETE_ON_CLOSE) {
-        int removed = (file->rank == 0 && cls == 0) ? ferry__fs_remove(file->filename) : 0;
-        int agreed = ferry__error_agree(file->comm, removed, "close (delete on close)");
+    file->stats.coll_view_cache_bytes = ferry__coll_cache_bytes(&file->target);
+    file->stats.coll_view_recv_bytes = ferry__coll_update_recv_bytes(&file->target);
+    ferry__stats_summarize(&file->stats, file->target.comm, file->target.filename);
+    ferry__sharedfp_free(file->target.comm, &file->sharedfp);
+    int cls = ferry__error_agree(file->target.comm,
+                                 ferry__split_misuse(file, ferry__fs_close(file->target.fs), "close"), "close");
+    file->target.fs = NULL;
+    if (file->target.amode & MPI_MODE_DELETE_ON_CLOSE) {
+        int removed = (file->target.rank == 0 && cls == 0) ? ferry__fs_remove(file->target.filename) : 0;
+        int agreed = ferry__error_agree(file->target.comm, removed, "close (delete on close)");
         if (cls == 0) cls = agreed;
     }
     return cls;
@@ -247,24 +250,24 @@ int ferry_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info inf
     if (cls == 0 && !(file = ferry__handle_create()))
         cls = ferry__error_set(MPI_ERR_NO_MEM, "ferry: open '%s': out of memory", filename);
     if (file) {
-        file->comm = MPI_COMM_NULL;
+        file->target.comm = MPI_COMM_NULL;
         file->errh.handle = MPI_ERRHANDLER_NULL; /* no reference held until init_file */
     }
     if (cls == 0) cls = init_file(file, dup, filename, amode, info);
-    if (file && file->hints.develop) o.develop = 1;
+    if (file && file->target.hints.develop) o.develop = 1;
     cls = open_everywhere(dup, cls, filename, amode, file, &o);
     if (cls != 0) {
-        if (file && file->comm == dup) file->comm = MPI_COMM_NULL;
+        if (file && file->target.comm == dup) file->target.comm = MPI_COMM_NULL;
         free_file(file);
         MPI_Comm_free(&dup);
         if (fh) *fh = FERRY_FILE_NULL;
         return ferry__error_return(FERRY_FILE_NULL, cls);
     }
-    file->fs = o.fs;
+    file->target.fs = o.fs;
     file->sharedfp = o.shared;
     file->sharedfp_used = ferry__sharedfp_has_window(file) && (amode & MPI_MODE_APPEND); /* it starts at end of file */
     file->develop = o.develop;
-    file->readable = o.readable;
+    file->target.readable = o.readable;
     ferry__handle_register(file);
     *fh = file;
     return MPI_SUCCESS;

@@ -28,14 +28,14 @@ static int read_batch(const ferry__request_t *req, char *data, MPI_Offset from, 
     ferry_File fh = req->fh;
     ferry__datatype_segment_t segs[SEGMENTS];
     ferry__view_cursor_t cursor;
-    ferry__view_cursor_init(&cursor, &fh->view, req->skip + from, len);
+    ferry__view_cursor_init(&cursor, &fh->target.view, req->skip + from, len);
     *got = 0;
     for (int n = 1; n > 0;) {
         FERRY_TRY(ferry__view_segments(&cursor, segs, SEGMENTS, &n));
         for (int i = 0; i < n; i++) {
             size_t have = 0;
-            FERRY_TRY(ferry__fs_pread(fh->fs, req->ctx->stats, data + *got, (size_t)segs[i].length, segs[i].offset,
-                                      &have));
+            FERRY_TRY(ferry__fs_pread(fh->target.fs, req->ctx->stats, data + *got, (size_t)segs[i].length,
+                                      segs[i].offset, &have));
             *got += (MPI_Count)have;
             if ((MPI_Count)have < segs[i].length) return 0; /* end of file */
         }
@@ -72,16 +72,16 @@ static int read_locked(ferry__request_t *req, char *staging, MPI_Count batch, fe
                        MPI_Count total)
 {
     ferry_File fh = req->fh;
-    if (!fh->atomicity) return read_all_batches(req, staging, batch, convert, total);
-    const ferry__view_t *v = &fh->view;
+    if (!fh->target.atomicity) return read_all_batches(req, staging, batch, convert, total);
+    const ferry__view_t *v = &fh->target.view;
     MPI_Offset tiles = (req->skip + total - 1) / v->tile_size + 1, span = tiles * v->tile_extent + v->tile_end;
-    int rc = ferry__fs_lock(fh->fs, v->disp, span, FERRY_FS_LOCK_READ);
+    int rc = ferry__fs_lock(fh->target.fs, v->disp, span, FERRY_FS_LOCK_READ);
     if (rc == MPI_ERR_UNSUPPORTED_OPERATION)
         return ferry__error_set(rc, "ferry: %s '%s': atomic mode needs byte-range locks, which the file system refuses",
-                                req->call->name, fh->filename);
+                                req->call->name, fh->target.filename);
     if (rc != 0) return rc;
     rc = read_all_batches(req, staging, batch, convert, total);
-    int unlock_rc = ferry__fs_unlock(fh->fs, v->disp, span);
+    int unlock_rc = ferry__fs_unlock(fh->target.fs, v->disp, span);
     return rc ? rc : unlock_rc;
 }
 
@@ -89,19 +89,19 @@ static int read_here(ferry__request_t *req)
 {
     ferry_File fh = req->fh;
     MPI_Count size = 0;
-    FERRY_TRY(ferry__datarep_size(fh->view.rep, req->type, &size));
+    FERRY_TRY(ferry__datarep_size(fh->target.view.rep, req->type, &size));
     MPI_Count total = req->count * size;
     if (total == 0) return 0;
-    MPI_Count batch = total < fh->hints.pack_buffer_size ? total : fh->hints.pack_buffer_size;
+    MPI_Count batch = total < fh->target.hints.pack_buffer_size ? total : fh->target.hints.pack_buffer_size;
     char *staging = ferry__scratch_take(req->ctx->staging, (size_t)batch);
     if (!staging)
         return ferry__error_set(MPI_ERR_NO_MEM, "ferry: %s '%s': out of memory staging %lld bytes", req->call->name,
-                                fh->filename, (long long)batch);
+                                fh->target.filename, (long long)batch);
     ferry__datarep_stream_t *convert = NULL;
     int rc = 0;
-    if (!ferry__datarep_is_native(fh->view.rep))
-        rc = ferry__datarep_stream_open(fh->view.rep, &(ferry__datarep_memory_t){req->buf, req->count, req->type},
-                                        &convert);
+    if (!ferry__datarep_is_native(fh->target.view.rep))
+        rc = ferry__datarep_stream_open(fh->target.view.rep,
+                                        &(ferry__datarep_memory_t){req->buf, req->count, req->type}, &convert);
     if (rc == 0) rc = read_locked(req, staging, batch, convert, total);
     ferry__datarep_stream_close(convert);
     ferry__scratch_give(req->ctx->staging, staging);

@@ -26,8 +26,9 @@ static int check_window(const ferry__request_t *req)
 {
     ferry_File fh = req->fh;
     MPI_Count size = 0;
-    FERRY_TRY(ferry__datarep_size(fh->view.rep, req->type, &size));
-    return ferry__view_check_access(&fh->view, req->skip, req->count * size, req->call->name, fh->filename);
+    FERRY_TRY(ferry__datarep_size(fh->target.view.rep, req->type, &size));
+    return ferry__view_check_access(&fh->target.view, req->skip, req->count * size, req->call->name,
+                                    fh->target.filename);
 }
 
 static void count_transfer(ferry__stats_t *stats, int write, MPI_Count bytes)
@@ -53,9 +54,9 @@ int ferry__access_check(ferry__request_t *req)
 int ferry__access_move(ferry__request_t *req)
 {
     /* Through an empty view the arguments are checked, then nothing moves (view.h). */
-    if (ferry__view_is_empty(&req->fh->view)) req->count = 0;
+    if (ferry__view_is_empty(&req->fh->target.view)) req->count = 0;
     int cls = req->local_cls;
-    if (req->fh->view.self_overlapping) cls = ferry__access_read_overlapping(req); /* read-only files only */
+    if (req->fh->target.view.self_overlapping) cls = ferry__access_read_overlapping(req); /* read-only files only */
     else if (req->call->collective) cls = ferry__coll_transfer(req);
     else if (cls == 0) cls = ferry__indep_transfer(req);
     if (cls == 0) count_transfer(req->ctx->stats, req->call->write, req->done);
@@ -78,13 +79,14 @@ int ferry__access_transfer(ferry__request_t *req)
     if (req->local_cls == 0) req->local_cls = ferry__access_check(req);
     int cls = ferry__access_move(req);
     /* A call that failed anywhere leaves every rank's pointer where it was. */
-    if (call->individual && cls == 0) fh->position += req->done / fh->view.etype_size;
+    if (call->individual && cls == 0) fh->position += req->done / fh->target.view.etype_size;
     return cls;
 }
 
 int ferry__access_blocking(ferry__request_t *req, MPI_Count *bytes)
 {
     ferry__context_t ctx = ferry__context_of_file(req->fh);
+    req->target = &req->fh->target; /* the file is live: checked by the caller */
     req->ctx = &ctx;
     *bytes = 0;
     int cls = ferry__access_transfer(req);

@@ -26,9 +26,9 @@ static int shared_etypes(const ferry__request_t *req, MPI_Offset *etypes)
     FERRY_TRY(call->write ? ferry__check_writable(fh, call->name) : ferry__check_readable(fh, call->name));
     FERRY_TRY(ferry__check_buffer(fh, req->count, req->type, call->name));
     MPI_Count size = 0;
-    FERRY_TRY(ferry__datarep_size(fh->view.rep, req->type, &size));
-    MPI_Count moving = ferry__view_is_empty(&fh->view) ? 0 : req->count;
-    *etypes = moving * size / fh->view.etype_size;
+    FERRY_TRY(ferry__datarep_size(fh->target.view.rep, req->type, &size));
+    MPI_Count moving = ferry__view_is_empty(&fh->target.view) ? 0 : req->count;
+    *etypes = moving * size / fh->target.view.etype_size;
     return 0;
 }
 
@@ -82,9 +82,9 @@ int ferry_File_write_ordered(ferry_File fh, const void *buf, int count, MPI_Data
 static int check_seek_arguments(ferry_File fh, MPI_Offset offset, int whence)
 {
     if (whence != MPI_SEEK_SET && whence != MPI_SEEK_CUR && whence != MPI_SEEK_END)
-        return ferry__error_set(MPI_ERR_ARG, "ferry: seek_shared '%s': invalid whence %d", fh->filename, whence);
+        return ferry__error_set(MPI_ERR_ARG, "ferry: seek_shared '%s': invalid whence %d", fh->target.filename, whence);
     if (whence == MPI_SEEK_SET && offset < 0)
-        return ferry__error_set(MPI_ERR_ARG, "ferry: seek_shared '%s': negative position %lld", fh->filename,
+        return ferry__error_set(MPI_ERR_ARG, "ferry: seek_shared '%s': negative position %lld", fh->target.filename,
                                 (long long)offset);
     return 0;
 }
@@ -102,19 +102,19 @@ int ferry_File_seek_shared(ferry_File fh, MPI_Offset offset, int whence)
     cls = ferry__split_misuse(fh, cls, "seek_shared");
     if (fh->develop) {
         ferry__develop_arg_t same[2] = {{"offset", (uint64_t)offset}, {"whence", (uint64_t)(unsigned)whence}};
-        cls = ferry__develop_check(fh->comm, cls, "seek_shared", same, 2);
+        cls = ferry__develop_check(fh->target.comm, cls, "seek_shared", same, 2);
     } else {
-        cls = ferry__error_agree(fh->comm, cls, "seek_shared");
+        cls = ferry__error_agree(fh->target.comm, cls, "seek_shared");
     }
     if (cls) return ferry__error_return(fh, cls);
     int moved = 0;
-    if (fh->rank == 0) {
+    if (fh->target.rank == 0) {
         MPI_Offset current = 0, target = 0;
         moved = ferry__sharedfp_get(fh, &current);
         if (moved == 0) moved = ferry__seek_target(fh, current, offset, whence, &target, "seek_shared");
         if (moved == 0) moved = ferry__sharedfp_store(fh, target);
     }
-    return ferry__error_return(fh, ferry__error_agree(fh->comm, moved, "seek_shared"));
+    return ferry__error_return(fh, ferry__error_agree(fh->target.comm, moved, "seek_shared"));
 }
 
 int ferry_File_get_position_shared(ferry_File fh, MPI_Offset *offset)

@@ -30,7 +30,7 @@ static int begin(ferry__request_t *req)
                                                         "ferry: %s '%s': split collective %s is still active on this "
                                                         "file; the next collective call on the file reports this on "
                                                         "every rank",
-                                                        call->name, fh->filename, fh->split.kind));
+                                                        call->name, fh->target.filename, fh->split.kind));
     }
     MPI_Count bytes = 0;
     cls = ferry__access_blocking(req, &bytes);
@@ -47,11 +47,12 @@ static int end(ferry_File fh, const char *begin_name, const char *end_name, cons
     int cls = ferry__check_file(fh, end_name);
     if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
     if (!fh->split.kind || strcmp(fh->split.kind, begin_name) != 0)
-        cls = ferry__error_set(MPI_ERR_OTHER, "ferry: %s '%s': no active %s on this file%s%s", end_name, fh->filename,
-                               begin_name, fh->split.kind ? " (active: " : "", fh->split.kind ? fh->split.kind : "");
+        cls = ferry__error_set(MPI_ERR_OTHER, "ferry: %s '%s': no active %s on this file%s%s", end_name,
+                               fh->target.filename, begin_name, fh->split.kind ? " (active: " : "",
+                               fh->split.kind ? fh->split.kind : "");
     else if (buf != fh->split.buf)
         cls = ferry__error_set(MPI_ERR_BUFFER, "ferry: %s '%s': buffer differs from the one given to %s", end_name,
-                               fh->filename, begin_name);
+                               fh->target.filename, begin_name);
     if (cls == 0) {
         ferry__status_set_bytes(status, fh->split.bytes);
         fh->split.kind = NULL;
@@ -69,7 +70,7 @@ int ferry__split_misuse(ferry_File fh, int local_cls, const char *op)
     return ferry__error_set(MPI_ERR_OTHER,
                             "ferry: %s '%s': this rank called %s earlier while split collective %s was active (one "
                             "split collective per file handle at a time), and took no part in it",
-                            op, fh->filename, misused, fh->split.misused_active);
+                            op, fh->target.filename, misused, fh->split.misused_active);
 }
 
 int ferry_File_read_at_all_begin_c(ferry_File fh, MPI_Offset offset, void *buf, MPI_Count count,

@@ -15,16 +15,16 @@
 /* MPI-3.1 13.3: MPI_DISPLACEMENT_CURRENT, and only it, goes with MPI_MODE_SEQUENTIAL. */
 static int check_displacement(ferry_File fh, MPI_Offset disp)
 {
-    int current = disp == MPI_DISPLACEMENT_CURRENT, sequential = (fh->amode & MPI_MODE_SEQUENTIAL) != 0;
+    int current = disp == MPI_DISPLACEMENT_CURRENT, sequential = (fh->target.amode & MPI_MODE_SEQUENTIAL) != 0;
     if (current && !sequential)
-        return ferry__error_set(MPI_ERR_ARG,
-                                "ferry: set_view '%s': MPI_DISPLACEMENT_CURRENT needs a file opened MPI_MODE_SEQUENTIAL",
-                                fh->filename);
+        return ferry__error_set(
+            MPI_ERR_ARG, "ferry: set_view '%s': MPI_DISPLACEMENT_CURRENT needs a file opened MPI_MODE_SEQUENTIAL",
+            fh->target.filename);
     if (sequential && !current)
         return ferry__error_set(MPI_ERR_ARG,
                                 "ferry: set_view '%s': a file opened MPI_MODE_SEQUENTIAL takes displacement "
                                 "MPI_DISPLACEMENT_CURRENT",
-                                fh->filename);
+                                fh->target.filename);
     return 0;
 }
 
@@ -32,23 +32,23 @@ static int check_displacement(ferry_File fh, MPI_Offset disp)
  * file pointer, read by rank 0 once every rank has arrived. */
 static int current_displacement(ferry_File fh, int local_cls, MPI_Offset *disp)
 {
-    int cls = ferry__error_agree(fh->comm, local_cls, "set_view");
+    int cls = ferry__error_agree(fh->target.comm, local_cls, "set_view");
     MPI_Offset found[2] = {0, 0}; /* displacement, rank 0's error class */
-    if (cls == 0 && fh->rank == 0) {
+    if (cls == 0 && fh->target.rank == 0) {
         MPI_Offset position = 0;
         int rc = ferry__sharedfp_get(fh, &position);
         MPI_Offset r = 0;
         if (rc == 0) rc = ferry__check_offset(fh, position, &r, "set_view");
-        if (rc == 0) rc = ferry__view_check_reach(&fh->view, r, 1, "set_view", fh->filename);
-        if (rc == 0) rc = ferry__view_file_offset(&fh->view, r, &found[0]);
+        if (rc == 0) rc = ferry__view_check_reach(&fh->target.view, r, 1, "set_view", fh->target.filename);
+        if (rc == 0) rc = ferry__view_file_offset(&fh->target.view, r, &found[0]);
         found[1] = rc;
     }
     *disp = 0;
     if (cls != 0) return cls;
-    int rc = ferry__progress_bcast(found, 2, MPI_OFFSET, 0, fh->comm);
+    int rc = ferry__progress_bcast(found, 2, MPI_OFFSET, 0, fh->target.comm);
     if (rc != MPI_SUCCESS)
-        return ferry__error_host(rc, "set_view", fh->filename, "MPI_Bcast"); /* agreed by the caller */
-    if (found[1] != 0) cls = ferry__error_agree(fh->comm, fh->rank == 0 ? (int)found[1] : 0, "set_view");
+        return ferry__error_host(rc, "set_view", fh->target.filename, "MPI_Bcast"); /* agreed by the caller */
+    if (found[1] != 0) cls = ferry__error_agree(fh->target.comm, fh->target.rank == 0 ? (int)found[1] : 0, "set_view");
     *disp = found[0];
     return cls;
 }
@@ -60,27 +60,28 @@ int ferry_File_set_view(ferry_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_
     if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
     ferry__async_drain(fh); /* pending nonblocking requests use the old view */
     cls = ferry__split_misuse(fh, check_displacement(fh, disp), "set_view");
-    if (fh->amode & MPI_MODE_SEQUENTIAL) cls = current_displacement(fh, cls, &disp);
+    if (fh->target.amode & MPI_MODE_SEQUENTIAL) cls = current_displacement(fh, cls, &disp);
     if (cls == 0) cls = ferry__check_committed(fh, etype, "etype", "set_view");
     if (cls == 0) cls = ferry__check_committed(fh, filetype, "filetype", "set_view");
     ferry__view_t next;
     ferry__view_init(&next);
     /* MPI-3.1 13.3 forbids overlapping etypes and filetypes only where the file can be written. */
-    int read_only = (fh->amode & MPI_MODE_RDONLY) != 0;
-    if (cls == 0 && read_only) cls = ferry__view_build_read_only(&next, disp, etype, filetype, datarep, fh->filename);
-    else if (cls == 0) cls = ferry__view_build(&next, disp, etype, filetype, datarep, fh->filename);
+    int read_only = (fh->target.amode & MPI_MODE_RDONLY) != 0;
+    if (cls == 0 && read_only)
+        cls = ferry__view_build_read_only(&next, disp, etype, filetype, datarep, fh->target.filename);
+    else if (cls == 0) cls = ferry__view_build(&next, disp, etype, filetype, datarep, fh->target.filename);
     if (fh->develop) {
         /* MPI-3.1 13.3: datarep and the etype's extent must match on every rank. */
         MPI_Count etype_extent = 0;
         if (cls == 0) ferry__datarep_extent(next.rep, etype, &etype_extent);
-        ferry__hints_t would_be = fh->hints; /* info keys that change the collective path must match too */
+        ferry__hints_t would_be = fh->target.hints; /* info keys that change the collective path must match too */
         ferry__hints_apply(&would_be, info);
         ferry__develop_arg_t same[3] = {
             {"datarep", datarep ? ferry__develop_hash(datarep, strlen(datarep)) : 0},
             {"etype extent", (uint64_t)etype_extent},
             {"collective hints", ferry__hints_collective_fingerprint(&would_be)},
         };
-        cls = ferry__develop_check(fh->comm, cls, "set_view", same, 3);
+        cls = ferry__develop_check(fh->target.comm, cls, "set_view", same, 3);
     }
     /* All or nothing: a view that fails on any rank leaves the old view on every rank. */
     cls = ferry__sharedfp_agree_reset(fh, cls, "set_view"); /* the standard resets the shared pointer too */
@@ -88,12 +89,12 @@ int ferry_File_set_view(ferry_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_
         ferry__view_release(&next);
         return ferry__error_return(fh, cls);
     }
-    ferry__view_release(&fh->view);
-    fh->view = next;
+    ferry__view_release(&fh->target.view);
+    fh->target.view = next;
     fh->position = 0;
-    fh->config_epoch++;
-    ferry__hints_apply(&fh->hints, info);
-    ferry__coll_config_changed(fh, info != MPI_INFO_NULL);
+    fh->target.config_epoch++;
+    ferry__hints_apply(&fh->target.hints, info);
+    ferry__coll_config_changed(&fh->target, info != MPI_INFO_NULL);
     return ferry__error_return(fh, 0);
 }
 
@@ -117,21 +118,24 @@ int ferry_File_get_view(ferry_File fh, MPI_Offset *disp, MPI_Datatype *etype, MP
     if (cls) return ferry__error_return(FERRY_FILE_NULL, cls);
     if (!disp || !etype || !filetype || !datarep)
         return ferry__error_return(fh, ferry__error_set(MPI_ERR_ARG, "ferry: get_view: NULL argument"));
-    if (handle_for_caller(fh->view.etype, etype) != 0 || handle_for_caller(fh->view.filetype, filetype) != 0)
+    if (handle_for_caller(fh->target.view.etype, etype) != 0 ||
+        handle_for_caller(fh->target.view.filetype, filetype) != 0)
         return ferry__error_return(fh, ferry__error_set(MPI_ERR_TYPE, "ferry: get_view: cannot duplicate datatypes"));
-    *disp = fh->view.disp;
-    snprintf(datarep, MPI_MAX_DATAREP_STRING, "%s", ferry__datarep_name(fh->view.rep));
+    *disp = fh->target.view.disp;
+    snprintf(datarep, MPI_MAX_DATAREP_STRING, "%s", ferry__datarep_name(fh->target.view.rep));
     return MPI_SUCCESS;
 }
 
 int ferry__check_offset(ferry_File fh, MPI_Offset offset, MPI_Offset *stream_byte, const char *op)
 {
-    if (offset < 0) return ferry__error_set(MPI_ERR_ARG, "ferry: %s '%s': negative offset", op, fh->filename);
-    if (offset > FERRY_OFFSET_MAX / fh->view.etype_size)
-        return ferry__error_set(MPI_ERR_ARG, "ferry: %s '%s': offset %lld (etypes of %lld bytes) passes the largest "
-                                "offset ferry addresses (%lld bytes)", op, fh->filename, (long long)offset,
-                                (long long)fh->view.etype_size, (long long)FERRY_OFFSET_MAX);
-    *stream_byte = offset * fh->view.etype_size;
+    if (offset < 0) return ferry__error_set(MPI_ERR_ARG, "ferry: %s '%s': negative offset", op, fh->target.filename);
+    if (offset > FERRY_OFFSET_MAX / fh->target.view.etype_size)
+        return ferry__error_set(MPI_ERR_ARG,
+                                "ferry: %s '%s': offset %lld (etypes of %lld bytes) passes the largest "
+                                "offset ferry addresses (%lld bytes)",
+                                op, fh->target.filename, (long long)offset, (long long)fh->target.view.etype_size,
+                                (long long)FERRY_OFFSET_MAX);
+    *stream_byte = offset * fh->target.view.etype_size;
     return 0;
 }
 
@@ -140,9 +144,9 @@ int ferry__check_offset(ferry_File fh, MPI_Offset offset, MPI_Offset *stream_byt
 static int end_of_file_position(ferry_File fh, MPI_Offset *position)
 {
     MPI_Offset size = 0, below = 0;
-    FERRY_TRY(ferry__fs_size(fh->fs, &size));
-    FERRY_TRY(ferry__view_stream_below(&fh->view, size, &below));
-    *position = (below + fh->view.etype_size - 1) / fh->view.etype_size;
+    FERRY_TRY(ferry__fs_size(fh->target.fs, &size));
+    FERRY_TRY(ferry__view_stream_below(&fh->target.view, size, &below));
+    *position = (below + fh->target.view.etype_size - 1) / fh->target.view.etype_size;
     return 0;
 }
 
@@ -153,10 +157,10 @@ int ferry__seek_target(ferry_File fh, MPI_Offset current, MPI_Offset offset, int
     if (whence == MPI_SEEK_CUR) base = current;
     else if (whence == MPI_SEEK_END) FERRY_TRY(end_of_file_position(fh, &base));
     else if (whence != MPI_SEEK_SET)
-        return ferry__error_set(MPI_ERR_ARG, "ferry: %s '%s': invalid whence %d", op, fh->filename, whence);
+        return ferry__error_set(MPI_ERR_ARG, "ferry: %s '%s': invalid whence %d", op, fh->target.filename, whence);
     if (offset < -base || (offset > 0 && base > INT64_MAX - offset))
         return ferry__error_set(MPI_ERR_ARG, "ferry: %s '%s': position %lld plus offset %lld is negative or overflows",
-                                op, fh->filename, (long long)base, (long long)offset);
+                                op, fh->target.filename, (long long)base, (long long)offset);
     *target = base + offset;
     return 0;
 }
@@ -187,7 +191,7 @@ int ferry_File_get_byte_offset(ferry_File fh, MPI_Offset offset, MPI_Offset *dis
     if (!disp) return ferry__error_return(fh, ferry__error_set(MPI_ERR_ARG, "ferry: get_byte_offset: NULL argument"));
     MPI_Offset r = 0;
     cls = ferry__check_offset(fh, offset, &r, "get_byte_offset");
-    if (cls == 0) cls = ferry__view_check_reach(&fh->view, r, 1, "get_byte_offset", fh->filename);
-    if (cls == 0) cls = ferry__view_file_offset(&fh->view, r, disp);
+    if (cls == 0) cls = ferry__view_check_reach(&fh->target.view, r, 1, "get_byte_offset", fh->target.filename);
+    if (cls == 0) cls = ferry__view_file_offset(&fh->target.view, r, disp);
     return ferry__error_return(fh, cls);
 }

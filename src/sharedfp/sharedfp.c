@@ -9,7 +9,7 @@
 static int rma_failed(ferry_File fh, const char *what)
 {
     return ferry__error_set(MPI_ERR_INTERN, "ferry: %s '%s': one-sided access to the shared file pointer failed", what,
-                            fh->filename);
+                            fh->target.filename);
 }
 
 /* MPI_Win_allocate with errors returned, not raised on comm's handler. */
@@ -69,7 +69,7 @@ static int fetch_and_op(ferry_File fh, MPI_Offset operand, MPI_Offset *old, MPI_
         return ferry__error_set(MPI_ERR_UNSUPPORTED_OPERATION,
                                 "ferry: %s '%s': the host MPI could not create a one-sided window for this file's "
                                 "communicator (MPI_Win_allocate failed at open), which shared file pointers need",
-                                what, fh->filename);
+                                what, fh->target.filename);
     if (MPI_Fetch_and_op(&operand, old, MPI_OFFSET, POINTER_RANK, f->slot, op, f->win) != MPI_SUCCESS ||
         MPI_Win_flush(POINTER_RANK, f->win) != MPI_SUCCESS)
         return rma_failed(fh, what);
@@ -87,7 +87,8 @@ int ferry__sharedfp_claim(ferry_File fh, MPI_Offset etypes, MPI_Offset *start, c
     return ferry__error_set(MPI_ERR_ARG,
                             "ferry: %s '%s': the shared file pointer (etype %lld) plus %lld etypes passes the "
                             "largest offset ferry addresses (%lld)",
-                            what, fh->filename, (long long)*start, (long long)etypes, (long long)FERRY_OFFSET_MAX);
+                            what, fh->target.filename, (long long)*start, (long long)etypes,
+                            (long long)FERRY_OFFSET_MAX);
 }
 
 int ferry__sharedfp_get(ferry_File fh, MPI_Offset *position)
@@ -105,12 +106,12 @@ int ferry__sharedfp_store(ferry_File fh, MPI_Offset position)
 int ferry__sharedfp_agree_reset(ferry_File fh, int local_cls, const char *what)
 {
     int used = fh->sharedfp_used;
-    int cls = ferry__error_agree_flag(fh->comm, local_cls, what, &used);
+    int cls = ferry__error_agree_flag(fh->target.comm, local_cls, what, &used);
     if (cls != 0 || !used) return cls;
     /* Every rank is here, so no access is in flight; none may start before the reset is done. */
-    int stored = fh->rank == POINTER_RANK ? ferry__sharedfp_store(fh, 0) : 0;
+    int stored = fh->target.rank == POINTER_RANK ? ferry__sharedfp_store(fh, 0) : 0;
     fh->sharedfp_used = 0;
-    return ferry__error_agree(fh->comm, stored, what);
+    return ferry__error_agree(fh->target.comm, stored, what);
 }
 
 int ferry__sharedfp_claim_ordered(ferry_File fh, int local_cls, MPI_Offset etypes, MPI_Offset *start,
@@ -120,20 +121,20 @@ int ferry__sharedfp_claim_ordered(ferry_File fh, int local_cls, MPI_Offset etype
      * the total and whether anyone failed, moves the pointer once and tells
      * every rank the old value (or that the call failed). */
     MPI_Offset mine[2] = {local_cls ? 0 : etypes, local_cls != 0}, upto[2] = {0, 0};
-    int last = fh->nprocs - 1;
+    int last = fh->target.nprocs - 1;
     int cls = 0;
-    if (ferry__progress_scan(mine, upto, 2, MPI_OFFSET, MPI_SUM, fh->comm) != MPI_SUCCESS)
-        cls = ferry__error_set(MPI_ERR_INTERN, "ferry: %s '%s': prefix sum failed", what, fh->filename);
+    if (ferry__progress_scan(mine, upto, 2, MPI_OFFSET, MPI_SUM, fh->target.comm) != MPI_SUCCESS)
+        cls = ferry__error_set(MPI_ERR_INTERN, "ferry: %s '%s': prefix sum failed", what, fh->target.filename);
     MPI_Offset outcome[2] = {0, upto[1]}; /* old pointer, failures */
-    if (fh->rank == last && cls == 0 && upto[1] == 0) {
+    if (fh->target.rank == last && cls == 0 && upto[1] == 0) {
         cls = ferry__sharedfp_claim(fh, upto[0], &outcome[0], what);
         outcome[1] = cls != 0;
     }
-    if (ferry__progress_bcast(outcome, 2, MPI_OFFSET, last, fh->comm) != MPI_SUCCESS && cls == 0)
-        cls = ferry__error_set(MPI_ERR_INTERN, "ferry: %s '%s': broadcast failed", what, fh->filename);
+    if (ferry__progress_bcast(outcome, 2, MPI_OFFSET, last, fh->target.comm) != MPI_SUCCESS && cls == 0)
+        cls = ferry__error_set(MPI_ERR_INTERN, "ferry: %s '%s': broadcast failed", what, fh->target.filename);
     if (cls == 0 && outcome[1] == 0) {
         *start = outcome[0] + upto[0] - mine[0];
         return 0;
     }
-    return ferry__error_agree(fh->comm, local_cls ? local_cls : cls, what);
+    return ferry__error_agree(fh->target.comm, local_cls ? local_cls : cls, what);
 }

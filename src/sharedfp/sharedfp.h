@@ -93,7 +93,7 @@ int ferry__sharedfp_get(ferry_File fh, MPI_Offset *position);
 /* Not collective, but only for collective callers (see above): sets it. */
 int ferry__sharedfp_store(ferry_File fh, MPI_Offset position);
 
-/* Collective: ferry__error_agree(fh->comm, local_cls, what) that also, when
+/* Collective: ferry__error_agree(fh->target.comm, local_cls, what) that also, when
  * every rank succeeded, resets the pointer to 0 (set_view). The reset costs
  * one more agreement, and only when some rank moved the pointer since the
  * last reset. */

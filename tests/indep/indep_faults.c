@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/core.h"
+#include "base/alloc.h"
 #include "ferry_test.h"
 #include "fs/fs.h"
 

@@ -141,6 +141,16 @@ class IncludeDirections(unittest.TestCase):
         self.assertIn("src/low/alloc.c:2: includes core/, which only", out)
         self.assertNotIn("src/mpiio/open.c", out)
 
+    def test_data_path_including_core_fails(self):
+        """coll/ and indep/ see a request and its target (request/), never the file object (issue 32)."""
+        self.tree.write("src/core/core.h", "#pragma once\n")
+        self.tree.write("src/coll/coll.h", '#include "core/core.h"\n')
+        self.tree.write("src/indep/indep.c", '#include "core/core.h"\n')
+        status, out = run("check_includes.py", self.tree.root)
+        self.assertEqual(status, 1, out)
+        self.assertIn("src/coll/coll.h:1: includes core/, which only async, mpiio, sharedfp may include", out)
+        self.assertIn("src/indep/indep.c:1: includes core/, which only", out)
+
     def test_undescribed_module_fails(self):
         self.tree.write("src/new/new.c", '#include "low/low.h"\n')
         status, out = run("check_includes.py", self.tree.root)
