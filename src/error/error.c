@@ -160,7 +160,7 @@ int ferry__error_agree_flag(MPI_Comm comm, int local_cls, const char *what, int 
     return cls;
 }
 
-enum { AGREE_MAX_VALUES = 4 };
+enum { AGREE_MAX_VALUES = 6 };
 
 int ferry__error_agree_max(MPI_Comm comm, int local_cls, const char *what, int64_t *values, int n)
 {

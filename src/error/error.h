@@ -46,7 +46,7 @@ int ferry__error_agree(MPI_Comm comm, int local_cls, const char *what);
  * same reduction. */
 int ferry__error_agree_flag(MPI_Comm comm, int local_cls, const char *what, int *flag);
 
-/* ferry__error_agree that also replaces values[0..n-1] (n <= 4) by their
+/* ferry__error_agree that also replaces values[0..n-1] (n <= 6) by their
  * maximum over all ranks, in the same reduction (every rank learns them,
  * also when the call failed). */
 int ferry__error_agree_max(MPI_Comm comm, int local_cls, const char *what, int64_t *values, int n);

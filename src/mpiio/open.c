@@ -8,6 +8,7 @@
  * success or failure and no rank keeps a half-open file; a file the failed
  * open created is removed again.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "async/async.h"
@@ -78,13 +79,17 @@ static int open_here(const char *filename, int amode, int creating, ferry__fs_fi
  * one that differs (the CREATE bit included, which decides who creates)
  * fails the open on every rank with MPI_ERR_AMODE. The shared pointer's
  * proposals ride along (plan->range: every rank learns their extremes). */
-static int agree_amode(MPI_Comm comm, int local_cls, int amode, const char *filename, ferry__sharedfp_plan_t *plan)
+static int agree_amode(MPI_Comm comm, int local_cls, int amode, const char *filename, ferry__sharedfp_plan_t *plan,
+                       int *same_name)
 {
-    /* The largest amode and the smallest one's complement, then the same of the proposals. */
-    int64_t range[4] = {amode, ~(int64_t)amode, plan->range[0], plan->range[1]};
-    int cls = ferry__error_agree_max(comm, local_cls, "open", range, 4);
+    /* The largest amode and the smallest one's complement, then the same of the proposals and of a
+     * hash of the name (whether every rank named rank 0's file, which lost_after_create needs). */
+    int64_t name = filename ? (int64_t)(ferry__develop_hash(filename, strlen(filename)) >> 1) : -1;
+    int64_t range[6] = {amode, ~(int64_t)amode, plan->range[0], plan->range[1], name, ~name};
+    int cls = ferry__error_agree_max(comm, local_cls, "open", range, 6);
     plan->range[0] = range[2];
     plan->range[1] = range[3];
+    *same_name = range[4] == ~range[5];
     if (cls != 0 || range[0] == ~range[1]) return cls;
     return ferry__error_set(MPI_ERR_AMODE,
                             "ferry: open '%s': amode differs between ranks (values from 0x%llx to 0x%llx; this "
@@ -126,6 +131,19 @@ static void undo_open(MPI_Comm comm, const char *filename, opening_t *o)
     ferry__progress_barrier(comm);
 }
 
+/* Rank 0 created the file (the agreement said so) and every rank named it,
+ * yet this rank's file system does not show it: not a wrong name but lost storage (a storage
+ * server died and took the file's only copy: GlusterFS then answers ENOENT)
+ * or a node that sees another namespace. MPI_ERR_IO, as for any other lost
+ * server; MPI_ERR_NO_SUCH_FILE would tell the program its name was wrong. */
+static int lost_after_create(const char *filename)
+{
+    char cause[512];
+    snprintf(cause, sizeof cause, "%s", ferry__error_message());
+    return ferry__error_set(MPI_ERR_IO, "ferry: open '%s': rank 0 created the file but this rank does not find it "
+                            "(the storage lost it, or this node sees another file system): %s", filename, cause);
+}
+
 /* Collective over comm (a private duplicate): opens the file on every rank
  * or on none. Rank 0 alone creates it. The shared file pointer (a slot of
  * the communicator's pool, or a window) is made on every rank before the
@@ -137,12 +155,15 @@ static int open_everywhere(MPI_Comm comm, int local_cls, const char *filename, i
     int rank;
     MPI_Comm_rank(comm, &rank);
     if (rank == 0 && local_cls == 0 && (amode & MPI_MODE_CREATE)) local_cls = create_here(filename, amode, o);
-    local_cls = agree_amode(comm, local_cls, amode, filename, &o->plan);
+    int same_name = 0;
+    local_cls = agree_amode(comm, local_cls, amode, filename, &o->plan, &same_name);
     if (local_cls != 0) { /* agreed: every rank stops here, before the pointer is made */
         undo_open(comm, filename, o);
         return local_cls;
     }
     if (o->fs == NULL) local_cls = open_here(filename, amode, 0, &o->fs, &o->readable);
+    if (local_cls == MPI_ERR_NO_SUCH_FILE && (amode & MPI_MODE_CREATE) && same_name)
+        local_cls = lost_after_create(filename);
     /* What the file needs from the file system, checked in the same agreement. */
     if (local_cls == 0) local_cls = ferry__fs_layout(o->fs, &file->target.layout);
     if (local_cls == 0 && file->target.layout.client_caches) ferry__hints_fit_network(&file->target.hints);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "ferry_test.h"
+#include "fs/fs.h"
 
 static int open_fds(void)
 {
@@ -83,6 +84,13 @@ int main(int argc, char **argv)
         expect_open_failure(missing, rw_create, MPI_ERR_NO_SUCH_FILE, 1, 1, NULL);
     else
         expect_open_failure(good, rw_create, MPI_ERR_BAD_FILE, 0, 1, "a-directory");
+    /* The file rank 0 created is not there for rank 1 (a storage server died with its only copy:
+     * GlusterFS answers ENOENT): a lost file is an I/O error, not a wrong name (cluster-faults,
+     * brick-kill/ckpt at 4 nodes). */
+    FT_EQ(ferry__fs_fault_arm("open:1:ENOENT@1"), 0);
+    expect_open_failure(good, rw_create, MPI_ERR_IO, ft_rank == 1, 1, "does not find it");
+    ferry__fs_fault_disarm();
+    FT_CHECK(access(good, F_OK) != 0);
     /* A NULL file name on one rank. */
     expect_open_failure(ft_rank == 1 ? NULL : good, rw_create, MPI_ERR_BAD_FILE, ft_rank == 1, 1, "file name");
 
