@@ -140,8 +140,10 @@ static int lost_after_create(const char *filename)
 {
     char cause[512];
     snprintf(cause, sizeof cause, "%s", ferry__error_message());
-    return ferry__error_set(MPI_ERR_IO, "ferry: open '%s': rank 0 created the file but this rank does not find it "
-                            "(the storage lost it, or this node sees another file system): %s", filename, cause);
+    return ferry__error_set(MPI_ERR_IO,
+                            "ferry: open '%s': rank 0 created the file but this rank does not find it "
+                            "(the storage lost it, or this node sees another file system): %s",
+                            filename, cause);
 }
 
 /* Collective over comm (a private duplicate): opens the file on every rank
