@@ -187,15 +187,15 @@ static void ferry_read(ctr_job_t *job)
     ferry_container_close(&c);
 }
 
-static void shared_remove(ctr_job_t *job)
+void ctr_remove_shared(ctr_job_t *job)
 {
     if (job->rank == 0) unlink(job->path);
 }
 
 static const ctr_contender_t builtin[] = {
     {"tasklocal", tasklocal_write, tasklocal_read, tasklocal_remove},
-    {"ferry", ferry_write, ferry_read, shared_remove},
-    {"sharedfile", sharedfile_run, sharedfile_run, shared_remove},
+    {"ferry", ferry_write, ferry_read, ctr_remove_shared},
+    {"sharedfile", sharedfile_run, sharedfile_run, ctr_remove_shared},
 };
 
 /* ---- the run ---- */

@@ -47,6 +47,9 @@ const ctr_contender_t *bench_container_fortran(void);
 typedef int ctr_step_fn(ctr_job_t *job, void *arg, unsigned char *data, size_t len);
 void ctr_pieces(ctr_job_t *job, ctr_step_fn *step, void *arg);
 
+/* The remove of a contender whose job is one shared file at job->path: rank 0 unlinks it. */
+void ctr_remove_shared(ctr_job_t *job);
+
 /* Reports a contender's failure on this rank and marks the job failed. */
 void ctr_failed(ctr_job_t *job, const char *who, const char *what);
 

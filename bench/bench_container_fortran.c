@@ -11,7 +11,6 @@
 
 #ifdef FERRY_BENCH_FORTRAN
 #include <stdint.h>
-#include <unistd.h>
 
 #include "ferry_container.h"
 
@@ -49,14 +48,9 @@ static void fortran_run(ctr_job_t *job)
     if (ierror != MPI_SUCCESS) ctr_failed(job, "fortran", ferry_container_error_message());
 }
 
-static void fortran_remove(ctr_job_t *job)
-{
-    if (job->rank == 0) unlink(job->path);
-}
-
 const ctr_contender_t *bench_container_fortran(void)
 {
-    static const ctr_contender_t fortran = {"fortran", fortran_run, fortran_run, fortran_remove};
+    static const ctr_contender_t fortran = {"fortran", fortran_run, fortran_run, ctr_remove_shared};
     return &fortran;
 }
 #else

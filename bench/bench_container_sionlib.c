@@ -10,7 +10,6 @@
 
 #ifdef FERRY_BENCH_SIONLIB
 #include <stdio.h>
-#include <unistd.h>
 
 #include <sion.h>
 
@@ -55,14 +54,9 @@ static void sionlib_read(ctr_job_t *job)
     if (sion_parclose_mpi(sid) < 0) ctr_failed(job, "sionlib", "sion_parclose_mpi failed");
 }
 
-static void sionlib_remove(ctr_job_t *job)
-{
-    if (job->rank == 0) unlink(job->path);
-}
-
 const ctr_contender_t *bench_container_sionlib(void)
 {
-    static const ctr_contender_t sionlib = {"sionlib", sionlib_write, sionlib_read, sionlib_remove};
+    static const ctr_contender_t sionlib = {"sionlib", sionlib_write, sionlib_read, ctr_remove_shared};
     return &sionlib;
 }
 #else
