@@ -4,8 +4,10 @@
  * Per file, state.c keeps what every rank agrees on: the view cache
  * (every rank's view as one of the distinct shapes, rebuilt as host
  * datatypes, at its displacement; exchanged at the first collective call
- * after a view changes), the nodes, and rank 0's collective hints. A call
- * then goes through four stages:
+ * after a view changes), the nodes, and rank 0's collective hints, beside
+ * one room of per-rank scratch that a state update and a call each lay out
+ * their own way (ferry__coll_update_room_t, ferry__coll_call_room_t). A
+ * call then goes through four stages:
  *   inputs      coll.c: one allreduce for regular calls (every rank's file
  *               range then from the cache), else one allgather of a few
  *               numbers per rank (error class, stream start and length,
