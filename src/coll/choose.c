@@ -42,8 +42,8 @@ static void say(const ferry__request_t *req, const char *what, const char *why)
 
 /* Every rank's file range, sorted by start and by end, to count the ranks
  * whose ranges overlap one in O(log P) (the write cost's lock queue), and
- * per node its ranks' summed and longest cost: in the room of what ranks
- * said (free between state updates), 40 bytes per rank. */
+ * per node its ranks' summed and longest cost: in the call's room
+ * (coll_int.h), 40 bytes per rank. */
 typedef struct cost_room {
     MPI_Offset *los, *his; /* ranks with data: n each */
     int n;
@@ -58,17 +58,9 @@ static int by_offset(const void *a, const void *b)
 
 static void cost_room_fill(const ferry__target_t *file, const ferry__coll_rank_t *ranks, cost_room_t *room)
 {
-    _Static_assert(sizeof(struct ferry__coll_said) >= 2 * sizeof(MPI_Offset) + 3 * sizeof(double),
-                   "the cost model's room fits in what ranks said");
-    MPI_Offset *base = (MPI_Offset *)file->coll->said;
-    int p = file->nprocs;
-    room->los = base;
-    room->his = base + p;
-    room->node_sum = (double *)(base + 2 * (size_t)p);
-    room->node_longest = room->node_sum + p;
-    room->node_ranks = room->node_longest + p;
-    room->n = 0;
-    for (int r = 0; r < p; r++) {
+    const ferry__coll_call_room_t *c = &file->coll->in_call;
+    *room = (cost_room_t){c->los, c->his, 0, c->node_sum, c->node_longest, c->node_ranks};
+    for (int r = 0; r < file->nprocs; r++) {
         if (ranks[r].bytes == 0) continue;
         room->los[room->n] = ranks[r].lo;
         room->his[room->n++] = ranks[r].hi;

@@ -60,18 +60,19 @@ static int describe_me(const ferry__request_t *req, ferry__coll_rank_t *me)
     return ferry__coll_file_range(&file->view, me);
 }
 
-/* Collective: every rank's inputs into file->coll->ranks; 0 or the first failing rank's class
+/* Collective: every rank's inputs into file->coll->in_call.ranks; 0 or the first failing rank's class
  * (a failed exchange is this rank's own failure, in me->cls). */
 static int gather_inputs(const ferry__request_t *req, ferry__coll_rank_t *me)
 {
     const ferry__target_t *file = req->target;
     req->ctx->stats->coll_meta_bytes += (long long)sizeof(ferry__coll_rank_t);
     req->ctx->stats->coll_meta_recv_bytes += (long long)sizeof(ferry__coll_rank_t) * file->nprocs;
-    int rc = ferry__progress_allgather(me, FERRY_COLL_RANK_WORDS, MPI_OFFSET, file->coll->ranks, FERRY_COLL_RANK_WORDS,
-                                       MPI_OFFSET, req->ctx->comm);
+    ferry__coll_rank_t *ranks = file->coll->in_call.ranks;
+    int rc = ferry__progress_allgather(me, FERRY_COLL_RANK_WORDS, MPI_OFFSET, ranks, FERRY_COLL_RANK_WORDS, MPI_OFFSET,
+                                       req->ctx->comm);
     if (rc != MPI_SUCCESS) return me->cls = ferry__error_host(rc, "collective", file->filename, "MPI_Allgather");
     for (int r = 0; r < file->nprocs; r++)
-        if (file->coll->ranks[r].cls) return (int)file->coll->ranks[r].cls;
+        if (ranks[r].cls) return (int)ranks[r].cls;
     return 0;
 }
 
@@ -121,7 +122,7 @@ void ferry__coll_fill_regular(const ferry__target_t *file, ferry__coll_rank_t *m
 {
     const ferry__coll_state_t *s = file->coll;
     for (int r = 0; r < file->nprocs; r++) {
-        ferry__coll_rank_t *rank = &s->ranks[r];
+        ferry__coll_rank_t *rank = &s->in_call.ranks[r];
         *rank = (ferry__coll_rank_t){.skip = me->bytes > 0 ? me->skip : 0, .bytes = me->bytes, .cached = 1};
         ferry__view_t view = ferry__coll_view(s, r);
         int rc = ferry__coll_file_range(&view, rank);
@@ -214,6 +215,7 @@ static int inputs(ferry__request_t *req, ferry__coll_rank_t *me, int *nothing_le
     if (rc) me->cls = rc;
     if (stale && (!file->coll->hints_known || file->coll->hints_pending)) ferry__coll_own_hints(file);
     if (ferry__coll_goes_early(file, req->call->write, me)) transfer_early(req, me);
+    /* The update holds the state's room (coll_int.h) until it returns; only then do the call's inputs fill it. */
     rc = stale ? update_when_needed(req, me) : 0;
     int regular = 0, left = 1;
     if (rc == 0 && summarize(req, me, &regular, &left) != 0) rc = MPI_ERR_OTHER; /* the agreement names the rank */
@@ -242,9 +244,10 @@ static int transfer_agreed(ferry__request_t *req)
     req->ctx->stats->coll_meta_recv_bytes += AGREEMENT_BYTES;
     if (rc != 0) return ferry__error_agree(req->ctx->comm, (int)me.cls, req->call->name); /* me.cls: local_cls too */
     ferry__domains_t domains;
-    if (ferry__coll_choose(req, file->coll->ranks, &domains)) {
+    const ferry__coll_rank_t *ranks = file->coll->in_call.ranks;
+    if (ferry__coll_choose(req, ranks, &domains)) {
         ferry__coll_count_targets(file, &domains, req->ctx->stats);
-        rc = ferry__coll_two_phase(&(ferry__coll_call_t){req, file->coll->ranks, &domains});
+        rc = ferry__coll_two_phase(&(ferry__coll_call_t){req, ranks, &domains});
     } else if (me.bytes > 0) rc = own_part(req, &me); /* an early rank has no bytes left here */
     return ferry__error_agree(req->ctx->comm, rc, req->call->name);
 }

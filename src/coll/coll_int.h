@@ -4,8 +4,10 @@
  * Per file, state.c keeps what every rank agrees on: the view cache
  * (every rank's view as one of the distinct shapes, rebuilt as host
  * datatypes, at its displacement; exchanged at the first collective call
- * after a view changes), the nodes, and rank 0's collective hints. A call
- * then goes through four stages:
+ * after a view changes), the nodes, and rank 0's collective hints, beside
+ * one room of per-rank scratch that a state update and a call each lay out
+ * their own way (ferry__coll_update_room_t, ferry__coll_call_room_t). A
+ * call then goes through four stages:
  *   inputs      coll.c: one allreduce for regular calls (every rank's file
  *               range then from the cache), else one allgather of a few
  *               numbers per rank (error class, stream start and length,
@@ -28,6 +30,7 @@
 #ifndef FERRY_COLL_INT_H
 #define FERRY_COLL_INT_H
 
+#include "base/keyed.h"
 #include "coll/coll.h"
 #include "datatype/datatype.h"
 #include "view/view.h"
@@ -115,6 +118,32 @@ typedef struct ferry__coll_placed {
     MPI_Offset shape;
 } ferry__coll_placed_t;
 
+/* The state's room: per-rank scratch that belongs to one step at a time.
+ * It is allocated with the state (ferry__coll_open), never later, so that
+ * no step of a state update or a call can fail on one rank alone (an
+ * allocation failing mid-call on one rank would break the agreed error),
+ * and it is as large as the larger of its two layouts, not their sum, so
+ * the state stays O(P) words (at 10^5 ranks every byte per rank counts:
+ * docs/scale.md). state.c (room_lay_out) sets both layouts up in one place.
+ * They never overlap in time: a state update runs only inside a call's
+ * inputs step (coll.c), before the call fills its own layout, and nothing
+ * in either layout is read after its step ends (the update's results are
+ * in node_of, local_of, spread and the view cache; a call's are its
+ * outcome). */
+typedef struct ferry__coll_update_room {
+    struct ferry__coll_said *said;    /* nprocs: what each rank said */
+    int *shape_slots;                 /* the index that finds equal shapes (state.c: index_slots) */
+    ferry__keyed_rank_t *node_keys;   /* nprocs: ranks sorted by the node key they said */
+    int *leader;                      /* nprocs: each rank's node leader (the lowest rank of its node) */
+    ferry__keyed_rank_t *spread_keys; /* nprocs: ranks sorted by rank within their node, then node */
+} ferry__coll_update_room_t;
+typedef struct ferry__coll_call_room {
+    ferry__coll_rank_t *ranks;                    /* nprocs: the call's inputs */
+    MPI_Offset *los, *his;                        /* nprocs each: ranges' starts and ends, sorted (choose.c) */
+    double *node_sum, *node_longest, *node_ranks; /* one per node (nprocs at most): choose.c's costs */
+    int *aggs;                                    /* nprocs: the call's aggregators (ferry__domains_t.aggs) */
+} ferry__coll_call_room_t;
+
 typedef struct ferry__coll_state ferry__coll_state_t;
 struct ferry__coll_state {
     unsigned epoch;             /* file->config_epoch the cache below was agreed for */
@@ -127,26 +156,18 @@ struct ferry__coll_state {
     ferry__coll_shape_t *shapes; /* nshapes distinct shapes */
     int nshapes;
     ferry__coll_placed_t *placed; /* nprocs entries */
-    int *shape_slots;             /* during a state update: the index that finds equal shapes */
     MPI_Offset covered_from;      /* every file byte from here on lies in some rank's view, -1 unknown */
     void *my_blob;              /* this rank's serialized view, to notice an unchanged view */
     size_t my_blob_len;
     ferry__coll_hints_t hints;
     int nodes;                  /* distinct nodes */
-    int *node_of, *local_of;    /* per rank: node index, rank within the node */
-    int most_per_node;          /* ranks on the most crowded node */
-    /* Per-rank arrays. Each has one owner purpose; where a step runs while
-     * an array's purpose is idle, it borrows its room instead of allocating,
-     * so that no step of an update or a call can fail on one rank alone
-     * (and the state stays O(P) words; ferry__coll_state_bytes counts them):
-     * the update that maps the nodes (state.c: find_leaders,
-     * ferry__coll_map_nodes) borrows ranks (keys sorted), aggs (leaders)
-     * and spread (ranks met, before spread is filled); a call's cost model
-     * (choose.c: cost_room_fill) borrows said. */
+    /* Per rank, kept from the state update that maps the nodes for the file's life. */
+    int *node_of, *local_of;    /* node index, rank within the node */
     int *spread;                /* all ranks: first of every node, then second of every node... */
-    int *aggs;                  /* room for nprocs aggregators (ferry__domains_t.aggs points here) */
-    ferry__coll_rank_t *ranks;  /* the current call's inputs, nprocs entries */
-    struct ferry__coll_said *said; /* what each rank said at a state update, nprocs entries */
+    int most_per_node;          /* ranks on the most crowded node */
+    void *room;                 /* the room's bytes (state.c: room_bytes) */
+    ferry__coll_update_room_t in_update; /* the room during a state update */
+    ferry__coll_call_room_t in_call;     /* the room during a call */
     /* Buffers kept between calls: an aggregator's window and coverage mask,
      * two steps' incoming bytes, a sender's second step of staged bytes
      * (the first is the context's staging, req->ctx->staging). */
@@ -162,7 +183,7 @@ struct ferry__coll_state {
 int ferry__coll_state_update(const ferry__target_t *file, MPI_Comm comm, int hints_changed);
 
 /* coll.c: a regular call's inputs (every rank moves me's stream window),
- * every rank's file range from the cached views into file->coll->ranks:
+ * every rank's file range from the cached views into file->coll->in_call.ranks:
  * every rank computes the same. A rank whose range cannot be computed
  * fails the call here, on every rank alike (me->cls). */
 void ferry__coll_fill_regular(const ferry__target_t *file, ferry__coll_rank_t *me);
@@ -175,24 +196,22 @@ void ferry__coll_fill_regular(const ferry__target_t *file, ferry__coll_rank_t *m
 int ferry__coll_goes_early(const ferry__target_t *file, int write, const ferry__coll_rank_t *me);
 #define FERRY_COLL_NOTHING_LEFT "independent (nothing to ship: contiguous ranges moved early, or no data)"
 
-/* state.c, the view cache's local steps (the scaling model runs them for
- * virtual ranks too): take the shape index's scratch before what ranks say
- * is known (0 or MPI_ERR_NO_MEM); the cache's estimated bytes once built
- * (*peak: while building) from s->said; build it from every rank's blob
- * (blob r at blobs + offs[r], lens[r] bytes). */
-int ferry__coll_index_take(ferry__coll_state_t *s, int nprocs);
 /* The steps of a state update that involve no other rank: a view as the
  * blob every rank caches and its tree's hash, which ranks say (0 or an
- * error class); this rank's collective hints into s->hints; the
- * node map from the node keys ranks said. */
+ * error class); this rank's collective hints into s->hints; the node map
+ * (node_of, local_of, spread) from the node keys ranks said. */
 int ferry__coll_serialize_view(const ferry__view_t *view, ferry__coll_blob_t *blob);
 void ferry__coll_own_hints(const ferry__target_t *file);
 void ferry__coll_map_nodes(ferry__coll_state_t *s, int nprocs);
-/* What the state holds per file on this rank: its per-rank arrays and the view cache. */
+/* What the state holds per file on this rank: its per-rank arrays, its room and the view cache. */
 MPI_Offset ferry__coll_state_bytes(const ferry__coll_state_t *s, int nprocs);
+/* state.c, the view cache's local steps (the scaling model runs them for
+ * virtual ranks too), from what ranks said (s->in_update.said): the cache's
+ * estimated bytes once built (*peak: while building); build it from every
+ * rank's blob (blob r at blobs + offs[r], lens[r] bytes). */
 MPI_Offset ferry__coll_cache_held(const ferry__coll_state_t *s, int nprocs, MPI_Offset *peak);
 int ferry__coll_cache_build(ferry__coll_state_t *s, int nprocs, const char *blobs, const int *lens, const int *offs);
-/* The gather of a state update, from what ranks said (the index taken):
+/* The gather of a state update, from what ranks said:
  * rank r contributes lens[r] bytes at offs[r] (both may be NULL), its whole
  * blob when it leads its shape, else its blob's first word (the
  * displacement). Returns the bytes gathered. */
@@ -212,7 +231,7 @@ typedef enum { FERRY_DOMAIN_EVEN, FERRY_DOMAIN_CYCLIC, FERRY_DOMAIN_STRIPES } fe
 typedef struct ferry__domains {
     ferry__domain_kind_t kind;
     int naggs;
-    const int *aggs;        /* naggs ranks, spread over nodes (borrowed from the file's state) */
+    const int *aggs;        /* naggs ranks, spread over nodes (in the call's room, ferry__coll_call_room_t) */
     MPI_Offset lo, hi;      /* the bytes the call touches */
     MPI_Offset origin;      /* block b is [origin + b * block, + block) */
     MPI_Offset block;
@@ -234,7 +253,7 @@ void ferry__coll_domains_plan(const ferry__target_t *file, const ferry__coll_ran
  * and the distinct storage targets (stripe index mod stripe count, by the
  * striping hints or the file system's layout) its windows touch. */
 void ferry__coll_count_targets(const ferry__target_t *file, const ferry__domains_t *d, ferry__stats_t *stats);
-/* Fills s->spread from the node map (once per file). */
+/* Fills s->spread from the node map (once per file, in the state update that maps the nodes). */
 void ferry__coll_spread_ranks(ferry__coll_state_t *s, int nprocs);
 /* The next window [*wlo, *whi) of aggregator index a; 0 when none is left. */
 int ferry__coll_next_window(const ferry__domains_t *d, int a, ferry__window_cursor_t *c, MPI_Offset *wlo,

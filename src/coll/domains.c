@@ -105,38 +105,28 @@ int ferry__coll_next_window(const ferry__domains_t *d, int a, ferry__window_curs
 }
 
 /* Aggregators are spread over nodes: the first rank of every node, then
- * the second of every node, and so on. */
-typedef struct candidate {
-    int local, node, rank;
-} candidate_t;
-
-static int by_spread(const void *a, const void *b)
-{
-    const candidate_t *x = a, *y = b;
-    if (x->local != y->local) return x->local < y->local ? -1 : 1;
-    if (x->node != y->node) return x->node < y->node ? -1 : 1;
-    return x->rank < y->rank ? -1 : x->rank > y->rank;
-}
-
+ * the second of every node, and so on. Each rank's key is its place in
+ * that order (rank within its node, then node), one per rank. */
 void ferry__coll_spread_ranks(ferry__coll_state_t *s, int nprocs)
 {
-    candidate_t *c = (candidate_t *)s->ranks; /* the call inputs' room, free at this point, is large enough */
-    for (int r = 0; r < nprocs; r++) c[r] = (candidate_t){s->local_of[r], s->node_of[r], r};
-    qsort(c, (size_t)nprocs, sizeof *c, by_spread);
-    for (int r = 0; r < nprocs; r++) s->spread[r] = c[r].rank;
+    ferry__keyed_rank_t *sorted = s->in_update.spread_keys;
+    for (int r = 0; r < nprocs; r++)
+        sorted[r] = (ferry__keyed_rank_t){(int64_t)s->local_of[r] * s->nodes + s->node_of[r], r};
+    qsort(sorted, (size_t)nprocs, sizeof *sorted, ferry__keyed_rank_order);
+    for (int i = 0; i < nprocs; i++) s->spread[i] = (int)sorted[i].rank;
 }
 
 static void pick_aggregators(const ferry__target_t *file, MPI_Offset want, ferry__domains_t *d)
 {
     ferry__coll_state_t *s = file->coll;
-    int n = 0;
+    int *aggs = s->in_call.aggs, n = 0;
     for (int i = 0; i < file->nprocs && n < want; i++) {
         int r = s->spread[i];
-        if (s->hints.per_node == 0 || s->local_of[r] < s->hints.per_node) s->aggs[n++] = r;
+        if (s->hints.per_node == 0 || s->local_of[r] < s->hints.per_node) aggs[n++] = r;
     }
     d->naggs = n > 0 ? n : 1;
-    if (n == 0) s->aggs[0] = s->spread[0];
-    d->aggs = s->aggs;
+    if (n == 0) aggs[0] = s->spread[0];
+    d->aggs = aggs;
 }
 
 /* The default rule: on every node, one aggregator per window's worth (a

@@ -53,8 +53,10 @@ static int blobs_add(blobs_t *b, const void *blob, size_t len, int r)
     return 0;
 }
 
-/* What virtual rank r says and brings to the call, as describe_me (coll.c) computes it. */
-static int describe_rank(ferry__coll_model_t *m, const ferry__target_t *f, blobs_t *b, int r)
+/* What virtual rank r says (into the update's room) and brings to the
+ * call (into inputs[r]), as describe_me (coll.c) computes it. */
+static int describe_rank(ferry__coll_model_t *m, const ferry__target_t *f, blobs_t *b, ferry__coll_rank_t *inputs,
+                         int r)
 {
     ferry__coll_model_rank_t mr = {.skip = 0};
     ferry__view_init(&mr.view);
@@ -62,11 +64,12 @@ static int describe_rank(ferry__coll_model_t *m, const ferry__target_t *f, blobs
     ferry__coll_blob_t blob = {0};
     int rc = ferry__coll_serialize_view(&mr.view, &blob);
     if (rc == 0) rc = blobs_add(b, blob.bytes, blob.len, r);
-    ferry__coll_rank_t *rank = &f->coll->ranks[r];
+    ferry__coll_rank_t *rank = &inputs[r];
     *rank = (ferry__coll_rank_t){.skip = mr.skip, .bytes = mr.bytes, .cached = 1};
     if (rc == 0) rc = ferry__coll_file_range(&mr.view, rank);
-    f->coll->said[r] = (struct ferry__coll_said){(MPI_Offset)blob.len, FERRY_COLL_SAID_CHANGED | FERRY_COLL_SAID_HINTS,
-                                                 r / m->per_node + 1, blob.hash, blob.expanded};
+    f->coll->in_update.said[r] =
+        (struct ferry__coll_said){(MPI_Offset)blob.len, FERRY_COLL_SAID_CHANGED | FERRY_COLL_SAID_HINTS,
+                                  r / m->per_node + 1, blob.hash, blob.expanded};
     ferry__free(blob.bytes);
     ferry__view_release(&mr.view);
     return rc;
@@ -100,18 +103,18 @@ static MPI_Offset update_received(const ferry__coll_model_t *m, const ferry__tar
     return said + hints + (m->out.too_large ? 0 : (MPI_Offset)sizeof(int) + gathered);
 }
 
+/* The state update from what the virtual ranks say, then their inputs
+ * into the call's room: the update's own room is free only then (coll_int.h). */
 static int describe_ranks(ferry__coll_model_t *m, const ferry__target_t *f)
 {
     blobs_t b = {0};
     b.lens = ferry__malloc((size_t)m->nprocs * sizeof *b.lens);
     b.offs = ferry__malloc((size_t)m->nprocs * sizeof *b.offs);
-    int rc = b.lens && b.offs ? 0 : ferry__error_set(MPI_ERR_NO_MEM, "ferry: model: out of memory");
-    /* The node map first: making it borrows the call inputs' room (domains.c). */
-    for (int r = 0; r < m->nprocs; r++) f->coll->said[r].node = r / m->per_node + 1;
-    ferry__coll_map_nodes(f->coll, m->nprocs);
-    for (int r = 0; rc == 0 && r < m->nprocs; r++) rc = describe_rank(m, f, &b, r);
+    ferry__coll_rank_t *inputs = ferry__malloc((size_t)m->nprocs * sizeof *inputs);
+    int rc = b.lens && b.offs && inputs ? 0 : ferry__error_set(MPI_ERR_NO_MEM, "ferry: model: out of memory");
+    for (int r = 0; rc == 0 && r < m->nprocs; r++) rc = describe_rank(m, f, &b, inputs, r);
+    if (rc == 0) ferry__coll_map_nodes(f->coll, m->nprocs);
     double start = cpu_clock();
-    if (rc == 0) rc = ferry__coll_index_take(f->coll, m->nprocs);
     MPI_Offset peak = 0, gathered = 0;
     if (rc == 0) m->out.cache_bytes = ferry__coll_cache_held(f->coll, m->nprocs, &peak);
     m->out.cache_peak = peak;
@@ -123,6 +126,8 @@ static int describe_ranks(ferry__coll_model_t *m, const ferry__target_t *f)
     m->out.update_seconds = cpu_clock() - start;
     m->out.update_recv_bytes = update_received(m, f, gathered);
     m->out.shapes = f->coll->nshapes;
+    if (rc == 0) memcpy(f->coll->in_call.ranks, inputs, (size_t)m->nprocs * sizeof *inputs);
+    ferry__free(inputs);
     ferry__free(b.bytes);
     ferry__free(b.lens);
     ferry__free(b.offs);
@@ -134,7 +139,7 @@ static int summary_regular(const ferry__coll_state_t *s, int nprocs)
 {
     MPI_Offset all[FERRY_COLL_SUMMARY_WORDS], words[FERRY_COLL_SUMMARY_WORDS];
     for (int r = 0; r < nprocs; r++) {
-        ferry__coll_rank_t rank = s->ranks[r];
+        ferry__coll_rank_t rank = s->in_call.ranks[r];
         rank.cached = s->cache_ok;
         ferry__coll_summary_of(&rank, words);
         for (int w = 0; w < FERRY_COLL_SUMMARY_WORDS; w++) all[w] = r == 0 || words[w] > all[w] ? words[w] : all[w];
@@ -148,7 +153,7 @@ static int move_early(ferry__coll_model_t *m, const ferry__target_t *f)
 {
     int left = 0;
     for (int r = 0; r < m->nprocs; r++) {
-        ferry__coll_rank_t *rank = &f->coll->ranks[r];
+        ferry__coll_rank_t *rank = &f->coll->in_call.ranks[r];
         if (ferry__coll_goes_early(f, m->write, rank)) rank->bytes = rank->lo = rank->hi = 0;
         left |= rank->bytes > 0;
     }
@@ -167,7 +172,7 @@ static int early_before_update(ferry__coll_model_t *m, const ferry__target_t *f)
     int most_per_node = s->most_per_node, left = 0;
     s->most_per_node = 0;
     for (int r = 0; r < m->nprocs && !left; r++) {
-        ferry__coll_rank_t rank = s->ranks[r];
+        ferry__coll_rank_t rank = s->in_call.ranks[r];
         left = rank.bytes > 0 && !ferry__coll_goes_early(f, m->write, &rank);
     }
     s->most_per_node = most_per_node;
@@ -192,7 +197,7 @@ static int call_inputs(ferry__coll_model_t *m, const ferry__target_t *f, int *do
     m->out.meta_recv = 2 * SUMMARY + agreement + (m->out.regular ? 0 : (MPI_Offset)WORDS * m->nprocs);
     if (*done) snprintf(m->out.strategy, sizeof m->out.strategy, "%s", FERRY_COLL_NOTHING_LEFT);
     const ferry__coll_rank_t *first = NULL;
-    for (int r = 0; !first && r < m->nprocs; r++) first = s->ranks[r].bytes > 0 ? &s->ranks[r] : NULL;
+    for (int r = 0; !first && r < m->nprocs; r++) first = s->in_call.ranks[r].bytes > 0 ? &s->in_call.ranks[r] : NULL;
     if (!m->out.regular || !first) return 0;
     ferry__coll_rank_t me = *first; /* every rank's window, as the summary tells it */
     ferry__coll_fill_regular(f, &me);
@@ -207,7 +212,7 @@ static int plan_call(ferry__coll_model_t *m, const ferry__target_t *f)
     ferry__scratch_slot_t staging = {0}, sieve = {0};
     ferry__context_t ctx = {.comm = f->comm, .stats = &stats, .staging = &staging, .sieve = &sieve};
     ferry__access_t access = {.name = m->write ? "write_all" : "read_all", .write = m->write, .collective = 1};
-    const ferry__coll_rank_t *mine = &f->coll->ranks[m->as_rank];
+    const ferry__coll_rank_t *mine = &f->coll->in_call.ranks[m->as_rank];
     ferry__request_t req = {.target = f,
                             .call = &access,
                             .buf = &memory,
@@ -216,11 +221,12 @@ static int plan_call(ferry__coll_model_t *m, const ferry__target_t *f)
                             .skip = mine->skip,
                             .ctx = &ctx};
     ferry__domains_t d;
-    int two_phase = ferry__coll_choose(&req, f->coll->ranks, &d), rc = 0;
+    int two_phase = ferry__coll_choose(&req, f->coll->in_call.ranks, &d), rc = 0;
     snprintf(m->out.strategy, sizeof m->out.strategy, "%s", stats.strategy);
     m->out.naggs = two_phase ? d.naggs : 0;
     m->out.steps = two_phase ? d.steps : 0;
-    if (two_phase) rc = ferry__coll_plan_buffers(&(ferry__coll_call_t){&req, f->coll->ranks, &d}, &m->out.buffers);
+    if (two_phase)
+        rc = ferry__coll_plan_buffers(&(ferry__coll_call_t){&req, f->coll->in_call.ranks, &d}, &m->out.buffers);
     m->out.meta_sent += two_phase ? (MPI_Offset)sizeof(int) : 0; /* the set-up agreement */
     m->out.meta_recv += two_phase ? (MPI_Offset)sizeof(int) : 0;
     ferry__scratch_release(&staging);

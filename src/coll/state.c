@@ -59,10 +59,7 @@ void ferry__coll_release(ferry__coll_state_t **state)
     ferry__free(s->node_of);
     ferry__free(s->local_of);
     ferry__free(s->spread);
-    ferry__free(s->aggs);
-    ferry__free(s->ranks);
-    ferry__free(s->said);
-    ferry__free(s->shape_slots);
+    ferry__free(s->room);
     ferry__scratch_release(&s->window);
     ferry__scratch_release(&s->incoming[0]);
     ferry__scratch_release(&s->incoming[1]);
@@ -70,6 +67,58 @@ void ferry__coll_release(ferry__coll_state_t **state)
     ferry__scratch_release(&s->mask);
     ferry__free(s);
     *state = NULL;
+}
+
+/* Ranks' shapes found by hashing (shape_index_t below): open addressing
+ * over at least 2 * nprocs slots. */
+static size_t index_slots(int nprocs)
+{
+    size_t n = 16;
+    while (n < 2 * (size_t)nprocs) n <<= 1;
+    return n;
+}
+
+/* The room's layouts (coll_int.h), cut one array after the other from
+ * base, each aligned for its type; base NULL only measures. */
+typedef struct room_cut {
+    char *base;
+    size_t used;
+} room_cut_t;
+
+static void *cut(room_cut_t *c, size_t count, size_t size, size_t align)
+{
+    c->used = (c->used + align - 1) / align * align;
+    void *at = c->base ? c->base + c->used : NULL;
+    c->used += count * size;
+    return at;
+}
+
+/* Sets up both layouts over base (NULL: sets nothing usable); returns the
+ * room's bytes, the larger layout's. */
+static size_t room_lay_out(ferry__coll_update_room_t *u, ferry__coll_call_room_t *c, char *base, int nprocs)
+{
+    size_t p = (size_t)nprocs;
+    room_cut_t a = {base, 0}, b = {base, 0};
+    u->said = cut(&a, p, sizeof *u->said, _Alignof(struct ferry__coll_said));
+    u->node_keys = cut(&a, p, sizeof *u->node_keys, _Alignof(ferry__keyed_rank_t));
+    u->spread_keys = cut(&a, p, sizeof *u->spread_keys, _Alignof(ferry__keyed_rank_t));
+    u->leader = cut(&a, p, sizeof *u->leader, _Alignof(int));
+    u->shape_slots = cut(&a, index_slots(nprocs), sizeof *u->shape_slots, _Alignof(int));
+    c->ranks = cut(&b, p, sizeof *c->ranks, _Alignof(ferry__coll_rank_t));
+    c->los = cut(&b, p, sizeof *c->los, _Alignof(MPI_Offset));
+    c->his = cut(&b, p, sizeof *c->his, _Alignof(MPI_Offset));
+    c->node_sum = cut(&b, p, sizeof *c->node_sum, _Alignof(double));
+    c->node_longest = cut(&b, p, sizeof *c->node_longest, _Alignof(double));
+    c->node_ranks = cut(&b, p, sizeof *c->node_ranks, _Alignof(double));
+    c->aggs = cut(&b, p, sizeof *c->aggs, _Alignof(int));
+    return a.used > b.used ? a.used : b.used;
+}
+
+static size_t room_bytes(int nprocs)
+{
+    ferry__coll_update_room_t u;
+    ferry__coll_call_room_t c;
+    return room_lay_out(&u, &c, NULL, nprocs);
 }
 
 int ferry__coll_open(const ferry__target_t *file, ferry__coll_state_t **state)
@@ -80,14 +129,13 @@ int ferry__coll_open(const ferry__target_t *file, ferry__coll_state_t **state)
         s->node_of = ferry__malloc(p * sizeof *s->node_of);
         s->local_of = ferry__malloc(p * sizeof *s->local_of);
         s->spread = ferry__malloc(p * sizeof *s->spread);
-        s->aggs = ferry__malloc(p * sizeof *s->aggs);
-        s->ranks = ferry__malloc(p * sizeof *s->ranks);
-        s->said = ferry__malloc(p * sizeof *s->said);
+        s->room = ferry__malloc(room_bytes(file->nprocs));
     }
-    if (!s || !s->node_of || !s->local_of || !s->spread || !s->aggs || !s->ranks || !s->said) {
+    if (!s || !s->node_of || !s->local_of || !s->spread || !s->room) {
         ferry__coll_release(state);
         return ferry__error_set(MPI_ERR_NO_MEM, "ferry: open '%s': out of memory", file->filename);
     }
+    room_lay_out(&s->in_update, &s->in_call, s->room, file->nprocs);
     s->epoch = file->config_epoch - 1; /* the first collective call agrees */
     s->covered_from = -1;
     return 0;
@@ -128,19 +176,21 @@ static MPI_Offset node_key(void)
 }
 
 /* Every rank's node leader (the lowest rank saying its key; itself when it
- * said 0) into leader[]: sorted in the call inputs' room, free during a
- * state update (as ferry__coll_spread_ranks uses it), so nothing here can
- * fail on one rank alone. */
-static void find_leaders(ferry__coll_state_t *s, int nprocs, int *leader)
+ * said 0) and rank within its node, from the ranks sorted by node key: a
+ * node's ranks are one run there, lowest first. */
+static void find_leaders(ferry__coll_state_t *s, int nprocs)
 {
-    _Static_assert(sizeof(ferry__coll_rank_t) >= sizeof(ferry__keyed_rank_t),
-                   "a keyed rank fits in a call input's room");
-    ferry__keyed_rank_t *sorted = (ferry__keyed_rank_t *)s->ranks;
-    for (int r = 0; r < nprocs; r++) sorted[r] = (ferry__keyed_rank_t){s->said[r].node, r};
+    const ferry__coll_update_room_t *u = &s->in_update;
+    ferry__keyed_rank_t *sorted = u->node_keys;
+    for (int r = 0; r < nprocs; r++) sorted[r] = (ferry__keyed_rank_t){u->said[r].node, r};
     qsort(sorted, (size_t)nprocs, sizeof *sorted, ferry__keyed_rank_order);
-    for (int i = 0; i < nprocs; i++) {
-        int r = (int)sorted[i].rank, first = i > 0 && sorted[i].key == sorted[i - 1].key && sorted[i].key != 0;
-        leader[r] = first ? leader[sorted[i - 1].rank] : r;
+    s->most_per_node = 0;
+    for (int i = 0, first = 0; i < nprocs; i++) {
+        if (i == 0 || sorted[i].key != sorted[i - 1].key || sorted[i].key == 0) first = i;
+        int r = (int)sorted[i].rank;
+        u->leader[r] = (int)sorted[first].rank;
+        s->local_of[r] = i - first;
+        if (i - first >= s->most_per_node) s->most_per_node = i - first + 1;
     }
 }
 
@@ -149,18 +199,11 @@ static void find_leaders(ferry__coll_state_t *s, int nprocs, int *leader)
  * rank. */
 void ferry__coll_map_nodes(ferry__coll_state_t *s, int nprocs)
 {
-    int *leader = s->aggs; /* free until a call picks its aggregators */
-    find_leaders(s, nprocs, leader);
-    int *met = s->spread; /* per leader: its node's ranks met so far; spread is refilled below */
-    for (int r = 0; r < nprocs; r++) met[r] = 0;
+    const int *leader = s->in_update.leader;
+    find_leaders(s, nprocs);
     s->nodes = 0;
-    s->most_per_node = 0;
-    for (int r = 0; r < nprocs; r++) {
-        if (leader[r] == r) s->node_of[r] = s->nodes++;
-        s->node_of[r] = s->node_of[leader[r]];
-        s->local_of[r] = met[leader[r]]++;
-        if (s->local_of[r] >= s->most_per_node) s->most_per_node = s->local_of[r] + 1;
-    }
+    for (int r = 0; r < nprocs; r++) /* a leader comes before its node's other ranks */
+        s->node_of[r] = leader[r] == r ? s->nodes++ : s->node_of[leader[r]];
     ferry__coll_spread_ranks(s, nprocs);
     s->nodes_known = 1;
 }
@@ -240,10 +283,10 @@ static int rebuild_shape(const char *blob, size_t len, ferry__view_t *view)
     return ferry__datatype_deserialize(blob + sizeof header, len - sizeof header, &view->layout);
 }
 
-/* Ranks' shapes found by hashing: open addressing over s->shape_slots (at
- * least 2 * nprocs, taken before ranks say anything, so that no rank's
- * estimate can fail alone), each empty (0) or 1 + the first rank seen
- * with a shape. */
+/* Ranks' shapes found by hashing: open addressing over the room's
+ * shape_slots (index_slots, allocated with the state so that no rank's
+ * estimate can fail alone), each empty (0) or 1 + the first rank seen with
+ * a shape. */
 typedef struct shape_index {
     int *slots;
     size_t mask;
@@ -251,22 +294,9 @@ typedef struct shape_index {
     const void *arg;
 } shape_index_t;
 
-static size_t index_slots(int nprocs)
-{
-    size_t n = 16;
-    while (n < 2 * (size_t)nprocs) n <<= 1;
-    return n;
-}
-
-int ferry__coll_index_take(ferry__coll_state_t *s, int nprocs)
-{
-    if (!s->shape_slots) s->shape_slots = ferry__malloc(index_slots(nprocs) * sizeof *s->shape_slots);
-    return s->shape_slots ? 0 : ferry__error_set(MPI_ERR_NO_MEM, "ferry: out of memory indexing view shapes");
-}
-
 static void index_open(shape_index_t *ix, const ferry__coll_state_t *s, int nprocs)
 {
-    ix->slots = s->shape_slots;
+    ix->slots = s->in_update.shape_slots;
     ix->mask = index_slots(nprocs) - 1;
     memset(ix->slots, 0, index_slots(nprocs) * sizeof *ix->slots);
 }
@@ -300,7 +330,7 @@ static int same_said_shape(const void *arg, int a, int b)
 /* Rank r's shape's leader: the first rank that said it. */
 static int shape_leader(shape_index_t *ix, const ferry__coll_state_t *s, int r)
 {
-    return index_first(ix, shape_key(&s->said[r]), r);
+    return index_first(ix, shape_key(&s->in_update.said[r]), r);
 }
 
 /* What a rank contributes to the gather: its whole blob when it leads its
@@ -312,11 +342,11 @@ static int gathered_len(const struct ferry__coll_said *said, int leads)
 
 MPI_Offset ferry__coll_gather_plan(const ferry__coll_state_t *s, int nprocs, int *lens, int *offs)
 {
-    shape_index_t ix = {.same = same_said_shape, .arg = s->said};
+    shape_index_t ix = {.same = same_said_shape, .arg = s->in_update.said};
     index_open(&ix, s, nprocs);
     MPI_Offset total = 0;
     for (int r = 0; r < nprocs; r++) {
-        int len = gathered_len(&s->said[r], shape_leader(&ix, s, r) == r);
+        int len = gathered_len(&s->in_update.said[r], shape_leader(&ix, s, r) == r);
         if (lens) lens[r] = len, offs[r] = (int)total;
         total += len;
     }
@@ -388,7 +418,7 @@ static void find_coverage(ferry__coll_state_t *s, int nprocs)
 int ferry__coll_cache_build(ferry__coll_state_t *s, int nprocs, const char *blobs, const int *lens, const int *offs)
 {
     blob_set_t set = {blobs, lens, offs};
-    shape_index_t ix = {.same = same_said_shape, .arg = s->said};
+    shape_index_t ix = {.same = same_said_shape, .arg = s->in_update.said};
     int room = 4, rc = 0;
     index_open(&ix, s, nprocs);
     s->placed = ferry__malloc((size_t)nprocs * sizeof *s->placed);
@@ -413,14 +443,14 @@ enum { REBUILD_FACTOR = 10 };
 static void said_bytes(const ferry__coll_state_t *s, int nprocs, MPI_Offset *distinct, MPI_Offset *gathered,
                        int *shapes)
 {
-    shape_index_t ix = {.same = same_said_shape, .arg = s->said};
+    shape_index_t ix = {.same = same_said_shape, .arg = s->in_update.said};
     *distinct = *gathered = *shapes = 0;
     index_open(&ix, s, nprocs);
     for (int r = 0; r < nprocs; r++) {
         int leads = shape_leader(&ix, s, r) == r;
-        *distinct += leads ? s->said[r].expanded : 0;
+        *distinct += leads ? s->in_update.said[r].expanded : 0;
         *shapes += leads;
-        *gathered += gathered_len(&s->said[r], leads);
+        *gathered += gathered_len(&s->in_update.said[r], leads);
     }
 }
 
@@ -486,21 +516,21 @@ typedef struct said_any {
     int no_blob, changed, hints;
 } said_any_t;
 
-/* Collective: what every rank says into s->said; then, in any[], whether
+/* Collective: what every rank says into s->in_update.said; then, in any[], whether
  * some rank has no view blob, changed its view, or was given hints. */
 static int exchange_said(const ferry__target_t *file, MPI_Comm comm, const struct ferry__coll_said *mine,
                          said_any_t *any)
 {
     ferry__coll_state_t *s = file->coll;
-    FERRY_TRY(
-        ferry__error_host(ferry__progress_allgather(mine, SAY_WORDS, MPI_OFFSET, s->said, SAY_WORDS, MPI_OFFSET, comm),
-                          "collective", file->filename, "MPI_Allgather"));
-    s->update_recv_bytes = (MPI_Offset)sizeof *s->said * file->nprocs;
+    FERRY_TRY(ferry__error_host(
+        ferry__progress_allgather(mine, SAY_WORDS, MPI_OFFSET, s->in_update.said, SAY_WORDS, MPI_OFFSET, comm),
+        "collective", file->filename, "MPI_Allgather"));
+    s->update_recv_bytes = (MPI_Offset)sizeof *s->in_update.said * file->nprocs;
     *any = (said_any_t){0};
     for (int r = 0; r < file->nprocs; r++) {
-        any->no_blob |= s->said[r].blob_len < 0;
-        any->changed |= (s->said[r].flags & FERRY_COLL_SAID_CHANGED) != 0;
-        any->hints |= (s->said[r].flags & FERRY_COLL_SAID_HINTS) != 0;
+        any->no_blob |= s->in_update.said[r].blob_len < 0;
+        any->changed |= (s->in_update.said[r].flags & FERRY_COLL_SAID_CHANGED) != 0;
+        any->hints |= (s->in_update.said[r].flags & FERRY_COLL_SAID_HINTS) != 0;
     }
     return 0;
 }
@@ -508,7 +538,7 @@ static int exchange_said(const ferry__target_t *file, MPI_Comm comm, const struc
 /* This rank's part of a state update. */
 typedef struct update {
     ferry__coll_blob_t blob; /* its serialized view */
-    int local;               /* it has a blob and an index to estimate the cache with */
+    int local;               /* it has a blob (at most 1 GiB) */
     struct ferry__coll_said mine;
     said_any_t any;
 } update_t;
@@ -517,8 +547,7 @@ static void describe_update(const ferry__target_t *file, int hints_changed, upda
 {
     ferry__coll_state_t *s = file->coll;
     const ferry__coll_blob_t *b = &u->blob;
-    u->local = ferry__coll_serialize_view(&file->view, &u->blob) == 0 && b->len <= (1u << 30) &&
-               ferry__coll_index_take(s, file->nprocs) == 0;
+    u->local = ferry__coll_serialize_view(&file->view, &u->blob) == 0 && b->len <= (1u << 30);
     int changed = !s->cache_ok || !s->my_blob || b->len != s->my_blob_len || memcmp(b->bytes, s->my_blob, b->len) != 0;
     int hints = hints_changed || !s->hints_known;
     MPI_Offset flags = (changed ? FERRY_COLL_SAID_CHANGED : 0) | (hints ? FERRY_COLL_SAID_HINTS : 0);
@@ -526,15 +555,13 @@ static void describe_update(const ferry__target_t *file, int hints_changed, upda
                                         u->local ? b->hash : 0, u->local ? b->expanded : 0};
 }
 
-/* Keeps this rank's blob to notice an unchanged view next time; frees the scratch. */
+/* Keeps this rank's blob to notice an unchanged view next time. */
 static void finish_update(ferry__coll_state_t *s, update_t *u)
 {
     ferry__free(s->my_blob);
     s->my_blob = u->local ? u->blob.bytes : NULL;
     s->my_blob_len = u->local ? u->blob.len : 0;
     if (!u->local) ferry__free(u->blob.bytes);
-    ferry__free(s->shape_slots);
-    s->shape_slots = NULL;
 }
 
 int ferry__coll_state_update(const ferry__target_t *file, MPI_Comm comm, int hints_changed)
@@ -552,7 +579,7 @@ int ferry__coll_state_update(const ferry__target_t *file, MPI_Comm comm, int hin
     if (u.any.hints) cls = agree_hints(file, comm);
     s->hints_known = cls == 0;
     MPI_Offset peak = 0, held = 0;
-    if (!u.any.no_blob) held = ferry__coll_cache_held(s, file->nprocs, &peak); /* every rank has its index */
+    if (!u.any.no_blob) held = ferry__coll_cache_held(s, file->nprocs, &peak);
     int too_large = cls == 0 && !u.any.no_blob && peak > s->hints.view_cache_limit;
     if (u.any.no_blob || cls || too_large) release_views(s);
     else if (u.any.changed) {
@@ -568,8 +595,8 @@ int ferry__coll_state_update(const ferry__target_t *file, MPI_Comm comm, int hin
 
 MPI_Offset ferry__coll_state_bytes(const ferry__coll_state_t *s, int nprocs)
 {
-    MPI_Offset per_rank = 4 * sizeof(int) /* node_of, local_of, spread, aggs */ + sizeof *s->ranks + sizeof *s->said;
-    return (MPI_Offset)sizeof *s + per_rank * nprocs + s->cache_bytes;
+    MPI_Offset node_map = 3 * (MPI_Offset)sizeof(int) * nprocs; /* node_of, local_of, spread */
+    return (MPI_Offset)sizeof *s + node_map + (MPI_Offset)room_bytes(nprocs) + s->cache_bytes;
 }
 
 long long ferry__coll_cache_bytes(const ferry__target_t *file)
