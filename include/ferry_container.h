@@ -39,6 +39,8 @@ typedef struct ferry_container_set *ferry_container_set_t;
 #define FERRY_CONTAINER_FILE_PER_NODE (-1)
 /* ferry_container_params_t.data_checksums: no data checksums (they are on by default). */
 #define FERRY_CONTAINER_CHECKSUMS_OFF (-1)
+/* ferry_container_params_t.collector_size: one collector per node (within each file). */
+#define FERRY_CONTAINER_COLLECTOR_PER_NODE (-1)
 
 /* Settings of a container opened for writing. Zero means the default.
  * Rank 0's block_size, data_checksums and durable apply to all, files must be
@@ -59,6 +61,13 @@ typedef struct ferry_container_params {
     int durable;            /* 1: flush and close also fsync (survive power loss, not only kill -9) */
     size_t buffer_size;     /* this rank's write buffer (or read cache); default 64 KiB; larger
                              * transfers bypass it */
+    int collector_size;     /* collective mode (SIONlib's collectors): 0 (default) off, every rank writes
+                             * its own chunks; k > 0: groups of k consecutive ranks of a file, whose first
+                             * rank (the collector) writes the whole group's data and trailers;
+                             * FERRY_CONTAINER_COLLECTOR_PER_NODE: one group per node and file. Then
+                             * ferry_container_flush is collective over the group, a member keeps what it
+                             * wrote since its last flush in memory, and the file is the same byte for byte.
+                             * Must be the same on every rank */
 } ferry_container_params_t;
 
 /* What a handle or a set knows of one stream. */
@@ -113,7 +122,8 @@ FERRY_API int ferry_container_write(ferry_container_t container, const void *buf
  * position; *done < len only at the end of the stream (not an error). */
 FERRY_API int ferry_container_read(ferry_container_t container, void *buf, size_t len, size_t *done);
 
-/* Not collective. Writes what the buffer holds and records the stream's
+/* Not collective (collective over the collector group in collective mode,
+ * params.collector_size != 0). Writes what the buffer holds and records the stream's
  * length in its chunk trailers: from now on those bytes survive kill -9 of
  * the job (and power loss with params.durable). */
 FERRY_API int ferry_container_flush(ferry_container_t container);

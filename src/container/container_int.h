@@ -34,6 +34,7 @@
  *   mapped.c    collective open for reading (same rank count or mapped)
  *   api.c       the independent calls of the parallel API
  *   cookie.c    a stdio FILE over a stream (fopencookie)
+ *   collect.c   collective mode: collectors write their group's data and trailers
  *   plan.c      rank 0's plan of a container being created
  *   handle.c    the parallel handle's life; comm.c its communicator
  */
@@ -272,6 +273,7 @@ typedef struct ferry__container_stream {
     uint64_t nchunks;
     unsigned char *checked; /* owned (reading): bitmap of chunks larger than the cache already checked */
     long long *meta_calls; /* borrowed, may be NULL: counts syncs */
+    struct ferry__container_outbox *outbox; /* owned; collective mode: what the collector writes (collect.c) */
 } ferry__container_stream_t;
 
 typedef struct ferry__container_stream_init {
@@ -306,6 +308,35 @@ int ferry__container_stream_flush(ferry__container_stream_t *s, int sync_after);
 /* 1 when the chunk trailers on disk record the stream's whole length (its
  * last flush wrote them all); 0 when a failed flush left them behind it. */
 int ferry__container_stream_recorded(const ferry__container_stream_t *s);
+
+/* Collective mode (collect.c): the stream's writes and trailers go to its
+ * outbox instead of the file. ferry__container_stream_prepare moves the
+ * buffer there and queues the trailers of the chunks that changed (a flush
+ * without the file); the collector writes them; then
+ * ferry__container_stream_settle records the outcome: 0 written, else what
+ * failed (COLLECT_NOTHING: nothing was written, the outbox's data stay for
+ * the next flush; COLLECT_DATA: the data may be partly written, the stream
+ * fails and ends at its last flushed length; COLLECT_TRAILERS: the data
+ * are in the file, the trailers are retried at the next flush). */
+typedef struct ferry__container_outbox ferry__container_outbox_t;
+/* A new, empty outbox (NULL when out of memory); freeing NULL is fine. */
+ferry__container_outbox_t *ferry__container_outbox_new(void);
+void ferry__container_outbox_free(ferry__container_outbox_t *o);
+/* Queues len bytes for file offset at (joined to the last piece when they follow it). */
+int ferry__container_outbox_data(ferry__container_outbox_t *o, uint64_t at, const void *data, size_t len);
+/* Queues an encoded trailer for file offset at, of the chunk starting at chunk_start;
+ * collector_crc: its data CRC is not known (the chunk was not written by appending), the
+ * collector computes it from the file. */
+int ferry__container_outbox_trailer(ferry__container_outbox_t *o, uint64_t at, uint64_t chunk_start,
+                                    int collector_crc, const unsigned char *raw);
+/* The next queued trailer's encoded bytes from *cursor (0 to start), or NULL at the end. */
+const unsigned char *ferry__container_outbox_next_trailer(const ferry__container_outbox_t *o, size_t *cursor);
+void ferry__container_outbox_drop_trailers(ferry__container_outbox_t *o);
+void ferry__container_outbox_clear(ferry__container_outbox_t *o);
+
+enum { FERRY__COLLECT_DONE, FERRY__COLLECT_NOTHING, FERRY__COLLECT_DATA, FERRY__COLLECT_TRAILERS };
+int ferry__container_stream_prepare(ferry__container_stream_t *s);
+void ferry__container_stream_settle(ferry__container_stream_t *s, int cls, int phase);
 
 /* The data CRC of the first used bytes of chunk b, read back from the file
  * (scratch: len bytes of memory to read through). */
@@ -372,13 +403,17 @@ struct ferry_container {
     ferry__container_super_t super;
     ferry__container_entry_t *entries;
     long long meta_calls; /* file-system opens, closes, stats, syncs, size changes */
+    /* Collective mode (collect.c): this rank's collector group (its collector is rank 0 there), else
+     * MPI_COMM_NULL; the 64-byte unit its messages travel in. */
+    MPI_Comm collect_comm;
+    MPI_Datatype collect_unit;
     struct ferry__container_cookie *cookies; /* the FILEs open on this handle (cookie.c); they own themselves */
 };
 
 /* What each rank brings to a collective creation (plan.c). */
 enum {
     FERRY__ASK_CLS, FERRY__ASK_CHUNK, FERRY__ASK_FILES, FERRY__ASK_NODE, FERRY__ASK_BLOCK, FERRY__ASK_FLAGS,
-    FERRY__ASK_PATH, FERRY__ASK_WORDS
+    FERRY__ASK_PATH, FERRY__ASK_COLLECT, FERRY__ASK_WORDS
 };
 typedef struct ferry__container_ask {
     int64_t w[FERRY__ASK_WORDS]; /* FLAGS: 1 data checksums, 2 durable; PATH: ferry__container_hash of the path */
@@ -412,6 +447,14 @@ int ferry__container_handle_file(ferry_container_t c, uint32_t k, int flags, fer
 int64_t ferry__container_hash(const void *bytes, size_t len);
 /* The API exit of a parallel call: the error code of cls (0: MPI_SUCCESS). */
 int ferry__container_return(int cls);
+
+/* collect.c: collective mode. After a successful open for writing, forms the collector groups
+ * (collector_size ranks of a file each, or one per node) and gives the stream its outbox;
+ * collective over c->comm, agreed. */
+int ferry__container_collect_start(ferry_container_t c, int collector_size);
+/* Flushes this rank's stream: alone, or in collective mode together with its collector group
+ * (every member gets the collector's outcome). */
+int ferry__container_flush_stream(ferry_container_t c);
 
 /* api.c: moves stream s of c (its FILE's, or the selected one) as
  * ferry_container_seek does; what names the call in messages. */

@@ -34,6 +34,8 @@ int ferry__container_handle_create(MPI_Comm comm, const char *path, int writing,
     ferry_container_t c = ferry__calloc(1, sizeof *c);
     if (!c) return ferry__error_set(MPI_ERR_NO_MEM, "ferry container: out of memory");
     c->file_comm = MPI_COMM_NULL;
+    c->collect_comm = MPI_COMM_NULL;
+    c->collect_unit = MPI_DATATYPE_NULL;
     c->writing = writing;
     int cls = ferry__container_private_comm(comm, &c->comm);
     if (cls) {
@@ -69,6 +71,8 @@ void ferry__container_handle_free(ferry_container_t c)
     for (int i = 0; i < c->nstreams; i++) ferry__container_stream_release(&c->streams[i]);
     for (int i = 0; i < c->nfiles; i++) ferry__fs_close(c->files[i].fs);
     if (c->file_comm != MPI_COMM_NULL) MPI_Comm_free(&c->file_comm);
+    if (c->collect_comm != MPI_COMM_NULL) MPI_Comm_free(&c->collect_comm);
+    if (c->collect_unit != MPI_DATATYPE_NULL) MPI_Type_free(&c->collect_unit);
     ferry__free(c->streams);
     ferry__free(c->files);
     ferry__free(c->entries);

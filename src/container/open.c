@@ -27,6 +27,8 @@ static int local_checks(ferry_container_t c, const ferry_container_params_t *p, 
     if (local_cls) return local_cls;
     if (p->chunk_size < 0) return ferry__error_set(MPI_ERR_ARG, "negative chunk size %lld", (long long)p->chunk_size);
     if (p->files < FERRY_CONTAINER_FILE_PER_NODE) return ferry__error_set(MPI_ERR_ARG, "files = %d", p->files);
+    if (p->collector_size < FERRY_CONTAINER_COLLECTOR_PER_NODE)
+        return ferry__error_set(MPI_ERR_ARG, "collector_size = %d", p->collector_size);
     FERRY_TRY(ferry__container_check_block(p->block_size, c->path));
     /* One file: open it now, so the gather carries the outcome. */
     ferry__fs_file_t *fs;
@@ -53,7 +55,9 @@ static int open_write_steps(ferry_container_t c, const ferry_container_params_t 
     ask.w[FERRY__ASK_BLOCK] = p->block_size;
     ask.w[FERRY__ASK_FLAGS] = (p->data_checksums >= 0 ? 1 : 0) | (p->durable ? 2 : 0); /* checksums by default */
     ask.w[FERRY__ASK_PATH] = c->path_hash;
-    return ferry__container_create_collectively(c, &ask, p->buffer_size);
+    ask.w[FERRY__ASK_COLLECT] = p->collector_size;
+    FERRY_TRY(ferry__container_create_collectively(c, &ask, p->buffer_size));
+    return ferry__container_collect_start(c, p->collector_size); /* every rank opened: all get here */
 }
 
 int ferry_container_open_write(MPI_Comm comm, const char *path, const ferry_container_params_t *params,
@@ -118,7 +122,7 @@ static int close_write(ferry_container_t c)
     MPI_Comm file_comm = c->file_comm == MPI_COMM_NULL ? c->comm : c->file_comm; /* one file: every rank */
     /* Each rank syncs its own trailers: on a cluster file system the root's
      * fsync does not cover the dirty pages of other nodes. */
-    int cls = ferry__container_stream_flush(s, FERRY__CONTAINER_SYNC_AFTER), file_rank, members, root_cls = 0;
+    int cls = ferry__container_flush_stream(c), file_rank, members, root_cls = 0;
     MPI_Comm_rank(file_comm, &file_rank);
     MPI_Comm_size(file_comm, &members);
     int recorded = ferry__container_stream_recorded(s);

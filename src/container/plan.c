@@ -84,6 +84,10 @@ static int check_same_files(const plan_t *p, const ferry__container_ask_t *asks)
         if (asks[r].w[FERRY__ASK_FILES] != asks[0].w[FERRY__ASK_FILES])
             return ferry__error_set(MPI_ERR_NOT_SAME, "rank %d asked for files = %lld, rank 0 for %lld", r,
                                     (long long)asks[r].w[FERRY__ASK_FILES], (long long)asks[0].w[FERRY__ASK_FILES]);
+        if (asks[r].w[FERRY__ASK_COLLECT] != asks[0].w[FERRY__ASK_COLLECT])
+            return ferry__error_set(MPI_ERR_NOT_SAME, "rank %d asked for collector_size = %lld, rank 0 for %lld", r,
+                                    (long long)asks[r].w[FERRY__ASK_COLLECT],
+                                    (long long)asks[0].w[FERRY__ASK_COLLECT]);
     }
     return 0;
 }
