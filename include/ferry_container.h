@@ -68,6 +68,12 @@ typedef struct ferry_container_params {
                              * ferry_container_flush is collective over the group, a member keeps what it
                              * wrote since its last flush in memory, and the file is the same byte for byte.
                              * Must be the same on every rank */
+    int buddy;              /* 1: every stream is also written into a second set of files, PATH.buddy
+                             * (and PATH.buddy.<k>), in which file k holds the streams of primary file
+                             * k - 1 (mod the file count): losing one file (one node's storage, with
+                             * FERRY_CONTAINER_FILE_PER_NODE) loses no stream; readers take a stream
+                             * from the buddy copy when its primary file is missing or fails its checks.
+                             * Must be the same on every rank; not with collector_size (yet) */
 } ferry_container_params_t;
 
 /* What a handle or a set knows of one stream. */
@@ -239,6 +245,10 @@ FERRY_API int ferry_container_verify(const char *path, ferry_container_check_t *
  * its last flush recorded. *recovered_bytes sums them; *was_complete = 1 when
  * nothing needed doing. */
 FERRY_API int ferry_container_recover(const char *path, MPI_Offset *recovered_bytes, int *was_complete);
+
+/* What the set's loading worked around ("" when nothing): one line per primary file that was
+ * missing or failed its checks and whose streams are read from the buddy copy. */
+FERRY_API const char *ferry_container_serial_notes(ferry_container_set_t set);
 
 /* The message of the last error on this thread ("" if none). */
 FERRY_API const char *ferry_container_error_message(void);

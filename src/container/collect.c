@@ -346,8 +346,10 @@ static int group_flush(ferry_container_t c)
 
 int ferry__container_flush_stream(ferry_container_t c)
 {
-    if (c->collect_comm == MPI_COMM_NULL) return ferry__container_stream_flush(c->streams, FERRY__CONTAINER_SYNC_AFTER);
-    return group_flush(c);
+    if (c->collect_comm != MPI_COMM_NULL) return group_flush(c);
+    int cls = ferry__container_stream_flush(c->streams, FERRY__CONTAINER_SYNC_AFTER);
+    int copy_cls = c->buddy ? ferry__container_stream_flush(c->buddy, FERRY__CONTAINER_SYNC_AFTER) : 0;
+    return cls ? cls : copy_cls;
 }
 
 /* The groups: collector_size consecutive ranks of the file's communicator, or its ranks of one node. */

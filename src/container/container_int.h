@@ -35,6 +35,7 @@
  *   api.c       the independent calls of the parallel API
  *   cookie.c    a stdio FILE over a stream (fopencookie)
  *   collect.c   collective mode: collectors write their group's data and trailers
+ *   buddy.c     buddy copies: a second set of files, each stream in its partner file
  *   plan.c      rank 0's plan of a container being created
  *   handle.c    the parallel handle's life; comm.c its communicator
  */
@@ -67,6 +68,10 @@ enum {
 #define FERRY__CONTAINER_MAX_BLOCK (1LL << 30)
 #define FERRY__CONTAINER_DEFAULT_CHUNK (1LL << 20)
 #define FERRY__CONTAINER_DEFAULT_BUFFER ((size_t)64 << 10)
+/* Buddy copies (buddy.c): the buddy set's container id is the primary's XOR this (bit 0 clear,
+ * so it is never 0 either); file index BUDDY_FILE + k of a handle is file k of the buddy set. */
+#define FERRY__CONTAINER_BUDDY_ID_MASK 0x5bd1e9955bd1e994ull
+#define FERRY__CONTAINER_BUDDY_FILE 0x80000000u
 /* A reader of checksummed chunks caches whole chunks up to this capacity (check.c). */
 #define FERRY__CONTAINER_CHECKED_CACHE ((uint64_t)16 << 20)
 
@@ -193,6 +198,8 @@ const char *ferry__container_damage_text(const ferry__container_file_t *f);
 
 /* "<path>" for file 0, "<path>.<k, six digits>" for the others. Owned (ferry__free); NULL when out of memory. */
 char *ferry__container_file_path(const char *path, uint32_t k);
+/* File k of the buddy set of the container at path ("<path>.buddy", "<path>.buddy.<k>"). Owned; NULL: no memory. */
+char *ferry__container_buddy_file_path(const char *path, uint32_t k);
 
 /* Opens path and reads its superblock and stream table and, when complete,
  * its end table; checks all (docs/format/container.md, Reading). An
@@ -371,6 +378,9 @@ struct ferry_container_set {
     /* Reading checksummed streams: a checked reader of the last stream read (reader_of, -1 none). */
     struct ferry__container_stream reader;
     int reader_of;
+    uint64_t id;              /* the container's (file 0's, or its buddy copy's XOR the mask) */
+    unsigned char *from_buddy; /* per file slot: 1 when it holds the buddy copy of the primary file's streams */
+    char *notes;              /* owned, "" or lines: which primary files the buddy copies stand in for, and why */
 };
 
 /* Loads the whole set at path (every file's metadata, the stream map);
@@ -394,6 +404,7 @@ struct ferry_container {
     int64_t path_hash; /* ferry__container_hash of path: ranks must name the same one */
     int writing, durable;
     ferry__container_stream_t *streams; /* nstreams, owned; writing: exactly one */
+    ferry__container_stream_t *buddy;   /* owned; writing with buddy copies: the stream's copy (buddy.c) */
     int nstreams, current;
     ferry__container_open_file_t *files; /* the physical files this rank has open, owned */
     int nfiles;
@@ -413,7 +424,7 @@ struct ferry_container {
 /* What each rank brings to a collective creation (plan.c). */
 enum {
     FERRY__ASK_CLS, FERRY__ASK_CHUNK, FERRY__ASK_FILES, FERRY__ASK_NODE, FERRY__ASK_BLOCK, FERRY__ASK_FLAGS,
-    FERRY__ASK_PATH, FERRY__ASK_COLLECT, FERRY__ASK_WORDS
+    FERRY__ASK_PATH, FERRY__ASK_COLLECT, FERRY__ASK_BUDDY, FERRY__ASK_WORDS
 };
 typedef struct ferry__container_ask {
     int64_t w[FERRY__ASK_WORDS]; /* FLAGS: 1 data checksums, 2 durable; PATH: ferry__container_hash of the path */
@@ -455,6 +466,27 @@ int ferry__container_collect_start(ferry_container_t c, int collector_size);
 /* Flushes this rank's stream: alone, or in collective mode together with its collector group
  * (every member gets the collector's outcome). */
 int ferry__container_flush_stream(ferry_container_t c);
+
+/* buddy.c: after a successful open for writing with buddy copies, the roots create and head the
+ * buddy files and every rank starts its stream's copy; collective over c->comm, agreed. */
+int ferry__container_buddy_start(ferry_container_t c, size_t buffer_size);
+/* Root of a file when closing with buddy copies: the superblock of its buddy copy file. */
+ferry__container_super_t ferry__container_buddy_super(const ferry__container_super_t *primary);
+/* Writes to stream s of c and, when s is the writer's stream and it has a buddy copy, to the copy
+ * too (the first failure's class; *done is the primary's); moves both to position. */
+int ferry__container_write_stream(ferry_container_t c, ferry__container_stream_t *s, const void *buf, size_t len,
+                                  size_t *done);
+int ferry__container_move(ferry_container_t c, ferry__container_stream_t *s, uint64_t position);
+/* Readers: loads into f the buddy copy of primary file k of set (file (k + 1) mod n of the buddy
+ * set), checked to be it and complete; learns the set's file count, stream count and id from the
+ * buddy set's file 0 (file 0 itself could not be loaded); adds a line to the set's notes; the error
+ * naming the streams no loaded file holds (a primary file and its copy both lost). */
+int ferry__container_load_copy(ferry_container_set_t set, uint32_t k, ferry__container_file_t *f);
+int ferry__container_learn_from_copy(ferry_container_set_t set);
+void ferry__container_add_note(ferry_container_set_t set, const char *line);
+int ferry__container_lost_streams(ferry_container_set_t set, int cls, const char *cause);
+/* plan.c: empties a file being replaced (a new, empty one is left alone). */
+int ferry__container_empty_file(ferry_container_t c, ferry__fs_file_t *fs);
 
 /* api.c: moves stream s of c (its FILE's, or the selected one) as
  * ferry_container_seek does; what names the call in messages. */

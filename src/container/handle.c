@@ -69,6 +69,8 @@ void ferry__container_handle_free(ferry_container_t c)
     if (!c) return;
     ferry__container_cookies_orphan(c);
     for (int i = 0; i < c->nstreams; i++) ferry__container_stream_release(&c->streams[i]);
+    if (c->buddy) ferry__container_stream_release(c->buddy);
+    ferry__free(c->buddy);
     for (int i = 0; i < c->nfiles; i++) ferry__fs_close(c->files[i].fs);
     if (c->file_comm != MPI_COMM_NULL) MPI_Comm_free(&c->file_comm);
     if (c->collect_comm != MPI_COMM_NULL) MPI_Comm_free(&c->collect_comm);
@@ -85,7 +87,8 @@ int ferry__container_handle_file(ferry_container_t c, uint32_t k, int flags, fer
     for (int i = 0; i < c->nfiles; i++)
         if (c->files[i].index == k) return *fs = c->files[i].fs, 0;
     ferry__container_open_file_t *grown = ferry__realloc(c->files, (size_t)(c->nfiles + 1) * sizeof *grown);
-    char *name = ferry__container_file_path(c->path, k);
+    char *name = k >= FERRY__CONTAINER_BUDDY_FILE ? ferry__container_buddy_file_path(c->path, k - FERRY__CONTAINER_BUDDY_FILE)
+                                                  : ferry__container_file_path(c->path, k);
     if (grown) c->files = grown;
     if (!grown || !name) {
         ferry__free(name);

@@ -65,6 +65,7 @@ module ferry_container
     integer(c_int) :: durable = 0             ! 1: flush and close also fsync
     integer(c_size_t) :: buffer_size = 0      ! this rank's write buffer; default 64 KiB
     integer(c_int) :: collector_size = 0      ! collective mode: k ranks per collector; FERRY_CONTAINER_COLLECTOR_PER_NODE
+    integer(c_int) :: buddy = 0               ! 1: also write every stream into the buddy set PATH.buddy
   end type
 
   !> What a handle or a set knows of one stream (C: ferry_container_info_t).
