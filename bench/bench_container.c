@@ -5,8 +5,9 @@
  * "sharedfile", every rank's bytes pwritten into one plain file, the
  * ceiling of any one-file container on the file system at hand, and
  * "fortran", the ferry container through its Fortran module (when built),
- * and "collective", the ferry container in collective mode (collectors
- * write their group's chunks; --collectors, with --flush for flushes).
+ * "collective", the ferry container in collective mode (collectors
+ * write their group's chunks; --collectors, with --flush for flushes), and
+ * "buddy", the ferry container with buddy copies (every stream written twice).
  *
  * Three timed phases per contender and repetition, each from a barrier to
  * a barrier: create (create, open and close, no data: the metadata cost),
@@ -31,7 +32,7 @@
 #include "ferry_container.h"
 #include "progress/progress.h"
 
-enum { MAX_CONTENDERS = 6, MAX_REPS = BENCH_MAX_REPS, PHASES = 3 };
+enum { MAX_CONTENDERS = 7, MAX_REPS = BENCH_MAX_REPS, PHASES = 3 };
 enum { WRITE_CPU = PHASES, WRITE_DATA }; /* median_of's "phases": the write phase's processor time, its data calls */
 
 void ctr_failed(ctr_job_t *job, const char *who, const char *what)
@@ -167,10 +168,11 @@ static int ferry_step(ctr_job_t *job, void *arg, unsigned char *data, size_t len
     return rc != MPI_SUCCESS || done < len;
 }
 
-static void ferry_write_with(ctr_job_t *job, int collector_size)
+static void ferry_write_with(ctr_job_t *job, int collector_size, int buddy)
 {
     ferry_container_params_t p = {0};
     p.collector_size = collector_size;
+    p.buddy = buddy;
     p.chunk_size = job->chunk;
     p.durable = job->sync;
     p.data_checksums = job->checksums ? 1 : FERRY_CONTAINER_CHECKSUMS_OFF;
@@ -187,12 +189,25 @@ static void ferry_write_with(ctr_job_t *job, int collector_size)
 
 static void ferry_write(ctr_job_t *job)
 {
-    ferry_write_with(job, 0);
+    ferry_write_with(job, 0, 0);
+}
+
+static void buddy_write(ctr_job_t *job)
+{
+    ferry_write_with(job, 0, 1);
+}
+
+static void buddy_remove(ctr_job_t *job)
+{
+    char name[640];
+    snprintf(name, sizeof name, "%s.buddy", job->path);
+    if (job->rank == 0) unlink(name);
+    ctr_remove_shared(job);
 }
 
 static void collective_write(ctr_job_t *job)
 {
-    ferry_write_with(job, job->collectors ? job->collectors : FERRY_CONTAINER_COLLECTOR_PER_NODE);
+    ferry_write_with(job, job->collectors ? job->collectors : FERRY_CONTAINER_COLLECTOR_PER_NODE, 0);
 }
 
 static void ferry_read(ctr_job_t *job)
@@ -214,6 +229,7 @@ static const ctr_contender_t builtin[] = {
     {"ferry", ferry_write, ferry_read, ctr_remove_shared},
     {"sharedfile", sharedfile_run, sharedfile_run, ctr_remove_shared},
     {"collective", collective_write, ferry_read, ctr_remove_shared},
+    {"buddy", buddy_write, ferry_read, buddy_remove},
 };
 
 /* ---- the run ---- */
@@ -244,8 +260,8 @@ static const cli_option_t ctr_options[] = {
     {"collectors", 0, CLI_INT, offsetof(ctr_config_t, collectors), 0, 1 << 30, NULL,
      "collective: ranks per collector (0: one collector per node)"},
     {"only", 0, CLI_TEXT, offsetof(ctr_config_t, only), 0, 0, NULL,
-     "contenders to run, comma-separated from tasklocal,ferry,sharedfile,collective,sionlib,fortran (unset: every one "
-     "built; "
+     "contenders to run, comma-separated from tasklocal,ferry,sharedfile,collective,buddy,sionlib,fortran (unset: "
+     "every one built; "
      "fortran: the ferry container through the Fortran module ferry_container); "
      "'baseline': none of them (the run strace subtracts when counting system calls)"},
     {"create-only", 0, CLI_INT, offsetof(ctr_config_t, create_only), 0, 1, NULL,
@@ -366,7 +382,7 @@ static void turn(const ctr_config_t *o, ctr_results_t *r, int c, int rep, ctr_jo
 static int pick_contenders(const ctr_config_t *o, ctr_results_t *r)
 {
     const ctr_contender_t *all[MAX_CONTENDERS] = {&builtin[0], &builtin[1], &builtin[2], &builtin[3],
-                                                  bench_container_sionlib(), bench_container_fortran()};
+                                                  &builtin[4], bench_container_sionlib(), bench_container_fortran()};
     for (int i = 0; i < MAX_CONTENDERS; i++)
         if (all[i] && (!o->only[0] || strstr(o->only, all[i]->name))) r->who[r->n++] = all[i];
     return r->n > 0 || strcmp(o->only, "baseline") == 0 ? 0 : -1;

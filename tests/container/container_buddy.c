@@ -5,7 +5,8 @@
  * one of its primary files is deleted, and again after one is damaged (its
  * superblock, so it fails its checks); the serial set and verify name the
  * file the buddy copy stood in for, and verify counts it as a problem. The
- * buddy set read as a container of its own holds every stream. Deleting a
+ * buddy set read as a container of its own holds every stream; so with one
+ * file per node (on the cluster in a box: one node's file lost). Deleting a
  * primary file and its buddy copy makes the parallel and the serial open
  * fail on every rank with an error naming the lost streams, never data.
  */
@@ -106,11 +107,11 @@ static void check_buddy_set(const char *path)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
-/* A primary file and its buddy copy both gone: every rank's open fails naming the first lost stream. */
-static void check_lost(const char *path, int files, int k)
+/* A primary file and its buddy copy both gone: every rank's open fails naming the file's first stream. */
+static void check_lost(const char *path, int files, int first_stream)
 {
     char first[32];
-    snprintf(first, sizeof first, "stream(s) %d", (int)(((long long)k * ft_size + files - 1) / files)); /* file k's first rank */
+    snprintf(first, sizeof first, "stream(s) %d", first_stream);
     ferry_container_t c = NULL;
     int rc = ft_capture(ferry_container_open_read(MPI_COMM_WORLD, path, &c));
     FT_CHECK(rc != MPI_SUCCESS && c == NULL);
@@ -122,18 +123,41 @@ static void check_lost(const char *path, int files, int k)
         ferry_container_set_t set = NULL;
         FT_CHECK(ferry_container_serial_open(path, 0, &set) != MPI_SUCCESS && set == NULL);
         FT_CHECK(strstr(ferry_container_error_message(), first) != NULL);
-        if (getenv("FERRY_CONTAINER_VERBOSE")) printf("lost: %s\n", ferry_container_error_message());
     }
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
-static void run(int files, int k, int round)
+/* The files a container of this job gets with `files` (FERRY_CONTAINER_FILE_PER_NODE: one per node,
+ * numbered by their lowest rank), and the first stream of file k. */
+static int file_count(int files, int k, int *first_stream)
+{
+    if (files != FERRY_CONTAINER_FILE_PER_NODE) {
+        int n = files < ft_size ? files : ft_size;
+        *first_stream = (int)(((long long)k * ft_size + n - 1) / n);
+        return n;
+    }
+    MPI_Comm node;
+    int leader = ft_rank, n = 0;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, ft_rank, MPI_INFO_NULL, &node);
+    MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node);
+    MPI_Comm_free(&node);
+    int *leaders = malloc((size_t)ft_size * sizeof *leaders);
+    MPI_Allgather(&leader, 1, MPI_INT, leaders, 1, MPI_INT, MPI_COMM_WORLD);
+    for (int r = 0; r < ft_size; r++)
+        if (leaders[r] == r && n++ == k) *first_stream = r;
+    free(leaders);
+    return n;
+}
+
+/* Written with buddy copies; read whole; primary file k deleted, then damaged, then deleted with its copy. */
+static void run(int files, int which, int round)
 {
     char name[32];
     snprintf(name, sizeof name, "buddy%d.ctr", round);
     char path[600];
     snprintf(path, sizeof path, "%s", ft_path(name));
-    int n = files < ft_size ? files : ft_size;
+    int first_stream = 0, n = file_count(files, 0, &first_stream), k = which < 0 ? n - 1 : which;
+    file_count(files, k, &first_stream);
     write_buddy(path, files);
     check_all(path, 0);
     check_buddy_set(path);
@@ -145,7 +169,7 @@ static void run(int files, int k, int round)
     write_buddy(path, files);
     spoil(path, 0, k, 0);
     spoil(path, 1, (k + 1) % n, 0);
-    check_lost(path, n, k);
+    check_lost(path, n, first_stream);
 }
 
 int main(int argc, char **argv)
@@ -154,7 +178,9 @@ int main(int argc, char **argv)
     int round = 0;
     for (int files = 1; files <= 4 && files <= ft_size; files++) {
         run(files, 0, round++);
-        if (files > 1) run(files, files - 1, round++);
+        if (files > 1) run(files, -1, round++);
     }
+    /* One file per node: on the cluster in a box (tests/cluster), one node's file is lost. */
+    run(FERRY_CONTAINER_FILE_PER_NODE, -1, round++);
     return ft_finish();
 }
