@@ -44,6 +44,7 @@ static int mode_write(int argc, char **argv)
     p.block_size = atoll(argv[4]);
     p.chunk_size = 1 + ft_rank * 1500;
     p.data_checksums = 1;
+    p.buddy = getenv("CONTAINER_WRITER_BUDDY") != NULL; /* container_python's buddy case */
     ct_model_t m;
     ct_model(ft_seed, ft_rank, (size_t)atoll(argv[5]), 40000, &m);
     ferry_container_t c;
