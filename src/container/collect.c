@@ -23,6 +23,7 @@
  * as its outbox joined them (one pwrite per contiguous run).
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/alloc.h"
@@ -352,18 +353,24 @@ int ferry__container_flush_stream(ferry_container_t c)
     return cls ? cls : copy_cls;
 }
 
-/* The groups: collector_size consecutive ranks of the file's communicator, or its ranks of one node. */
-static int split_groups(ferry_container_t c, int collector_size)
+/* A new group: collector_size consecutive ranks of the file's communicator, or its ranks of one node. */
+static int split_groups(ferry_container_t c, int collector_size, MPI_Comm *group)
 {
     MPI_Comm file_comm = c->file_comm == MPI_COMM_NULL ? c->comm : c->file_comm;
     int file_rank, rc;
     MPI_Comm_rank(file_comm, &file_rank);
     if (collector_size == FERRY_CONTAINER_COLLECTOR_PER_NODE)
-        rc = MPI_Comm_split_type(file_comm, MPI_COMM_TYPE_SHARED, file_rank, MPI_INFO_NULL, &c->collect_comm);
+        rc = MPI_Comm_split_type(file_comm, MPI_COMM_TYPE_SHARED, file_rank, MPI_INFO_NULL, group);
     else
-        rc = MPI_Comm_split(file_comm, file_rank / collector_size, file_rank, &c->collect_comm);
-    if (rc != MPI_SUCCESS || c->collect_comm == MPI_COMM_NULL)
-        return ferry__error_set(MPI_ERR_INTERN, "forming the collector groups failed");
+        rc = MPI_Comm_split(file_comm, file_rank / collector_size, file_rank, group);
+    if (rc == MPI_SUCCESS && *group != MPI_COMM_NULL) return 0;
+    *group = MPI_COMM_NULL;
+    return ferry__error_set(MPI_ERR_INTERN, "forming the collector groups failed");
+}
+
+/* What each handle in collective mode needs of its own: the unit type and the stream's outbox. */
+static int start_handle(ferry_container_t c)
+{
     if (MPI_Type_contiguous(UNIT, MPI_BYTE, &c->collect_unit) != MPI_SUCCESS ||
         MPI_Type_commit(&c->collect_unit) != MPI_SUCCESS)
         return ferry__error_set(MPI_ERR_INTERN, "making the collectors' datatype failed");
@@ -371,10 +378,31 @@ static int split_groups(ferry_container_t c, int collector_size)
     return c->streams->outbox ? 0 : ferry__error_set(MPI_ERR_NO_MEM, "out of memory");
 }
 
-int ferry__container_collect_start(ferry_container_t c, int collector_size)
+/* The groups are split once per private communicator, files and collector_size (comm.c caches
+ * them: a communicator's creation costs the host collectives, hundreds of milliseconds with 16 to
+ * 64 busy-waiting ranks on 2 cores); every open agrees once. */
+int ferry__container_collect_start(ferry_container_t c, int files, int collector_size)
 {
     if (collector_size == 0) return 0;
-    int cls = split_groups(c, collector_size);
-    if (cls) cls = ferry__container_fail(cls, c->path, c->rank, "ferry_container_open_write");
-    return ferry__error_agree(c->comm, cls, "ferry_container_open_write");
+    const char *what = "ferry_container_open_write";
+    MPI_Comm group = ferry__container_group_find(c->comm, files, collector_size);
+    struct ferry__container_group *node = NULL;
+    int cls = 0, fresh = group == MPI_COMM_NULL; /* alike on every rank: they opened the same containers */
+    if (fresh) {
+        node = ferry__container_group_node();
+        cls = split_groups(c, collector_size, &group);
+        if (!cls && !node) cls = ferry__error_set(MPI_ERR_NO_MEM, "out of memory");
+    }
+    c->collect_comm = group;
+    if (!cls) cls = start_handle(c);
+    if (cls) cls = ferry__container_fail(cls, c->path, c->rank, what);
+    cls = ferry__error_agree(c->comm, cls, what);
+    if (fresh && !cls) {
+        ferry__container_group_keep(c->comm, node, files, collector_size, group);
+    } else if (fresh) { /* not cached: every rank drops its part */
+        free(node);
+        if (group != MPI_COMM_NULL) MPI_Comm_free(&group);
+        c->collect_comm = MPI_COMM_NULL;
+    }
+    return cls;
 }

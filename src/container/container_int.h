@@ -414,8 +414,8 @@ struct ferry_container {
     ferry__container_super_t super;
     ferry__container_entry_t *entries;
     long long meta_calls; /* file-system opens, closes, stats, syncs, size changes */
-    /* Collective mode (collect.c): this rank's collector group (its collector is rank 0 there), else
-     * MPI_COMM_NULL; the 64-byte unit its messages travel in. */
+    /* Collective mode (collect.c): this rank's collector group (its collector is rank 0 there; borrowed:
+     * cached on comm), else MPI_COMM_NULL; the 64-byte unit its messages travel in. */
     MPI_Comm collect_comm;
     MPI_Datatype collect_unit;
     struct ferry__container_cookie *cookies; /* the FILEs open on this handle (cookie.c); they own themselves */
@@ -438,6 +438,15 @@ int ferry__container_create_collectively(ferry_container_t c, const ferry__conta
  * duplicate of comm (borrowed: cached on comm, freed with it, or by
  * MPI_Finalize). */
 int ferry__container_private_comm(MPI_Comm comm, MPI_Comm *out);
+
+/* comm.c: collective mode's collector groups cached on the private communicator comm, by the files
+ * and collector_size asked (MPI_COMM_NULL: none yet; borrowed). A new group is kept after every
+ * rank agreed it was made, in a node allocated before (NULL: out of memory). */
+struct ferry__container_group;
+MPI_Comm ferry__container_group_find(MPI_Comm comm, int files, int collector_size);
+struct ferry__container_group *ferry__container_group_node(void);
+void ferry__container_group_keep(MPI_Comm comm, struct ferry__container_group *node, int files, int collector_size,
+                                 MPI_Comm group);
 
 /* Collective over comm: a new handle on the private duplicate of comm;
  * result is the caller's handle pointer (set to NULL here, may be NULL). A
@@ -462,7 +471,7 @@ int ferry__container_return(int cls);
 /* collect.c: collective mode. After a successful open for writing, forms the collector groups
  * (collector_size ranks of a file each, or one per node) and gives the stream its outbox;
  * collective over c->comm, agreed. */
-int ferry__container_collect_start(ferry_container_t c, int collector_size);
+int ferry__container_collect_start(ferry_container_t c, int files, int collector_size);
 /* Flushes this rank's stream: alone, or in collective mode together with its collector group
  * (every member gets the collector's outcome). */
 int ferry__container_flush_stream(ferry_container_t c);

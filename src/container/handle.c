@@ -73,7 +73,6 @@ void ferry__container_handle_free(ferry_container_t c)
     ferry__free(c->buddy);
     for (int i = 0; i < c->nfiles; i++) ferry__fs_close(c->files[i].fs);
     if (c->file_comm != MPI_COMM_NULL) MPI_Comm_free(&c->file_comm);
-    if (c->collect_comm != MPI_COMM_NULL) MPI_Comm_free(&c->collect_comm);
     if (c->collect_unit != MPI_DATATYPE_NULL) MPI_Type_free(&c->collect_unit);
     ferry__free(c->streams);
     ferry__free(c->files);

@@ -63,7 +63,7 @@ static int open_write_steps(ferry_container_t c, const ferry_container_params_t 
     ask.w[FERRY__ASK_BUDDY] = p->buddy;
     FERRY_TRY(ferry__container_create_collectively(c, &ask, p->buffer_size));
     if (p->buddy) FERRY_TRY(ferry__container_buddy_start(c, p->buffer_size));
-    return ferry__container_collect_start(c, p->collector_size); /* every rank opened: all get here */
+    return ferry__container_collect_start(c, p->files, p->collector_size); /* every rank opened: all get here */
 }
 
 int ferry_container_open_write(MPI_Comm comm, const char *path, const ferry_container_params_t *params,
