@@ -171,13 +171,12 @@ static int ferry_step(ctr_job_t *job, void *arg, unsigned char *data, size_t len
 static void ferry_write_with(ctr_job_t *job, int collector_size, int buddy)
 {
     ferry_container_params_t p = {0};
-    p.collector_size = collector_size;
-    p.buddy = buddy;
+    ferry_container_modes_t modes = {collector_size, buddy};
     p.chunk_size = job->chunk;
     p.durable = job->sync;
     p.data_checksums = job->checksums ? 1 : FERRY_CONTAINER_CHECKSUMS_OFF;
     ferry_container_t c;
-    int rc = ferry_container_open_write(MPI_COMM_WORLD, job->path, &p, &c);
+    int rc = ferry_container_open_write_modes(MPI_COMM_WORLD, job->path, &p, &modes, &c);
     if (rc != MPI_SUCCESS) return ferry_failed(job, rc);
     ctr_pieces(job, ferry_step, c);
     ferry_container_info_t info;

@@ -39,7 +39,7 @@ typedef struct ferry_container_set *ferry_container_set_t;
 #define FERRY_CONTAINER_FILE_PER_NODE (-1)
 /* ferry_container_params_t.data_checksums: no data checksums (they are on by default). */
 #define FERRY_CONTAINER_CHECKSUMS_OFF (-1)
-/* ferry_container_params_t.collector_size: one collector per node (within each file). */
+/* ferry_container_modes_t.collector_size: one collector per node (within each file). */
 #define FERRY_CONTAINER_COLLECTOR_PER_NODE (-1)
 
 /* Settings of a container opened for writing. Zero means the default.
@@ -61,20 +61,28 @@ typedef struct ferry_container_params {
     int durable;            /* 1: flush and close also fsync (survive power loss, not only kill -9) */
     size_t buffer_size;     /* this rank's write buffer (or read cache); default 64 KiB; larger
                              * transfers bypass it */
-    int collector_size;     /* collective mode (SIONlib's collectors): 0 (default) off, every rank writes
-                             * its own chunks; k > 0: groups of k consecutive ranks of a file, whose first
-                             * rank (the collector) writes the whole group's data and trailers;
-                             * FERRY_CONTAINER_COLLECTOR_PER_NODE: one group per node and file. Then
-                             * ferry_container_flush is collective over the group, a member keeps what it
-                             * wrote since its last flush in memory, and the file is the same byte for byte.
-                             * Must be the same on every rank */
-    int buddy;              /* 1: every stream is also written into a second set of files, PATH.buddy
-                             * (and PATH.buddy.<k>), in which file k holds the streams of primary file
-                             * k - 1 (mod the file count): losing one file (one node's storage, with
-                             * FERRY_CONTAINER_FILE_PER_NODE) loses no stream; readers take a stream
-                             * from the buddy copy when its primary file is missing or fails its checks.
-                             * Must be the same on every rank; not with collector_size (yet) */
 } ferry_container_params_t;
+
+/* The write modes of issue 29, for ferry_container_open_write_modes. Apart from
+ * ferry_container_params_t, which stays as it was, so that programs built against
+ * an earlier ferry keep working (the library would read past a params struct that
+ * grew at its end). Zero means off; both must be the same on every rank.
+ *   collector_size: collective mode (SIONlib's collectors): k > 0: groups of k
+ *       consecutive ranks of a file, whose first rank (the collector) writes the
+ *       whole group's data and trailers; FERRY_CONTAINER_COLLECTOR_PER_NODE: one
+ *       group per node and file. ferry_container_flush becomes collective over the
+ *       group, a member keeps what it wrote since its last flush in memory, and the
+ *       file is the same byte for byte.
+ *   buddy: 1: every stream is also written into a second set of files, PATH.buddy
+ *       (and PATH.buddy.<k>), in which file k holds the streams of primary file
+ *       k - 1 (mod the file count): losing one file (one node's storage, with
+ *       FERRY_CONTAINER_FILE_PER_NODE) loses no stream; readers take a stream from
+ *       the buddy copy when its primary file is missing or fails its checks. Not
+ *       with collector_size (yet). */
+typedef struct ferry_container_modes {
+    int collector_size;
+    int buddy;
+} ferry_container_modes_t;
 
 /* What a handle or a set knows of one stream. */
 typedef struct ferry_container_info {
@@ -100,6 +108,10 @@ typedef struct ferry_container_info {
  * NULL (defaults). */
 FERRY_API int ferry_container_open_write(MPI_Comm comm, const char *path, const ferry_container_params_t *params,
                                          ferry_container_t *container);
+
+/* ferry_container_open_write with write modes (modes may be NULL: none). */
+FERRY_API int ferry_container_open_write_modes(MPI_Comm comm, const char *path, const ferry_container_params_t *params,
+                                               const ferry_container_modes_t *modes, ferry_container_t *container);
 
 /* Collective over comm: opens a complete container for reading, each rank
  * its own stream (stream id = rank). comm must have as many ranks as
@@ -129,7 +141,7 @@ FERRY_API int ferry_container_write(ferry_container_t container, const void *buf
 FERRY_API int ferry_container_read(ferry_container_t container, void *buf, size_t len, size_t *done);
 
 /* Not collective (collective over the collector group in collective mode,
- * params.collector_size != 0). Writes what the buffer holds and records the stream's
+ * modes.collector_size != 0). Writes what the buffer holds and records the stream's
  * length in its chunk trailers: from now on those bytes survive kill -9 of
  * the job (and power loss with params.durable). */
 FERRY_API int ferry_container_flush(ferry_container_t container);

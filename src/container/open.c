@@ -22,15 +22,16 @@
 #include "error/error.h"
 #include "progress/progress.h"
 
-static int local_checks(ferry_container_t c, const ferry_container_params_t *p, int local_cls)
+static int local_checks(ferry_container_t c, const ferry_container_params_t *p, const ferry_container_modes_t *m,
+                        int local_cls)
 {
     if (local_cls) return local_cls;
     if (p->chunk_size < 0) return ferry__error_set(MPI_ERR_ARG, "negative chunk size %lld", (long long)p->chunk_size);
     if (p->files < FERRY_CONTAINER_FILE_PER_NODE) return ferry__error_set(MPI_ERR_ARG, "files = %d", p->files);
-    if (p->collector_size < FERRY_CONTAINER_COLLECTOR_PER_NODE)
-        return ferry__error_set(MPI_ERR_ARG, "collector_size = %d", p->collector_size);
-    if (p->buddy < 0 || p->buddy > 1) return ferry__error_set(MPI_ERR_ARG, "buddy = %d (0 or 1)", p->buddy);
-    if (p->buddy && p->collector_size)
+    if (m->collector_size < FERRY_CONTAINER_COLLECTOR_PER_NODE)
+        return ferry__error_set(MPI_ERR_ARG, "collector_size = %d", m->collector_size);
+    if (m->buddy < 0 || m->buddy > 1) return ferry__error_set(MPI_ERR_ARG, "buddy = %d (0 or 1)", m->buddy);
+    if (m->buddy && m->collector_size)
         return ferry__error_set(MPI_ERR_ARG, "buddy copies and collective mode (collector_size) together are not "
                                 "supported");
     FERRY_TRY(ferry__container_check_block(p->block_size, c->path));
@@ -49,33 +50,41 @@ static int64_t node_hash(void)
     return ferry__container_hash(name, (size_t)len);
 }
 
-static int open_write_steps(ferry_container_t c, const ferry_container_params_t *p, int local_cls)
+static int open_write_steps(ferry_container_t c, const ferry_container_params_t *p, const ferry_container_modes_t *m,
+                            int local_cls)
 {
     ferry__container_ask_t ask = {{0}};
-    ask.w[FERRY__ASK_CLS] = local_checks(c, p, local_cls);
+    ask.w[FERRY__ASK_CLS] = local_checks(c, p, m, local_cls);
     ask.w[FERRY__ASK_CHUNK] = p->chunk_size;
     ask.w[FERRY__ASK_FILES] = p->files;
     ask.w[FERRY__ASK_NODE] = p->files == FERRY_CONTAINER_FILE_PER_NODE ? node_hash() : 0;
     ask.w[FERRY__ASK_BLOCK] = p->block_size;
     ask.w[FERRY__ASK_FLAGS] = (p->data_checksums >= 0 ? 1 : 0) | (p->durable ? 2 : 0); /* checksums by default */
     ask.w[FERRY__ASK_PATH] = c->path_hash;
-    ask.w[FERRY__ASK_COLLECT] = p->collector_size;
-    ask.w[FERRY__ASK_BUDDY] = p->buddy;
+    ask.w[FERRY__ASK_COLLECT] = m->collector_size;
+    ask.w[FERRY__ASK_BUDDY] = m->buddy;
     FERRY_TRY(ferry__container_create_collectively(c, &ask, p->buffer_size));
-    if (p->buddy) FERRY_TRY(ferry__container_buddy_start(c, p->buffer_size));
-    return ferry__container_collect_start(c, p->files, p->collector_size); /* every rank opened: all get here */
+    if (m->buddy) FERRY_TRY(ferry__container_buddy_start(c, p->buffer_size));
+    return ferry__container_collect_start(c, p->files, m->collector_size); /* every rank opened: all get here */
 }
 
-int ferry_container_open_write(MPI_Comm comm, const char *path, const ferry_container_params_t *params,
-                               ferry_container_t *container)
+int ferry_container_open_write_modes(MPI_Comm comm, const char *path, const ferry_container_params_t *params,
+                                     const ferry_container_modes_t *modes, ferry_container_t *container)
 {
     ferry_container_t c;
     int local_cls, cls = ferry_core_init();
     if (!cls) cls = ferry__container_handle_create(comm, path, 1, container, &local_cls, &c);
     if (cls) return ferry__container_return(cls);
     ferry_container_params_t defaults = {0};
-    cls = open_write_steps(c, params ? params : &defaults, local_cls);
+    ferry_container_modes_t off = {0};
+    cls = open_write_steps(c, params ? params : &defaults, modes ? modes : &off, local_cls);
     return ferry__container_handle_hand_over(c, cls, container);
+}
+
+int ferry_container_open_write(MPI_Comm comm, const char *path, const ferry_container_params_t *params,
+                               ferry_container_t *container)
+{
+    return ferry_container_open_write_modes(comm, path, params, NULL, container);
 }
 
 /* What each rank tells its file's root at close, per copy of its stream (the stream, its buddy copy). */

@@ -24,6 +24,7 @@ module ferry_container
   implicit none
   private
 
+  public :: ferry_container_modes_t, ferry_container_open_write_modes
   public :: ferry_container_t, ferry_container_set_t, ferry_container_params_t, ferry_container_info_t, &
             ferry_container_file_info_t, ferry_container_chunk_t
   public :: FERRY_CONTAINER_FILE_PER_NODE, FERRY_CONTAINER_CHECKSUMS_OFF, FERRY_CONTAINER_INCOMPLETE_OK
@@ -64,6 +65,10 @@ module ferry_container
     integer(c_int) :: data_checksums = 0      ! 0: on (default), FERRY_CONTAINER_CHECKSUMS_OFF: off
     integer(c_int) :: durable = 0             ! 1: flush and close also fsync
     integer(c_size_t) :: buffer_size = 0      ! this rank's write buffer; default 64 KiB
+  end type
+
+  !> The write modes of ferry_container_open_write_modes (C: ferry_container_modes_t); zero means off.
+  type, bind(C) :: ferry_container_modes_t
     integer(c_int) :: collector_size = 0      ! collective mode: k ranks per collector; FERRY_CONTAINER_COLLECTOR_PER_NODE
     integer(c_int) :: buddy = 0               ! 1: also write every stream into the buddy set PATH.buddy
   end type
@@ -99,6 +104,18 @@ module ferry_container
       integer(c_int), value :: comm
       character(len=*, kind=c_char), intent(in) :: path
       type(ferry_container_t), intent(inout) :: container
+      type(ferry_container_params_t), intent(in), optional :: params
+      integer(c_int), intent(out), optional :: ierror
+    end subroutine
+
+    !> ferry_container_open_write with write modes (collective mode, buddy copies).
+    subroutine ferry_container_open_write_modes(comm, path, container, modes, params, ierror) &
+        bind(C, name="ferry_container_f_open_write_modes")
+      import :: c_char, c_int, ferry_container_t, ferry_container_params_t, ferry_container_modes_t
+      integer(c_int), value :: comm
+      character(len=*, kind=c_char), intent(in) :: path
+      type(ferry_container_t), intent(inout) :: container
+      type(ferry_container_modes_t), intent(in) :: modes
       type(ferry_container_params_t), intent(in), optional :: params
       integer(c_int), intent(out), optional :: ierror
     end subroutine

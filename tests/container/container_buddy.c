@@ -1,5 +1,5 @@
 /*
- * Buddy copies (params.buddy, issue 29): a container written with buddy
+ * Buddy copies (ferry_container_modes_t.buddy, issue 29): a container written with buddy
  * copies in 1 to 4 files (contiguous rank groups) is read back byte-exact
  * in parallel (each rank its stream) and serially (every stream) after
  * one of its primary files is deleted, and again after one is damaged (its
@@ -25,9 +25,9 @@ static void write_buddy(const char *path, int files)
     p.files = files;
     p.block_size = 512;
     p.chunk_size = 512 * (1 + ft_rank % 4);
-    p.buddy = 1;
+    ferry_container_modes_t modes = {.buddy = 1};
     ferry_container_t c;
-    FT_OK(ferry_container_open_write(MPI_COMM_WORLD, path, &p, &c));
+    FT_OK(ferry_container_open_write_modes(MPI_COMM_WORLD, path, &p, &modes, &c));
     ct_model_t mine;
     ct_model(ft_seed, ft_rank, MAX_LENGTH, MAX_PIECE, &mine);
     ct_write(c, &mine, 4);

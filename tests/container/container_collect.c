@@ -1,5 +1,5 @@
 /*
- * Collective mode (params.collector_size, issue 29): the same writes and
+ * Collective mode (ferry_container_modes_t.collector_size, issue 29): the same writes and
  * flushes into a container written independently and into one written
  * through collectors give the same file byte for byte (after the container
  * id, its CRCs and the creation time, which differ by design, are blanked),
@@ -81,9 +81,9 @@ static size_t write_container(const char *path, const config_t *cfg, int collect
     p.chunk_size = cfg->chunk_size + 512 * (ft_rank % 3); /* ranks differ */
     p.data_checksums = cfg->checksums;
     p.buffer_size = cfg->buffer_size;
-    p.collector_size = collective ? cfg->collector_size : 0;
+    ferry_container_modes_t modes = {.collector_size = collective ? cfg->collector_size : 0};
     ferry_container_t c;
-    FT_OK(ferry_container_open_write(MPI_COMM_WORLD, path, &p, &c));
+    FT_OK(ferry_container_open_write_modes(MPI_COMM_WORLD, path, &p, &modes, &c));
     size_t length = 0;
     for (int round = 0; round < ROUNDS; round++) {
         length = write_round(c, round, length);
@@ -240,9 +240,9 @@ static ferry_container_t open_groups_of_two(const char *path)
     ferry_container_params_t p = {0};
     p.block_size = 512;
     p.chunk_size = 4096;
-    p.collector_size = 2;
+    ferry_container_modes_t modes = {.collector_size = 2};
     ferry_container_t c;
-    FT_OK(ferry_container_open_write(MPI_COMM_WORLD, path, &p, &c));
+    FT_OK(ferry_container_open_write_modes(MPI_COMM_WORLD, path, &p, &modes, &c));
     return c;
 }
 
@@ -306,6 +306,23 @@ static void trailer_write_fails(void)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Modes every rank must agree on: a differing collector_size is MPI_ERR_NOT_SAME everywhere, a bad
+ * one or collectors with buddy copies MPI_ERR_ARG everywhere; no handle is left. */
+static void refusals(void)
+{
+    const char *path = ft_path("collect_refused.ctr");
+    ferry_container_modes_t cases[][2] = {{{2, 0}, {3, 0}}, {{-2, 0}, {-2, 0}}, {{2, 1}, {2, 1}}, {{0, 0}, {2, 0}}};
+    const int want[] = {MPI_ERR_NOT_SAME, MPI_ERR_ARG, MPI_ERR_ARG, MPI_ERR_NOT_SAME};
+    for (int i = 0; i < 4; i++) {
+        ferry_container_t c = NULL;
+        const ferry_container_modes_t *m = &cases[i][ft_rank == ft_size - 1 && ft_size > 1 ? 1 : 0];
+        int rc = ferry_container_open_write_modes(MPI_COMM_WORLD, path, NULL, m, &c);
+        FT_EQ(ft_class(rc), ft_size > 1 || want[i] == MPI_ERR_ARG ? want[i] : MPI_SUCCESS);
+        if (rc == MPI_SUCCESS) FT_OK(ferry_container_close(&c));
+        FT_CHECK(c == NULL);
+    }
+}
+
 int main(int argc, char **argv)
 {
     ft_init(&argc, &argv);
@@ -320,5 +337,6 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) round_trip(&configs[i], (int)i);
     data_write_fails();
     trailer_write_fails();
+    refusals();
     return ft_finish();
 }
