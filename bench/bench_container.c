@@ -4,7 +4,10 @@
  * side by side in one run, rotating their order each repetition; plus
  * "sharedfile", every rank's bytes pwritten into one plain file, the
  * ceiling of any one-file container on the file system at hand, and
- * "fortran", the ferry container through its Fortran module (when built).
+ * "fortran", the ferry container through its Fortran module (when built),
+ * "collective", the ferry container in collective mode (collectors
+ * write their group's chunks; --collectors, with --flush for flushes), and
+ * "buddy", the ferry container with buddy copies (every stream written twice).
  *
  * Three timed phases per contender and repetition, each from a barrier to
  * a barrier: create (create, open and close, no data: the metadata cost),
@@ -29,7 +32,7 @@
 #include "ferry_container.h"
 #include "progress/progress.h"
 
-enum { MAX_CONTENDERS = 5, MAX_REPS = BENCH_MAX_REPS, PHASES = 3 };
+enum { MAX_CONTENDERS = 7, MAX_REPS = BENCH_MAX_REPS, PHASES = 3 };
 enum { WRITE_CPU = PHASES, WRITE_DATA }; /* median_of's "phases": the write phase's processor time, its data calls */
 
 void ctr_failed(ctr_job_t *job, const char *who, const char *what)
@@ -156,19 +159,24 @@ static int ferry_step(ctr_job_t *job, void *arg, unsigned char *data, size_t len
     ferry_container_t c = arg;
     size_t done = 0;
     int rc = job->writing ? ferry_container_write(c, data, len, &done) : ferry_container_read(c, data, len, &done);
+    long long end = data - job->buf + (long long)len, every = job->flush_every;
+    /* Every rank flushes at the same byte counts: in collective mode a flush is collective. */
+    if (rc == MPI_SUCCESS && job->writing && every && end / every > (end - (long long)len) / every)
+        rc = ferry_container_flush(c);
     if (rc != MPI_SUCCESS) ferry_failed(job, rc);
     else if (done < len) ctr_failed(job, "ferry", "short stream");
     return rc != MPI_SUCCESS || done < len;
 }
 
-static void ferry_write(ctr_job_t *job)
+static void ferry_write_with(ctr_job_t *job, int collector_size, int buddy)
 {
     ferry_container_params_t p = {0};
+    ferry_container_modes_t modes = {collector_size, buddy};
     p.chunk_size = job->chunk;
     p.durable = job->sync;
     p.data_checksums = job->checksums ? 1 : FERRY_CONTAINER_CHECKSUMS_OFF;
     ferry_container_t c;
-    int rc = ferry_container_open_write(MPI_COMM_WORLD, job->path, &p, &c);
+    int rc = ferry_container_open_write_modes(MPI_COMM_WORLD, job->path, &p, &modes, &c);
     if (rc != MPI_SUCCESS) return ferry_failed(job, rc);
     ctr_pieces(job, ferry_step, c);
     ferry_container_info_t info;
@@ -176,6 +184,29 @@ static void ferry_write(ctr_job_t *job)
     job->meta = info.metadata_calls + 1; /* and the close of the file */
     rc = ferry_container_close(&c);
     if (rc != MPI_SUCCESS) ferry_failed(job, rc);
+}
+
+static void ferry_write(ctr_job_t *job)
+{
+    ferry_write_with(job, 0, 0);
+}
+
+static void buddy_write(ctr_job_t *job)
+{
+    ferry_write_with(job, 0, 1);
+}
+
+static void buddy_remove(ctr_job_t *job)
+{
+    char name[640];
+    snprintf(name, sizeof name, "%s.buddy", job->path);
+    if (job->rank == 0) unlink(name);
+    ctr_remove_shared(job);
+}
+
+static void collective_write(ctr_job_t *job)
+{
+    ferry_write_with(job, job->collectors ? job->collectors : FERRY_CONTAINER_COLLECTOR_PER_NODE, 0);
 }
 
 static void ferry_read(ctr_job_t *job)
@@ -196,14 +227,16 @@ static const ctr_contender_t builtin[] = {
     {"tasklocal", tasklocal_write, tasklocal_read, tasklocal_remove},
     {"ferry", ferry_write, ferry_read, ctr_remove_shared},
     {"sharedfile", sharedfile_run, sharedfile_run, ctr_remove_shared},
+    {"collective", collective_write, ferry_read, ctr_remove_shared},
+    {"buddy", buddy_write, ferry_read, buddy_remove},
 };
 
 /* ---- the run ---- */
 
 typedef struct ctr_config {
     bench_common_t common;
-    long long bytes, piece, chunk;
-    int sync, checksums, create_only;
+    long long bytes, piece, chunk, flush;
+    int sync, checksums, create_only, collectors;
     const char *only;
     const char *base; /* not an option: the run's own directory under --dir */
 } ctr_config_t;
@@ -221,8 +254,13 @@ static const cli_option_t ctr_options[] = {
     {"sync", 0, CLI_INT, offsetof(ctr_config_t, sync), 0, 1, NULL,
      "1: make the data durable before close (fsync; ferry: params.durable)"},
     {"checksums", 0, CLI_INT, offsetof(ctr_config_t, checksums), 0, 1, NULL, "1: ferry with data checksums"},
+    {"flush", 0, CLI_SIZE, offsetof(ctr_config_t, flush), 0, 1LL << 40, NULL,
+     "ferry and collective: flush after every this many bytes of a stream (0: only at close)"},
+    {"collectors", 0, CLI_INT, offsetof(ctr_config_t, collectors), 0, 1 << 30, NULL,
+     "collective: ranks per collector (0: one collector per node)"},
     {"only", 0, CLI_TEXT, offsetof(ctr_config_t, only), 0, 0, NULL,
-     "contenders to run, comma-separated from tasklocal,ferry,sharedfile,sionlib,fortran (unset: every one built; "
+     "contenders to run, comma-separated from tasklocal,ferry,sharedfile,collective,buddy,sionlib,fortran (unset: "
+     "every one built; "
      "fortran: the ferry container through the Fortran module ferry_container); "
      "'baseline': none of them (the run strace subtracts when counting system calls)"},
     {"create-only", 0, CLI_INT, offsetof(ctr_config_t, create_only), 0, 1, NULL,
@@ -342,8 +380,8 @@ static void turn(const ctr_config_t *o, ctr_results_t *r, int c, int rep, ctr_jo
  * system calls with strace). Returns -1 when nothing fits. */
 static int pick_contenders(const ctr_config_t *o, ctr_results_t *r)
 {
-    const ctr_contender_t *all[MAX_CONTENDERS] = {&builtin[0], &builtin[1], &builtin[2], bench_container_sionlib(),
-                                                  bench_container_fortran()};
+    const ctr_contender_t *all[MAX_CONTENDERS] = {&builtin[0], &builtin[1], &builtin[2], &builtin[3],
+                                                  &builtin[4], bench_container_sionlib(), bench_container_fortran()};
     for (int i = 0; i < MAX_CONTENDERS; i++)
         if (all[i] && (!o->only[0] || strstr(o->only, all[i]->name))) r->who[r->n++] = all[i];
     return r->n > 0 || strcmp(o->only, "baseline") == 0 ? 0 : -1;
@@ -363,6 +401,9 @@ static void print_table(const ctr_config_t *o, ctr_results_t *r, int size)
     printf("ferry-bench container: %d streams (ranks), %s, %.1f MiB per stream in %zu-byte calls, chunk %lld, %s%s"
            "median of %d\n", size, o->common.dir, (double)o->bytes / 1048576.0, (size_t)o->piece, (long long)o->chunk,
            o->sync ? "synced before close, " : "", o->checksums ? "ferry with data checksums, " : "", o->common.reps);
+    if (o->flush || o->collectors)
+        printf("ferry and collective flush every %lld bytes; collective: %d ranks per collector (0: one per node)\n",
+               o->flush, o->collectors);
     printf("%-10s %10s %14s %12s %12s %12s %10s %12s\n", "contender", "create s", "metadata calls", "write MiB/s",
            "(data only)", "read MiB/s", "write s", "write cpu s");
     for (int c = 0; c < r->n; c++) {
@@ -452,6 +493,8 @@ static void run_reps(ctr_config_t *o, ctr_results_t *r, ctr_job_t *job)
     job->chunk = o->chunk;
     job->sync = o->sync;
     job->checksums = o->checksums;
+    job->flush_every = o->flush;
+    job->collectors = o->collectors;
     for (int rep = 0; rep < o->common.reps && job->buf; rep++) {
         r->floor[rep] = timed(collectives_alone, job, NULL);
         for (int k = 0; k < r->n; k++) turn(o, r, (k + rep) % r->n, rep, job);

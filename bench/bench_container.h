@@ -19,6 +19,8 @@ typedef struct ctr_job {
     MPI_Offset chunk;    /* chunk size asked for (containers) */
     int sync;            /* make the data durable before close */
     int checksums;       /* ferry: data checksums in the chunk trailers */
+    long long flush_every; /* ferry, collective: flush after every this many bytes (0: only at close) */
+    int collectors;      /* collective: ranks per collector (0: one collector per node) */
     int rank, size;
     int writing;         /* this phase writes (else it reads) */
     long long meta;      /* metadata system calls this rank made, -1 when unknown */

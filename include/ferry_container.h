@@ -39,6 +39,8 @@ typedef struct ferry_container_set *ferry_container_set_t;
 #define FERRY_CONTAINER_FILE_PER_NODE (-1)
 /* ferry_container_params_t.data_checksums: no data checksums (they are on by default). */
 #define FERRY_CONTAINER_CHECKSUMS_OFF (-1)
+/* ferry_container_modes_t.collector_size: one collector per node (within each file). */
+#define FERRY_CONTAINER_COLLECTOR_PER_NODE (-1)
 
 /* Settings of a container opened for writing. Zero means the default.
  * Rank 0's block_size, data_checksums and durable apply to all, files must be
@@ -60,6 +62,27 @@ typedef struct ferry_container_params {
     size_t buffer_size;     /* this rank's write buffer (or read cache); default 64 KiB; larger
                              * transfers bypass it */
 } ferry_container_params_t;
+
+/* The write modes of issue 29, for ferry_container_open_write_modes. Apart from
+ * ferry_container_params_t, which stays as it was, so that programs built against
+ * an earlier ferry keep working (the library would read past a params struct that
+ * grew at its end). Zero means off; both must be the same on every rank.
+ *   collector_size: collective mode (SIONlib's collectors): k > 0: groups of k
+ *       consecutive ranks of a file, whose first rank (the collector) writes the
+ *       whole group's data and trailers; FERRY_CONTAINER_COLLECTOR_PER_NODE: one
+ *       group per node and file. ferry_container_flush becomes collective over the
+ *       group, a member keeps what it wrote since its last flush in memory, and the
+ *       file is the same byte for byte.
+ *   buddy: 1: every stream is also written into a second set of files, PATH.buddy
+ *       (and PATH.buddy.<k>), in which file k holds the streams of primary file
+ *       k - 1 (mod the file count): losing one file (one node's storage, with
+ *       FERRY_CONTAINER_FILE_PER_NODE) loses no stream; readers take a stream from
+ *       the buddy copy when its primary file is missing or fails its checks. Not
+ *       with collector_size (yet). */
+typedef struct ferry_container_modes {
+    int collector_size;
+    int buddy;
+} ferry_container_modes_t;
 
 /* What a handle or a set knows of one stream. */
 typedef struct ferry_container_info {
@@ -85,6 +108,10 @@ typedef struct ferry_container_info {
  * NULL (defaults). */
 FERRY_API int ferry_container_open_write(MPI_Comm comm, const char *path, const ferry_container_params_t *params,
                                          ferry_container_t *container);
+
+/* ferry_container_open_write with write modes (modes may be NULL: none). */
+FERRY_API int ferry_container_open_write_modes(MPI_Comm comm, const char *path, const ferry_container_params_t *params,
+                                               const ferry_container_modes_t *modes, ferry_container_t *container);
 
 /* Collective over comm: opens a complete container for reading, each rank
  * its own stream (stream id = rank). comm must have as many ranks as
@@ -113,7 +140,8 @@ FERRY_API int ferry_container_write(ferry_container_t container, const void *buf
  * position; *done < len only at the end of the stream (not an error). */
 FERRY_API int ferry_container_read(ferry_container_t container, void *buf, size_t len, size_t *done);
 
-/* Not collective. Writes what the buffer holds and records the stream's
+/* Not collective (collective over the collector group in collective mode,
+ * modes.collector_size != 0). Writes what the buffer holds and records the stream's
  * length in its chunk trailers: from now on those bytes survive kill -9 of
  * the job (and power loss with params.durable). */
 FERRY_API int ferry_container_flush(ferry_container_t container);
@@ -229,6 +257,10 @@ FERRY_API int ferry_container_verify(const char *path, ferry_container_check_t *
  * its last flush recorded. *recovered_bytes sums them; *was_complete = 1 when
  * nothing needed doing. */
 FERRY_API int ferry_container_recover(const char *path, MPI_Offset *recovered_bytes, int *was_complete);
+
+/* What the set's loading worked around ("" when nothing): one line per primary file that was
+ * missing or failed its checks and whose streams are read from the buddy copy. */
+FERRY_API const char *ferry_container_serial_notes(ferry_container_set_t set);
 
 /* The message of the last error on this thread ("" if none). */
 FERRY_API const char *ferry_container_error_message(void);

@@ -43,7 +43,7 @@ int ferry_container_write(ferry_container_t c, const void *buf, size_t len, size
         return ferry__container_return(ferry__error_set(MPI_ERR_READ_ONLY, "ferry container '%s' rank %d: "
                                                         "ferry_container_write: opened for reading", c->path, c->rank));
     if (!buf && len) return misuse(c, "ferry_container_write", "NULL buffer");
-    cls = ferry__container_stream_write(s, buf, len, done);
+    cls = ferry__container_write_stream(c, s, buf, len, done); /* and its buddy copy */
     return cls ? failed(c, cls, "ferry_container_write") : MPI_SUCCESS;
 }
 
@@ -69,7 +69,7 @@ int ferry_container_flush(ferry_container_t c)
     ferry__container_stream_t *s = selected(c, "ferry_container_flush", &cls);
     if (!s) return ferry__container_return(cls);
     cls = ferry__container_cookies_flush(c); /* what FILEs buffer first (cookie.c) */
-    int flushed = ferry__container_stream_flush(s, FERRY__CONTAINER_SYNC_AFTER);
+    int flushed = ferry__container_flush_stream(c); /* collective over its group in collective mode */
     cls = cls ? cls : flushed;
     return cls ? failed(c, cls, "ferry_container_flush") : MPI_SUCCESS;
 }
@@ -85,7 +85,7 @@ int ferry__container_seek(ferry_container_t c, ferry__container_stream_t *s, MPI
                           ? "the position would be negative or beyond 2^63"
                           : NULL;
     if (why) return ferry__error_set(MPI_ERR_ARG, "ferry container '%s' rank %d: %s: %s", c->path, c->rank, what, why);
-    int cls = ferry__container_stream_seek(s, (uint64_t)(base + offset));
+    int cls = ferry__container_move(c, s, (uint64_t)(base + offset));
     return cls ? ferry__container_fail(cls, c->path, c->rank, what) : 0;
 }
 

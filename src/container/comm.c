@@ -16,7 +16,13 @@
  * The attribute holds the duplicate's Fortran handle itself, so caching
  * cannot fail on one rank and not on another (which would make their next
  * opens call different collectives).
+ *
+ * Collective mode's collector groups (collect.c) are communicators too,
+ * split from the private one: they are cached on it, one per (files,
+ * collector_size) asked, and freed with it. A group is cached only after
+ * every rank agreed it was made, its list node allocated before that.
  */
+#include <stdlib.h>
 #include <pthread.h>
 #include <stdint.h>
 
@@ -25,7 +31,13 @@
 #include "progress/progress.h"
 
 static pthread_once_t keyval_once = PTHREAD_ONCE_INIT;
-static int cache_keyval = MPI_KEYVAL_INVALID, keyval_cls;
+static int cache_keyval = MPI_KEYVAL_INVALID, group_keyval = MPI_KEYVAL_INVALID, keyval_cls;
+
+struct ferry__container_group {
+    int files, collector_size;
+    MPI_Comm comm;
+    struct ferry__container_group *next;
+};
 
 static int forget(MPI_Comm comm, int keyval, void *attr, void *extra)
 {
@@ -35,10 +47,55 @@ static int forget(MPI_Comm comm, int keyval, void *attr, void *extra)
     return MPI_SUCCESS;
 }
 
+static int forget_groups(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    (void)comm, (void)keyval, (void)extra;
+    for (struct ferry__container_group *g = attr, *next; g; g = next) {
+        next = g->next;
+        MPI_Comm_free(&g->comm);
+        free(g);
+    }
+    return MPI_SUCCESS;
+}
+
 static void make_keyval(void)
 {
-    if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, forget, &cache_keyval, NULL) != MPI_SUCCESS)
+    if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, forget, &cache_keyval, NULL) != MPI_SUCCESS ||
+        MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, forget_groups, &group_keyval, NULL) != MPI_SUCCESS)
         keyval_cls = MPI_ERR_INTERN;
+}
+
+MPI_Comm ferry__container_group_find(MPI_Comm comm, int files, int collector_size)
+{
+    void *attr = NULL;
+    int found = 0;
+    pthread_once(&keyval_once, make_keyval);
+    if (keyval_cls) return MPI_COMM_NULL;
+    MPI_Comm_get_attr(comm, group_keyval, &attr, &found);
+    for (struct ferry__container_group *g = found ? attr : NULL; g; g = g->next)
+        if (g->files == files && g->collector_size == collector_size) return g->comm;
+    return MPI_COMM_NULL;
+}
+
+struct ferry__container_group *ferry__container_group_node(void)
+{
+    return calloc(1, sizeof(struct ferry__container_group));
+}
+
+void ferry__container_group_keep(MPI_Comm comm, struct ferry__container_group *node, int files, int collector_size,
+                                 MPI_Comm group)
+{
+    void *attr = NULL;
+    int found = 0;
+    *node = (struct ferry__container_group){files, collector_size, group, NULL};
+    MPI_Comm_get_attr(comm, group_keyval, &attr, &found);
+    struct ferry__container_group *head = found ? attr : NULL;
+    if (head) { /* behind the head: the attribute keeps its value */
+        node->next = head->next;
+        head->next = node;
+    } else {
+        MPI_Comm_set_attr(comm, group_keyval, node);
+    }
 }
 
 int ferry__container_private_comm(MPI_Comm comm, MPI_Comm *out)

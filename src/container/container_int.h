@@ -34,6 +34,8 @@
  *   mapped.c    collective open for reading (same rank count or mapped)
  *   api.c       the independent calls of the parallel API
  *   cookie.c    a stdio FILE over a stream (fopencookie)
+ *   collect.c   collective mode: collectors write their group's data and trailers
+ *   buddy.c     buddy copies: a second set of files, each stream in its partner file
  *   plan.c      rank 0's plan of a container being created
  *   handle.c    the parallel handle's life; comm.c its communicator
  */
@@ -66,6 +68,10 @@ enum {
 #define FERRY__CONTAINER_MAX_BLOCK (1LL << 30)
 #define FERRY__CONTAINER_DEFAULT_CHUNK (1LL << 20)
 #define FERRY__CONTAINER_DEFAULT_BUFFER ((size_t)64 << 10)
+/* Buddy copies (buddy.c): the buddy set's container id is the primary's XOR this (bit 0 clear,
+ * so it is never 0 either); file index BUDDY_FILE + k of a handle is file k of the buddy set. */
+#define FERRY__CONTAINER_BUDDY_ID_MASK 0x5bd1e9955bd1e994ull
+#define FERRY__CONTAINER_BUDDY_FILE 0x80000000u
 /* A reader of checksummed chunks caches whole chunks up to this capacity (check.c). */
 #define FERRY__CONTAINER_CHECKED_CACHE ((uint64_t)16 << 20)
 
@@ -192,6 +198,8 @@ const char *ferry__container_damage_text(const ferry__container_file_t *f);
 
 /* "<path>" for file 0, "<path>.<k, six digits>" for the others. Owned (ferry__free); NULL when out of memory. */
 char *ferry__container_file_path(const char *path, uint32_t k);
+/* File k of the buddy set of the container at path ("<path>.buddy", "<path>.buddy.<k>"). Owned; NULL: no memory. */
+char *ferry__container_buddy_file_path(const char *path, uint32_t k);
 
 /* Opens path and reads its superblock and stream table and, when complete,
  * its end table; checks all (docs/format/container.md, Reading). An
@@ -272,6 +280,7 @@ typedef struct ferry__container_stream {
     uint64_t nchunks;
     unsigned char *checked; /* owned (reading): bitmap of chunks larger than the cache already checked */
     long long *meta_calls; /* borrowed, may be NULL: counts syncs */
+    struct ferry__container_outbox *outbox; /* owned; collective mode: what the collector writes (collect.c) */
 } ferry__container_stream_t;
 
 typedef struct ferry__container_stream_init {
@@ -307,6 +316,35 @@ int ferry__container_stream_flush(ferry__container_stream_t *s, int sync_after);
  * last flush wrote them all); 0 when a failed flush left them behind it. */
 int ferry__container_stream_recorded(const ferry__container_stream_t *s);
 
+/* Collective mode (collect.c): the stream's writes and trailers go to its
+ * outbox instead of the file. ferry__container_stream_prepare moves the
+ * buffer there and queues the trailers of the chunks that changed (a flush
+ * without the file); the collector writes them; then
+ * ferry__container_stream_settle records the outcome: 0 written, else what
+ * failed (COLLECT_NOTHING: nothing was written, the outbox's data stay for
+ * the next flush; COLLECT_DATA: the data may be partly written, the stream
+ * fails and ends at its last flushed length; COLLECT_TRAILERS: the data
+ * are in the file, the trailers are retried at the next flush). */
+typedef struct ferry__container_outbox ferry__container_outbox_t;
+/* A new, empty outbox (NULL when out of memory); freeing NULL is fine. */
+ferry__container_outbox_t *ferry__container_outbox_new(void);
+void ferry__container_outbox_free(ferry__container_outbox_t *o);
+/* Queues len bytes for file offset at (joined to the last piece when they follow it). */
+int ferry__container_outbox_data(ferry__container_outbox_t *o, uint64_t at, const void *data, size_t len);
+/* Queues an encoded trailer for file offset at, of the chunk starting at chunk_start;
+ * collector_crc: its data CRC is not known (the chunk was not written by appending), the
+ * collector computes it from the file. */
+int ferry__container_outbox_trailer(ferry__container_outbox_t *o, uint64_t at, uint64_t chunk_start,
+                                    int collector_crc, const unsigned char *raw);
+/* The next queued trailer's encoded bytes from *cursor (0 to start), or NULL at the end. */
+const unsigned char *ferry__container_outbox_next_trailer(const ferry__container_outbox_t *o, size_t *cursor);
+void ferry__container_outbox_drop_trailers(ferry__container_outbox_t *o);
+void ferry__container_outbox_clear(ferry__container_outbox_t *o);
+
+enum { FERRY__COLLECT_DONE, FERRY__COLLECT_NOTHING, FERRY__COLLECT_DATA, FERRY__COLLECT_TRAILERS };
+int ferry__container_stream_prepare(ferry__container_stream_t *s);
+void ferry__container_stream_settle(ferry__container_stream_t *s, int cls, int phase);
+
 /* The data CRC of the first used bytes of chunk b, read back from the file
  * (scratch: len bytes of memory to read through). */
 typedef struct ferry__container_scratch {
@@ -340,6 +378,9 @@ struct ferry_container_set {
     /* Reading checksummed streams: a checked reader of the last stream read (reader_of, -1 none). */
     struct ferry__container_stream reader;
     int reader_of;
+    uint64_t id;              /* the container's (file 0's, or its buddy copy's XOR the mask) */
+    unsigned char *from_buddy; /* per file slot: 1 when it holds the buddy copy of the primary file's streams */
+    char *notes;              /* owned, "" or lines: which primary files the buddy copies stand in for, and why */
 };
 
 /* Loads the whole set at path (every file's metadata, the stream map);
@@ -363,6 +404,7 @@ struct ferry_container {
     int64_t path_hash; /* ferry__container_hash of path: ranks must name the same one */
     int writing, durable;
     ferry__container_stream_t *streams; /* nstreams, owned; writing: exactly one */
+    ferry__container_stream_t *buddy;   /* owned; writing with buddy copies: the stream's copy (buddy.c) */
     int nstreams, current;
     ferry__container_open_file_t *files; /* the physical files this rank has open, owned */
     int nfiles;
@@ -372,13 +414,17 @@ struct ferry_container {
     ferry__container_super_t super;
     ferry__container_entry_t *entries;
     long long meta_calls; /* file-system opens, closes, stats, syncs, size changes */
+    /* Collective mode (collect.c): this rank's collector group (its collector is rank 0 there; borrowed:
+     * cached on comm), else MPI_COMM_NULL; the 64-byte unit its messages travel in. */
+    MPI_Comm collect_comm;
+    MPI_Datatype collect_unit;
     struct ferry__container_cookie *cookies; /* the FILEs open on this handle (cookie.c); they own themselves */
 };
 
 /* What each rank brings to a collective creation (plan.c). */
 enum {
     FERRY__ASK_CLS, FERRY__ASK_CHUNK, FERRY__ASK_FILES, FERRY__ASK_NODE, FERRY__ASK_BLOCK, FERRY__ASK_FLAGS,
-    FERRY__ASK_PATH, FERRY__ASK_WORDS
+    FERRY__ASK_PATH, FERRY__ASK_COLLECT, FERRY__ASK_BUDDY, FERRY__ASK_WORDS
 };
 typedef struct ferry__container_ask {
     int64_t w[FERRY__ASK_WORDS]; /* FLAGS: 1 data checksums, 2 durable; PATH: ferry__container_hash of the path */
@@ -392,6 +438,15 @@ int ferry__container_create_collectively(ferry_container_t c, const ferry__conta
  * duplicate of comm (borrowed: cached on comm, freed with it, or by
  * MPI_Finalize). */
 int ferry__container_private_comm(MPI_Comm comm, MPI_Comm *out);
+
+/* comm.c: collective mode's collector groups cached on the private communicator comm, by the files
+ * and collector_size asked (MPI_COMM_NULL: none yet; borrowed). A new group is kept after every
+ * rank agreed it was made, in a node allocated before (NULL: out of memory). */
+struct ferry__container_group;
+MPI_Comm ferry__container_group_find(MPI_Comm comm, int files, int collector_size);
+struct ferry__container_group *ferry__container_group_node(void);
+void ferry__container_group_keep(MPI_Comm comm, struct ferry__container_group *node, int files, int collector_size,
+                                 MPI_Comm group);
 
 /* Collective over comm: a new handle on the private duplicate of comm;
  * result is the caller's handle pointer (set to NULL here, may be NULL). A
@@ -412,6 +467,35 @@ int ferry__container_handle_file(ferry_container_t c, uint32_t k, int flags, fer
 int64_t ferry__container_hash(const void *bytes, size_t len);
 /* The API exit of a parallel call: the error code of cls (0: MPI_SUCCESS). */
 int ferry__container_return(int cls);
+
+/* collect.c: collective mode. After a successful open for writing, forms the collector groups
+ * (collector_size ranks of a file each, or one per node) and gives the stream its outbox;
+ * collective over c->comm, agreed. */
+int ferry__container_collect_start(ferry_container_t c, int files, int collector_size);
+/* Flushes this rank's stream: alone, or in collective mode together with its collector group
+ * (every member gets the collector's outcome). */
+int ferry__container_flush_stream(ferry_container_t c);
+
+/* buddy.c: after a successful open for writing with buddy copies, the roots create and head the
+ * buddy files and every rank starts its stream's copy; collective over c->comm, agreed. */
+int ferry__container_buddy_start(ferry_container_t c, size_t buffer_size);
+/* Root of a file when closing with buddy copies: the superblock of its buddy copy file. */
+ferry__container_super_t ferry__container_buddy_super(const ferry__container_super_t *primary);
+/* Writes to stream s of c and, when s is the writer's stream and it has a buddy copy, to the copy
+ * too (the first failure's class; *done is the primary's); moves both to position. */
+int ferry__container_write_stream(ferry_container_t c, ferry__container_stream_t *s, const void *buf, size_t len,
+                                  size_t *done);
+int ferry__container_move(ferry_container_t c, ferry__container_stream_t *s, uint64_t position);
+/* Readers: loads into f the buddy copy of primary file k of set (file (k + 1) mod n of the buddy
+ * set), checked to be it and complete; learns the set's file count, stream count and id from the
+ * buddy set's file 0 (file 0 itself could not be loaded); adds a line to the set's notes; the error
+ * naming the streams no loaded file holds (a primary file and its copy both lost). */
+int ferry__container_load_copy(ferry_container_set_t set, uint32_t k, ferry__container_file_t *f);
+int ferry__container_learn_from_copy(ferry_container_set_t set);
+void ferry__container_add_note(ferry_container_set_t set, const char *line);
+int ferry__container_lost_streams(ferry_container_set_t set, int cls, const char *cause);
+/* plan.c: empties a file being replaced (a new, empty one is left alone). */
+int ferry__container_empty_file(ferry_container_t c, ferry__fs_file_t *fs);
 
 /* api.c: moves stream s of c (its FILE's, or the selected one) as
  * ferry_container_seek does; what names the call in messages. */

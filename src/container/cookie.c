@@ -74,7 +74,7 @@ static ssize_t cookie_write(void *arg, const char *buf, size_t len)
     cookie_t *k = arg;
     size_t done = 0;
     if (detached(k)) return 0;
-    int cls = ferry__container_stream_write(&k->c->streams[k->index], buf, len, &done);
+    int cls = ferry__container_write_stream(k->c, &k->c->streams[k->index], buf, len, &done);
     if (cls) failure(k, cls, "fwrite");
     return (ssize_t)done; /* stdio takes fewer bytes than asked as an error */
 }
@@ -141,7 +141,7 @@ FILE *ferry_container_fopen(ferry_container_t c, const char *mode)
         return refuse(c, MPI_ERR_NO_MEM, "fopencookie failed");
     }
     ferry__container_stream_t *s = &c->streams[k->index];
-    if (kind == 'a') ferry__container_stream_seek(s, s->length);
+    if (kind == 'a') ferry__container_move(c, s, s->length);
     k->next = c->cookies;
     c->cookies = k;
     return k->file;

@@ -34,6 +34,8 @@ int ferry__container_handle_create(MPI_Comm comm, const char *path, int writing,
     ferry_container_t c = ferry__calloc(1, sizeof *c);
     if (!c) return ferry__error_set(MPI_ERR_NO_MEM, "ferry container: out of memory");
     c->file_comm = MPI_COMM_NULL;
+    c->collect_comm = MPI_COMM_NULL;
+    c->collect_unit = MPI_DATATYPE_NULL;
     c->writing = writing;
     int cls = ferry__container_private_comm(comm, &c->comm);
     if (cls) {
@@ -67,8 +69,11 @@ void ferry__container_handle_free(ferry_container_t c)
     if (!c) return;
     ferry__container_cookies_orphan(c);
     for (int i = 0; i < c->nstreams; i++) ferry__container_stream_release(&c->streams[i]);
+    if (c->buddy) ferry__container_stream_release(c->buddy);
+    ferry__free(c->buddy);
     for (int i = 0; i < c->nfiles; i++) ferry__fs_close(c->files[i].fs);
     if (c->file_comm != MPI_COMM_NULL) MPI_Comm_free(&c->file_comm);
+    if (c->collect_unit != MPI_DATATYPE_NULL) MPI_Type_free(&c->collect_unit);
     ferry__free(c->streams);
     ferry__free(c->files);
     ferry__free(c->entries);
@@ -81,7 +86,8 @@ int ferry__container_handle_file(ferry_container_t c, uint32_t k, int flags, fer
     for (int i = 0; i < c->nfiles; i++)
         if (c->files[i].index == k) return *fs = c->files[i].fs, 0;
     ferry__container_open_file_t *grown = ferry__realloc(c->files, (size_t)(c->nfiles + 1) * sizeof *grown);
-    char *name = ferry__container_file_path(c->path, k);
+    char *name = k >= FERRY__CONTAINER_BUDDY_FILE ? ferry__container_buddy_file_path(c->path, k - FERRY__CONTAINER_BUDDY_FILE)
+                                                  : ferry__container_file_path(c->path, k);
     if (grown) c->files = grown;
     if (!grown || !name) {
         ferry__free(name);

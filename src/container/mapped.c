@@ -46,7 +46,8 @@ static void answer(ferry_container_set_t set, int stream, int64_t *w)
     ferry__container_file_t *f = &set->files[set->file_of[stream]];
     uint32_t t = set->local_of[stream];
     w[W_STREAM] = stream;
-    w[W_FILE] = set->file_of[stream];
+    uint32_t k = set->file_of[stream]; /* a buddy copy standing in for file k: its own file of the buddy set */
+    w[W_FILE] = set->from_buddy[k] ? FERRY__CONTAINER_BUDDY_FILE + (k + 1) % set->nfiles : k;
     w[W_DATA_START] = (int64_t)f->super.data_start;
     w[W_ROW_SIZE] = (int64_t)f->super.row_size;
     w[W_ROW_OFFSET] = (int64_t)f->entries[t].row_offset;

@@ -22,6 +22,15 @@ char *ferry__container_file_path(const char *path, uint32_t k)
     return name;
 }
 
+char *ferry__container_buddy_file_path(const char *path, uint32_t k)
+{
+    size_t len = strlen(path) + 24;
+    char *name = ferry__malloc(len);
+    if (name && k == 0) snprintf(name, len, "%s.buddy", path);
+    else if (name) snprintf(name, len, "%s.buddy.%06u", path, (unsigned)k);
+    return name;
+}
+
 const char *ferry__container_damage_text(const ferry__container_file_t *f)
 {
     switch (f->damage) {

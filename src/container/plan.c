@@ -84,6 +84,13 @@ static int check_same_files(const plan_t *p, const ferry__container_ask_t *asks)
         if (asks[r].w[FERRY__ASK_FILES] != asks[0].w[FERRY__ASK_FILES])
             return ferry__error_set(MPI_ERR_NOT_SAME, "rank %d asked for files = %lld, rank 0 for %lld", r,
                                     (long long)asks[r].w[FERRY__ASK_FILES], (long long)asks[0].w[FERRY__ASK_FILES]);
+        if (asks[r].w[FERRY__ASK_BUDDY] != asks[0].w[FERRY__ASK_BUDDY])
+            return ferry__error_set(MPI_ERR_NOT_SAME, "rank %d asked for buddy = %lld, rank 0 for %lld", r,
+                                    (long long)asks[r].w[FERRY__ASK_BUDDY], (long long)asks[0].w[FERRY__ASK_BUDDY]);
+        if (asks[r].w[FERRY__ASK_COLLECT] != asks[0].w[FERRY__ASK_COLLECT])
+            return ferry__error_set(MPI_ERR_NOT_SAME, "rank %d asked for collector_size = %lld, rank 0 for %lld", r,
+                                    (long long)asks[r].w[FERRY__ASK_COLLECT],
+                                    (long long)asks[0].w[FERRY__ASK_COLLECT]);
     }
     return 0;
 }
@@ -137,7 +144,7 @@ static int plan_files(plan_t *p, const ferry__container_ask_t *asks, uint64_t bl
  * pages in close(), which then took 50 to 500 ms per rank after a 256 MiB
  * write here; task-local files created with O_TRUNC are never truncated
  * either. */
-static int empty_file(ferry_container_t c, ferry__fs_file_t *fs)
+int ferry__container_empty_file(ferry_container_t c, ferry__fs_file_t *fs)
 {
     MPI_Offset size = 0;
     c->meta_calls++;
@@ -153,7 +160,7 @@ static int empty_first_file(ferry_container_t c, int64_t asked_block, uint64_t *
     ferry__fs_file_t *fs;
     ferry__fs_layout_t layout;
     FERRY_TRY(ferry__container_handle_file(c, 0, FERRY_FS_READ | FERRY_FS_WRITE | FERRY_FS_CREATE, &fs));
-    FERRY_TRY(empty_file(c, fs));
+    FERRY_TRY(ferry__container_empty_file(c, fs));
     c->meta_calls += 2; /* fstat and fstatfs for the layout */
     FERRY_TRY(ferry__fs_layout(fs, &layout));
     *block = ferry__container_pick_block(asked_block, &layout);
@@ -277,7 +284,7 @@ static int head_own_file(ferry_container_t c, const int64_t *w, ferry__fs_file_t
         .local_streams = n, .block_size = (uint64_t)w[R_BLOCK], .data_start = (uint64_t)w[R_DATA_START],
         .row_size = (uint64_t)w[R_ROW_SIZE], .flags = (uint32_t)(w[R_FLAGS] & 1), .mapping = (uint32_t)w[R_MAPPING],
         .created = (uint64_t)time(NULL)};
-    FERRY_TRY(empty_file(c, fs));
+    FERRY_TRY(ferry__container_empty_file(c, fs));
     return ferry__container_write_header(fs, &c->super, c->entries);
 }
 

@@ -7,6 +7,7 @@
  * map. Memory is O(streams).
  */
 #include <string.h>
+#include <unistd.h>
 
 #include "base/alloc.h"
 #include "container/container_int.h"
@@ -36,25 +37,84 @@ static int incomplete(const char *path, const ferry__container_file_t *f, const 
                             "every flushed byte", path, name, ferry__container_damage_text(f), path);
 }
 
-/* Loads file k and checks it belongs to the set file 0 describes. */
+/* Loads file k and checks it belongs to the set file 0 describes; the slot stays empty on failure. */
 static int load_member(ferry_container_set_t set, uint32_t k, int writable)
 {
     char *name = ferry__container_file_path(set->path, k);
     if (!name) return ferry__error_set(MPI_ERR_NO_MEM, "ferry container '%s': out of memory", set->path);
     ferry__container_file_t *f = &set->files[k];
-    const ferry__container_super_t *first = &set->files[0].super;
-    int cls = k == 0 ? 0 : ferry__container_file_load(name, writable, f);
+    int cls = ferry__container_file_load(name, writable, f);
     const ferry__container_super_t *s = &f->super;
-    if (!cls && s->id != first->id)
+    if (!cls && s->id != set->id)
         cls = ferry__error_set(MPI_ERR_BAD_FILE, "ferry container '%s': file %u of %u ('%s') belongs to another "
                                "container (id %016llx, file 0's %016llx)", set->path, (unsigned)k,
-                               (unsigned)set->nfiles, name, (unsigned long long)s->id, (unsigned long long)first->id);
-    else if (!cls && (s->file_index != k || s->file_count != first->file_count || s->streams != first->streams))
+                               (unsigned)set->nfiles, name, (unsigned long long)s->id, (unsigned long long)set->id);
+    else if (!cls && (s->file_index != k || s->file_count != set->nfiles || s->streams != set->streams))
         cls = ferry__error_set(MPI_ERR_BAD_FILE, "ferry container '%s': file %u of %u ('%s') says it is file %u of %u "
                                "with %u streams (swapped or renamed?)", set->path, (unsigned)k, (unsigned)set->nfiles,
                                name, (unsigned)s->file_index, (unsigned)s->file_count, (unsigned)s->streams);
+    if (cls && f->fs) ferry__container_file_release(f);
     ferry__free(name);
     return cls;
+}
+
+/* Whether the container has a buddy set (its file 0 or 1 is there). */
+static int has_buddy_set(ferry_container_set_t set)
+{
+    int found = 0;
+    for (uint32_t b = 0; b < 2 && b < set->nfiles && !found; b++) {
+        char *name = ferry__container_buddy_file_path(set->path, b);
+        found = name && access(name, F_OK) == 0;
+        ferry__free(name);
+    }
+    return found;
+}
+
+/* Slot k holds primary file k (cls: how its load went). Read-only, a primary that is missing, fails
+ * its checks, or is incomplete where a complete one is wanted gives way to its buddy copy, with a
+ * note. Returns 0 or the primary's failure; *lost = 1 when the copy failed too (cause says both). */
+static int fill_slot(ferry_container_set_t set, uint32_t k, int cls, int allow_incomplete, char *cause, int *lost)
+{
+    ferry__container_file_t *f = &set->files[k], copy;
+    if (!cls && (f->complete || allow_incomplete)) return 0;
+    char why[600], *name = ferry__container_file_path(set->path, k), *buddy = NULL;
+    if (cls) snprintf(why, sizeof why, "%s", ferry__error_message());
+    else snprintf(why, sizeof why, "'%s' %s", name ? name : "", ferry__container_damage_text(f));
+    int copy_cls = ferry__container_load_copy(set, k, &copy);
+    if (!copy_cls) {
+        ferry__container_file_release(f);
+        *f = copy;
+        set->from_buddy[k] = 1;
+        buddy = ferry__container_buddy_file_path(set->path, (k + 1) % set->nfiles);
+        char note[1200];
+        snprintf(note, sizeof note, "file %u ('%s'): %s; its streams are read from the buddy copy '%s'",
+                 (unsigned)k, name ? name : "", why, buddy ? buddy : "");
+        ferry__container_add_note(set, note);
+    } else if (cls && (copy_cls != MPI_ERR_NO_SUCH_FILE || has_buddy_set(set))) {
+        *lost = 1;
+        snprintf(cause, 1200, "%s; and its buddy copy: %s", why, ferry__error_message());
+    } else if (cls) {
+        ferry__error_set(cls, "%s", why); /* no buddy set: the primary's failure, as it was */
+    }
+    ferry__free(name);
+    ferry__free(buddy);
+    return copy_cls ? cls : 0;
+}
+
+/* File 0 gives the set's file and stream counts and id; when it cannot be loaded (read-only), the
+ * buddy set's file 0 does. */
+static int load_first(ferry_container_set_t set, int writable, ferry__container_file_t *first, char *why)
+{
+    int cls = ferry__container_file_load(set->path, writable, first);
+    if (!cls) {
+        set->nfiles = first->super.file_count;
+        set->streams = first->super.streams;
+        set->id = first->super.id;
+        return 0;
+    }
+    snprintf(why, 600, "%s", ferry__error_message());
+    if (!writable) ferry__container_learn_from_copy(set); /* when it can: slot 0 then tries the copy */
+    return ferry__error_set(cls, "%s", why);
 }
 
 static int map_streams(ferry_container_set_t set)
@@ -103,20 +163,28 @@ static int settle_incomplete(ferry_container_set_t set, int allow_incomplete)
 static int load_set(ferry_container_set_t set, int allow_incomplete, int writable)
 {
     ferry__container_file_t first;
-    FERRY_TRY(ferry__container_file_load(set->path, writable, &first));
-    set->nfiles = first.super.file_count;
-    set->streams = first.super.streams;
-    if (set->nfiles > set->streams) {
-        ferry__container_file_release(&first);
+    char why[600] = "", cause[1200] = "";
+    int first_cls = load_first(set, writable, &first, why), lost_cls = 0;
+    if (first_cls && set->nfiles == 0) return first_cls;
+    if (set->nfiles > set->streams || set->nfiles == 0) {
+        if (!first_cls) ferry__container_file_release(&first);
         return ferry__error_set(MPI_ERR_BAD_FILE, "ferry container '%s': more files than streams", set->path);
     }
     set->files = ferry__calloc(set->nfiles, sizeof *set->files);
-    if (!set->files) {
-        ferry__container_file_release(&first);
+    set->from_buddy = ferry__calloc(set->nfiles, 1);
+    if (!set->files || !set->from_buddy) {
+        if (!first_cls) ferry__container_file_release(&first);
         return ferry__error_set(MPI_ERR_NO_MEM, "ferry container '%s': out of memory", set->path);
     }
-    set->files[0] = first;
-    for (uint32_t k = 0; k < set->nfiles; k++) FERRY_TRY(load_member(set, k, writable));
+    if (!first_cls) set->files[0] = first;
+    for (uint32_t k = 0; k < set->nfiles; k++) {
+        int cls = k == 0 ? first_cls : load_member(set, k, writable), lost = 0;
+        if (k == 0 && first_cls) ferry__error_set(first_cls, "%s", why);
+        cls = writable && !cls ? 0 : writable ? cls : fill_slot(set, k, cls, allow_incomplete, cause, &lost);
+        if (lost && !lost_cls) lost_cls = cls;
+        else if (cls && !lost) return cls;
+    }
+    if (lost_cls) return ferry__container_lost_streams(set, lost_cls, cause);
     FERRY_TRY(map_streams(set));
     return settle_incomplete(set, allow_incomplete);
 }
@@ -150,6 +218,8 @@ void ferry__container_set_free(ferry_container_set_t set)
     ferry__free(set->files);
     ferry__free(set->file_of);
     ferry__free(set->local_of);
+    ferry__free(set->from_buddy);
+    ferry__free(set->notes);
     ferry__free(set->path);
     ferry__free(set);
 }

@@ -81,6 +81,8 @@ void ferry__container_stream_release(ferry__container_stream_t *s)
     ferry__free(s->buf);
     ferry__free(s->chunks);
     ferry__free(s->checked);
+    ferry__container_outbox_free(s->outbox);
+    s->outbox = NULL;
     s->buf = NULL;
     s->chunks = NULL;
     s->checked = NULL;
@@ -140,7 +142,8 @@ static int write_pieces(ferry__container_stream_t *s, uint64_t pos, const unsign
     while (len > 0) {
         uint64_t room, at = ferry__container_file_offset(&s->geo, pos, &room);
         size_t piece = min_size(len, room);
-        int cls = ferry__fs_pwrite(s->fs, NULL, data, piece, (MPI_Offset)at);
+        int cls = s->outbox ? ferry__container_outbox_data(s->outbox, at, data, piece)
+                            : ferry__fs_pwrite(s->fs, NULL, data, piece, (MPI_Offset)at);
         if (cls) return fail_at(s, cls, pos);
         pos += piece;
         data += piece;
@@ -229,10 +232,15 @@ static int write_trailer(ferry__container_stream_t *s, uint64_t b, uint64_t used
     ferry__container_chunk_state_t *st = chunk_state(s, b);
     if (!st) return ferry__error_set(MPI_ERR_NO_MEM, "out of memory for the state of chunk %llu",
                                      (unsigned long long)b);
-    FERRY_TRY(settle_crc(s, b, used, st));
+    /* Collective mode: the collector checksums a stale chunk from the file, which only it writes. */
+    int crc_known = !s->checksums || (!st->stale && st->crc_bytes == used);
+    if (!s->outbox) FERRY_TRY(settle_crc(s, b, used, st));
     ferry__container_trailer_t tr = {s->stream, s->id, b, used, s->length, s->seq, s->checksums ? st->crc : 0};
     unsigned char raw[FERRY__CONTAINER_TRAILER_SIZE];
     ferry__container_encode_trailer(&tr, raw);
+    if (s->outbox) /* recorded when the collector wrote it (ferry__container_stream_settle) */
+        return ferry__container_outbox_trailer(s->outbox, ferry__container_trailer_at(&s->geo, b),
+                                               ferry__container_chunk_at(&s->geo, b), !crc_known, raw);
     FERRY_TRY(ferry__fs_pwrite(s->fs, NULL, raw, sizeof raw, (MPI_Offset)ferry__container_trailer_at(&s->geo, b)));
     st->recorded_used = used;
     st->dirty = 0;
@@ -263,7 +271,7 @@ static int write_trailers(ferry__container_stream_t *s)
         uint64_t used = ferry__container_used_in(&s->geo, s->length, b);
         if (needs_trailer(s, b, chunks, used)) FERRY_TRY(write_trailer(s, b, used));
     }
-    s->flushed_length = s->length;
+    if (!s->outbox) s->flushed_length = s->length;
     return 0;
 }
 
@@ -282,6 +290,43 @@ int ferry__container_stream_flush(ferry__container_stream_t *s, int sync_after)
     if (!more) more = write_trailers(s);
     if (!more && s->durable && sync_after) more = sync_counted(s);
     return cls ? cls : more;
+}
+
+int ferry__container_stream_prepare(ferry__container_stream_t *s)
+{
+    int cls = drain(s); /* into the outbox: fails only out of memory, having shortened the stream */
+    int more = write_trailers(s);
+    return cls ? cls : more;
+}
+
+/* The collector wrote every trailer the outbox held: they are on disk. */
+static void record_trailers(ferry__container_stream_t *s)
+{
+    const unsigned char *raw;
+    for (size_t cursor = 0; (raw = ferry__container_outbox_next_trailer(s->outbox, &cursor)) != NULL;) {
+        ferry__container_trailer_t tr;
+        if (!ferry__container_decode_trailer(raw, &tr) || tr.chunk >= s->nchunks) continue; /* never: queued here */
+        s->chunks[tr.chunk].recorded_used = tr.used;
+        s->chunks[tr.chunk].dirty = 0;
+    }
+}
+
+void ferry__container_stream_settle(ferry__container_stream_t *s, int cls, int phase)
+{
+    if (phase == FERRY__COLLECT_NOTHING) { /* the data stay queued; the trailers are queued afresh */
+        ferry__container_outbox_drop_trailers(s->outbox);
+        return;
+    }
+    if (phase == FERRY__COLLECT_DONE) {
+        record_trailers(s);
+        s->flushed_length = s->length;
+    } else if (phase == FERRY__COLLECT_DATA) {
+        /* Part of the data may be in the file: the stream keeps what its last flush recorded, whose trailers
+         * are on disk unchanged, and takes no more writes. */
+        fail_at(s, cls, s->flushed_length);
+        for (uint64_t b = 0; b < s->nchunks; b++) s->chunks[b].dirty = 0;
+    } /* COLLECT_TRAILERS: the data are in the file; the chunks stay dirty and their trailers are retried */
+    ferry__container_outbox_clear(s->outbox);
 }
 
 /* Chunks past the length (a failed write's, cut off) hold no stream bytes and need no trailer. */

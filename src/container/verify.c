@@ -94,6 +94,17 @@ static MPI_Offset total_bytes(ferry_container_set_t set)
     return total;
 }
 
+/* A primary file the buddy copy stood in for is a problem (its streams are safe, the file is not). */
+static void report_notes(verify_run_t *run, const char *notes)
+{
+    for (const char *line = notes; line && *line;) {
+        const char *end = strchr(line, '\n');
+        int len = end ? (int)(end - line) : (int)strlen(line);
+        problem(run, "%.*s", len, line);
+        line = end ? end + 1 : line + len;
+    }
+}
+
 int ferry_container_verify(const char *path, ferry_container_check_t *check)
 {
     if (!path || !check) return ferry__error_set(MPI_ERR_ARG, "ferry_container_verify: NULL argument");
@@ -104,6 +115,7 @@ int ferry_container_verify(const char *path, ferry_container_check_t *check)
     verify_run_t run = {check, NULL, {ferry__malloc((size_t)1 << 20), (size_t)1 << 20}, total_bytes(set)};
     check->incomplete = !set->complete;
     int cls = run.scratch.buf ? 0 : ferry__error_set(MPI_ERR_NO_MEM, "ferry container '%s': out of memory", path);
+    report_notes(&run, set->notes);
     for (uint32_t k = 0; k < set->nfiles && !cls; k++) {
         run.file = &set->files[k];
         if (run.file->damage != FERRY__CONTAINER_UNDAMAGED) /* never closed is no damage, only incomplete */

@@ -49,6 +49,9 @@ FERRY_API const char *ferry_container_f_error_message(void);
 
 FERRY_API void ferry_container_f_open_write(MPI_Fint comm, const CFI_cdesc_t *path, ferry_container_t *container,
                                             const ferry_container_params_t *params, int *ierror);
+FERRY_API void ferry_container_f_open_write_modes(MPI_Fint comm, const CFI_cdesc_t *path, ferry_container_t *container,
+                                                  const ferry_container_modes_t *modes,
+                                                  const ferry_container_params_t *params, int *ierror);
 FERRY_API void ferry_container_f_open_read(MPI_Fint comm, const CFI_cdesc_t *path, ferry_container_t *container,
                                            int *ierror);
 FERRY_API void ferry_container_f_open_mapped(MPI_Fint comm, const CFI_cdesc_t *path, const CFI_cdesc_t *streams,

@@ -24,9 +24,11 @@ module ferry_container
   implicit none
   private
 
+  public :: ferry_container_modes_t, ferry_container_open_write_modes
   public :: ferry_container_t, ferry_container_set_t, ferry_container_params_t, ferry_container_info_t, &
             ferry_container_file_info_t, ferry_container_chunk_t
   public :: FERRY_CONTAINER_FILE_PER_NODE, FERRY_CONTAINER_CHECKSUMS_OFF, FERRY_CONTAINER_INCOMPLETE_OK
+  public :: FERRY_CONTAINER_COLLECTOR_PER_NODE
   public :: ferry_container_open_write, ferry_container_open_read, ferry_container_open_mapped, &
             ferry_container_close, ferry_container_write, ferry_container_read, ferry_container_flush, &
             ferry_container_seek, ferry_container_tell, ferry_container_bytes_avail, ferry_container_eof, &
@@ -40,6 +42,8 @@ module ferry_container
   integer(c_int), parameter :: FERRY_CONTAINER_FILE_PER_NODE = -1
   !> params%data_checksums: no data checksums (they are on by default).
   integer(c_int), parameter :: FERRY_CONTAINER_CHECKSUMS_OFF = -1
+  !> params%collector_size: one collector per node (collective mode).
+  integer(c_int), parameter :: FERRY_CONTAINER_COLLECTOR_PER_NODE = -1
   !> ferry_container_serial_open's flags: open an incomplete container (writers never closed it).
   integer(c_int), parameter :: FERRY_CONTAINER_INCOMPLETE_OK = 1
 
@@ -61,6 +65,12 @@ module ferry_container
     integer(c_int) :: data_checksums = 0      ! 0: on (default), FERRY_CONTAINER_CHECKSUMS_OFF: off
     integer(c_int) :: durable = 0             ! 1: flush and close also fsync
     integer(c_size_t) :: buffer_size = 0      ! this rank's write buffer; default 64 KiB
+  end type
+
+  !> The write modes of ferry_container_open_write_modes (C: ferry_container_modes_t); zero means off.
+  type, bind(C) :: ferry_container_modes_t
+    integer(c_int) :: collector_size = 0      ! collective mode: k ranks per collector; FERRY_CONTAINER_COLLECTOR_PER_NODE
+    integer(c_int) :: buddy = 0               ! 1: also write every stream into the buddy set PATH.buddy
   end type
 
   !> What a handle or a set knows of one stream (C: ferry_container_info_t).
@@ -94,6 +104,18 @@ module ferry_container
       integer(c_int), value :: comm
       character(len=*, kind=c_char), intent(in) :: path
       type(ferry_container_t), intent(inout) :: container
+      type(ferry_container_params_t), intent(in), optional :: params
+      integer(c_int), intent(out), optional :: ierror
+    end subroutine
+
+    !> ferry_container_open_write with write modes (collective mode, buddy copies).
+    subroutine ferry_container_open_write_modes(comm, path, container, modes, params, ierror) &
+        bind(C, name="ferry_container_f_open_write_modes")
+      import :: c_char, c_int, ferry_container_t, ferry_container_params_t, ferry_container_modes_t
+      integer(c_int), value :: comm
+      character(len=*, kind=c_char), intent(in) :: path
+      type(ferry_container_t), intent(inout) :: container
+      type(ferry_container_modes_t), intent(in) :: modes
       type(ferry_container_params_t), intent(in), optional :: params
       integer(c_int), intent(out), optional :: ierror
     end subroutine

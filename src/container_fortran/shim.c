@@ -124,6 +124,17 @@ void ferry_container_f_open_write(MPI_Fint comm, const CFI_cdesc_t *path, ferry_
     finish(own ? own : code, ierror);
 }
 
+void ferry_container_f_open_write_modes(MPI_Fint comm, const CFI_cdesc_t *path, ferry_container_t *container,
+                                        const ferry_container_modes_t *modes, const ferry_container_params_t *params,
+                                        int *ierror)
+{
+    char *name = c_string(path);
+    int own = name ? MPI_SUCCESS : out_of_memory("ferry_container_open_write_modes");
+    int code = ferry_container_open_write_modes(MPI_Comm_f2c(comm), name, params, modes, container);
+    free(name);
+    finish(own ? own : code, ierror);
+}
+
 void ferry_container_f_open_read(MPI_Fint comm, const CFI_cdesc_t *path, ferry_container_t *container, int *ierror)
 {
     char *name = c_string(path);

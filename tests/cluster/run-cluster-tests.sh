@@ -20,7 +20,9 @@
 #   mpiio_consistency     sync-barrier-sync makes another node's bytes visible
 #   sharedfp_*            shared file pointers in one-sided memory across nodes
 #   async_collective      nonblocking collectives in the background
-#   container_*           the task-local container, mapped reads, the Python reader
+#   container_*           the task-local container, mapped reads, the Python reader; collective
+#                         mode (collectors per node write for the others); buddy copies (one node's
+#                         file per node deleted, its streams read back from the next node's copy)
 #   ckpt_matrix           checkpoints, all strategies, ferry's backend (the host backends lose bytes
 #                         on a caching client: their read-modify-writes read stale pages)
 #   shelfsea_restart      restart on another rank (and node) count
@@ -36,7 +38,8 @@ if [ "${1:-}" = --nodes ]; then nodes=$2; shift 2; fi
 
 tests=(mpiio_differential.np3 coll_random.np4 coll_racing_writer_two.np4 coll_shm.np4 mpiio_atomic.np4
        mpiio_consistency.np3 sharedfp_pointer.np4 sharedfp_ordered.np4 async_collective_multiple.np3
-       container_roundtrip.np5 container_mapped.np3 container_python.np4 ckpt_matrix.np3 shelfsea_restart
+       container_roundtrip.np5 container_mapped.np3 container_python.np4 container_collect.np4 container_buddy.np4
+       ckpt_matrix.np3 shelfsea_restart
        software_hdf5.np4 software_pnetcdf.np4)
 pattern="^($(IFS='|'; echo "${tests[*]}" | sed 's/\./\\./g'))\$"
 

@@ -168,6 +168,34 @@ def incomplete(path, d):
         fail("list of an incomplete container did not exit 3")
 
 
+def buddy():
+    """Buddy copies (issue 29): file 1 deleted, both readers read every stream from its copy and say so,
+    verify counts it; file 1 and its copy deleted: both readers name the lost streams."""
+    os.environ["CONTAINER_WRITER_BUDDY"] = "1"
+    path, d = one_container("buddy", 2, 512, 30000)
+    del os.environ["CONTAINER_WRITER_BUDDY"]
+    os.remove(path + ".000001")
+    c = fc.Container(path)
+    if len(c.notes) != 1 or "buddy copy" not in c.notes[0]:
+        fail("Python reader's notes: %s" % c.notes)
+    for s in range(c.streams):
+        status, c_bytes, err = run(tool, "cat", path, str(s))
+        with open(os.path.join(d, "expected.%06d" % s), "rb") as f:
+            expected = f.read()
+        if status != 0 or b"buddy copy" not in err or c_bytes != expected or c.read(s) != expected:
+            fail("stream %d through the buddy copy: %d %s" % (s, status, err))
+    c.close()
+    for cmd in ([tool, "verify", path], [sys.executable, reader_path, "verify", path]):
+        status, out, err = run(*cmd)
+        if status != 1 or b"buddy copy" not in out + err:
+            fail("%s verify with a buddy copy standing in: %d %s %s" % (cmd[0], status, out, err))
+    os.remove(path + ".buddy")  # file 1's copy: file (1 + 1) mod 2 of the buddy set
+    for cmd in ([tool, "dump", path], [sys.executable, reader_path, "list", path]):
+        status, out, err = run(*cmd)
+        if status != 4 or b"cannot be read" not in err:
+            fail("%s with file 1 and its copy gone: %d %s" % (cmd[0], status, err))
+
+
 def newer(path):
     with open(path, "r+b") as f:
         head = bytearray(f.read(256))
@@ -191,5 +219,6 @@ swapped(path)
 flipped(path, d)
 incomplete(path, d)
 newer(path)
+buddy()
 shutil.rmtree(base)
 print("container_python: passed")

@@ -44,10 +44,11 @@ static int mode_write(int argc, char **argv)
     p.block_size = atoll(argv[4]);
     p.chunk_size = 1 + ft_rank * 1500;
     p.data_checksums = 1;
+    ferry_container_modes_t modes = {.buddy = getenv("CONTAINER_WRITER_BUDDY") != NULL}; /* container_python */
     ct_model_t m;
     ct_model(ft_seed, ft_rank, (size_t)atoll(argv[5]), 40000, &m);
     ferry_container_t c;
-    FT_OK(ferry_container_open_write(MPI_COMM_WORLD, argv[2], &p, &c));
+    FT_OK(ferry_container_open_write_modes(MPI_COMM_WORLD, argv[2], &p, &modes, &c));
     ct_write(c, &m, 4);
     FT_OK(ferry_container_close(&c));
     if (argc > 6) write_expected(argv[6], &m);

@@ -7,7 +7,8 @@
 ! read back in parallel (open_read, with seek/tell/eof/info), with the mapped open (two streams per rank,
 ! select), serially (every stream, serial_stream/describe/chunk/file) and by the C tool `ferry-container
 ! verify` and `cat` as an independent oracle; every byte is compared with what the rank meant to write.
-! Then error returns (container_fortran_serial has the serial create and write): bad paths, a write to
+! ferry_container_open_write_modes: buddy copies (the file then deleted, read from its copy) and collective
+! mode. Then error returns (container_fortran_serial has the serial create and write): bad paths, a write to
 ! a reader, a select out of range, a negative seek, a negative chunk size: IERROR holds the class,
 ! nothing crashes.
 ! With `abort`: a bad open without IERROR must print the message and abort the job (the test expects
@@ -40,6 +41,9 @@ program container_fortran
     call read_mapped(path)
     if (rank == 0) call read_serial(path)
     if (rank == 0) call read_with_tool(path)
+    call MPI_Barrier(MPI_COMM_WORLD, ierr)
+    call write_modes(path, 0, 1)       ! buddy copies: file 0 then deleted, read from its copy
+    call write_modes(path, 2, 0)       ! collective mode, groups of 2
     call MPI_Barrier(MPI_COMM_WORLD, ierr)
     call error_returns(path)
     call MPI_Barrier(MPI_COMM_WORLD, ierr)
@@ -126,6 +130,41 @@ contains
     call check(ierror == MPI_SUCCESS .and. done == total, "tell after writing")
     call ferry_container_close(c, ierror)
     call check_ok(ierror, "close after writing")
+  end subroutine
+
+  ! ferry_container_open_write_modes: each rank's integers written with a write mode and read back; with
+  ! buddy copies after the primary file is deleted (the reader takes them from PATH.buddy).
+  subroutine write_modes(path, collector_size, buddy)
+    character(len=*), intent(in) :: path
+    integer, intent(in) :: collector_size, buddy
+    type(ferry_container_t) :: c
+    type(ferry_container_modes_t) :: modes
+    integer(int64), allocatable :: ints(:), got(:)
+    real(real64), allocatable :: reals(:, :)
+    character(len=:), allocatable :: record
+    integer(int64) :: done
+    integer :: ierror, err
+    call make_data(rank, ints, reals, record)
+    allocate(got(size(ints)))
+    modes%collector_size = collector_size
+    modes%buddy = buddy
+    call ferry_container_open_write_modes(MPI_COMM_WORLD, path, c, modes, ierror=ierror)
+    call check_ok(ierror, "open_write_modes")
+    call ferry_container_write(c, ints, done, ierror)
+    call check(ierror == MPI_SUCCESS .and. done == 8 * size(ints), "write with a mode")
+    call ferry_container_flush(c, ierror)      ! collective over the group in collective mode
+    call check_ok(ierror, "flush with a mode")
+    call ferry_container_close(c, ierror)
+    call check_ok(ierror, "close with a mode")
+    if (buddy == 1 .and. rank == 0) call remove_file(path)
+    call MPI_Barrier(MPI_COMM_WORLD, err)
+    call ferry_container_open_read(MPI_COMM_WORLD, path, c, ierror)
+    call check_ok(ierror, "open_read after a mode")
+    call ferry_container_read(c, got, done, ierror)
+    call check(ierror == MPI_SUCCESS .and. all(got == ints), "read back what a mode wrote")
+    call ferry_container_close(c, ierror)
+    call MPI_Barrier(MPI_COMM_WORLD, err)
+    if (buddy == 1 .and. rank == 0) call remove_file(trim(path) // ".buddy")
   end subroutine
 
   subroutine read_parallel(path)

@@ -85,6 +85,13 @@ static int open_set(const char *path, int allow_incomplete, ferry_container_set_
     *status = EXIT_OK;
     if (ferry_container_serial_open(path, FERRY_CONTAINER_INCOMPLETE_OK, set) != MPI_SUCCESS)
         return *status = fail(path, EXIT_UNREADABLE);
+    /* A buddy copy standing in for a missing or damaged file: say which, on every command. */
+    for (const char *note = ferry_container_serial_notes(*set); *note;) {
+        const char *end = strchr(note, '\n');
+        int len = end ? (int)(end - note) : (int)strlen(note);
+        fprintf(stderr, "ferry-container: note: %.*s\n", len, note);
+        note += len + (end ? 1 : 0);
+    }
     ferry_container_serial_describe(*set, &streams, &files, &complete);
     if (complete || allow_incomplete) return 0;
     fprintf(stderr, "ferry-container: %s is incomplete (its writers never closed it): 'ferry-container recover %s' "

@@ -23,6 +23,11 @@ From the command line (exit status as ferry-container's: 0 fine, 1 damaged,
     ferry_container.py split PATH PREFIX
     ferry_container.py verify PATH
 Add --incomplete to read what an incomplete container's flushes recorded.
+
+Buddy copies (written with params.buddy): when a file of the set is
+missing or fails its checks, its streams are read from the buddy copy
+(PATH.buddy, PATH.buddy.<k>: file (k + 1) mod n holds file k's streams);
+c.notes says which, verify counts each as a problem.
 """
 import os
 import struct
@@ -38,6 +43,11 @@ END_HEADER = 32
 END_ENTRY = 16
 MAJOR = 1
 FLAG_CHECKSUMS = 1
+BUDDY_ID_MASK = 0x5BD1E9955BD1E994  # the buddy set's container id is the primary's XOR this
+
+
+def _buddy_name(path, k):
+    return path + ".buddy" if k == 0 else "%s.buddy.%06d" % (path, k)
 
 
 def _crc_table():
@@ -271,6 +281,7 @@ class Container:
         self.path = path
         self.check_data = check_data
         self.files = []
+        self.notes = []
         try:
             self._load_files()
             self.complete = all(f.complete for f in self.files)
@@ -284,30 +295,75 @@ class Container:
             raise
 
     def _load_files(self):
-        first = PhysicalFile(self.path)
-        self.files.append(first)
+        self.notes = []
+        try:
+            first, failure = PhysicalFile(self.path), None
+            count, streams, cid = first.file_count, first.streams, first.id
+        except ContainerError as e:  # the buddy set's file 0 gives the counts, slot 0 its copy
+            try:
+                b = PhysicalFile(_buddy_name(self.path, 0))
+            except ContainerError:
+                raise e
+            count, streams, cid = b.file_count, b.streams, b.id ^ BUDDY_ID_MASK
+            b.handle.close()
+            first, failure = None, e
         # Counts are checked before anything is sized by them (a damaged
         # superblock whose CRC was recomputed may claim 2^32 streams).
-        if first.file_count > first.streams:
+        if count > streams:
             raise ContainerError("%s: more files than streams" % self.path, 1)
-        for k in range(1, first.file_count):
-            f = PhysicalFile("%s.%06d" % (self.path, k))
-            self.files.append(f)
-            where = "%s: file %d of %d (%s)" % (self.path, k, first.file_count, f.path)
-            if f.id != first.id:
-                raise ContainerError("%s belongs to another container (id %016x, file 0's %016x)"
-                                     % (where, f.id, first.id), 1)
-            if (f.file_index, f.file_count, f.streams) != (k, first.file_count, first.streams):
-                raise ContainerError("%s says it is file %d of %d with %d streams (swapped or renamed?)"
-                                     % (where, f.file_index, f.file_count, f.streams), 1)
+        lost = []
+        for k in range(count):
+            try:
+                if k == 0 and failure:
+                    raise failure
+                f = first if k == 0 else self._member(k, count, streams, cid)
+            except ContainerError as e:
+                f = self._copy(k, count, streams, cid, e, lost)
+            if f:
+                self.files.append(f)
+        if lost:
+            named = set(e["stream"] for f in self.files for e in f.entries)
+            missing = ", ".join(str(s) for s in range(streams) if s not in named)
+            raise ContainerError("%s: stream(s) %s cannot be read: %s" % (self.path, missing, lost[0]), 4)
         total = sum(f.local_streams for f in self.files)
-        if total != first.streams:
+        if total != streams:
             raise ContainerError("%s: the files hold %d streams, the superblock says %d"
-                                 % (self.path, total, first.streams), 1)
+                                 % (self.path, total, streams), 1)
         self._map_streams()
 
+    def _member(self, k, count, streams, cid):
+        f = PhysicalFile("%s.%06d" % (self.path, k))
+        where = "%s: file %d of %d (%s)" % (self.path, k, count, f.path)
+        if f.id != cid:
+            f.handle.close()
+            raise ContainerError("%s belongs to another container (id %016x, file 0's %016x)" % (where, f.id, cid), 1)
+        if (f.file_index, f.file_count, f.streams) != (k, count, streams):
+            f.handle.close()
+            raise ContainerError("%s says it is file %d of %d with %d streams (swapped or renamed?)"
+                                 % (where, f.file_index, f.file_count, f.streams), 1)
+        return f
+
+    def _copy(self, k, count, streams, cid, why, lost):
+        """The buddy copy of file k's streams (file (k + 1) mod count of the buddy set), or None when
+        it fails too (lost says why); without a buddy set, file k's own failure stands."""
+        b = (k + 1) % count
+        name = _buddy_name(self.path, b)
+        try:
+            f = PhysicalFile(name)
+            if f.id != cid ^ BUDDY_ID_MASK or (f.file_index, f.file_count, f.streams) != (b, count, streams) \
+                    or not f.complete:
+                f.handle.close()
+                raise ContainerError("%s is not a complete buddy copy of file %d" % (name, k), 1)
+        except ContainerError as e:
+            if not any(os.path.exists(_buddy_name(self.path, i)) for i in (0, 1 % count)):
+                raise why
+            lost.append("%s; and its buddy copy: %s" % (why, e))
+            return None
+        self.notes.append("file %d: %s; its streams are read from the buddy copy %s" % (k, why, name))
+        return f
+
     def _map_streams(self):
-        self._streams = [None] * self.files[0].streams
+        self._streams = [None] * self.files[0].streams  # (every file, or copy, has the set's count)
         for f in self.files:
             for e in f.entries:
                 if self._streams[e["stream"]] is not None:
@@ -390,8 +446,9 @@ class Container:
 
     def verify(self, data=True):
         """Every trailer and (with data) every data checksum: a list of problems."""
-        problems = ["file %d of %d %s: 'ferry-container recover' rebuilds it from the chunk trailers"
-                    % (k, len(self.files), f.damage) for k, f in enumerate(self.files) if f.damage]
+        problems = list(self.notes)  # a file the buddy copy stood in for: its streams are safe, it is not
+        problems += ["file %d of %d %s: 'ferry-container recover' rebuilds it from the chunk trailers"
+                     % (k, len(self.files), f.damage) for k, f in enumerate(self.files) if f.damage]
         for s in self._streams:
             for b in range(s.chunks()):
                 problems.extend(self._verify_chunk(s, b, data))
@@ -427,6 +484,8 @@ def _main(argv):
 
 
 def _run(args, c):
+    for note in c.notes:
+        sys.stderr.write("ferry_container.py: %s\n" % note)
     if args[0] == "list":
         print("streams %d files %d %s" % (c.streams, len(c.files), "complete" if c.complete else "INCOMPLETE"))
         for s in c._streams:
