@@ -7,7 +7,9 @@
  * "fortran", the ferry container through its Fortran module (when built),
  * "collective", the ferry container in collective mode (collectors
  * write their group's chunks; --collectors, with --flush for flushes), and
- * "buddy", the ferry container with buddy copies (every stream written twice).
+ * "buddy", the ferry container with buddy copies (every stream written twice), and
+ * "stdio", the ferry container through a stdio FILE (ferry_container_fopen):
+ * fwrite and fread in --piece calls, as code written for task-local files.
  *
  * Three timed phases per contender and repetition, each from a barrier to
  * a barrier: create (create, open and close, no data: the metadata cost),
@@ -32,7 +34,7 @@
 #include "ferry_container.h"
 #include "progress/progress.h"
 
-enum { MAX_CONTENDERS = 7, MAX_REPS = BENCH_MAX_REPS, PHASES = 3 };
+enum { MAX_CONTENDERS = 8, MAX_REPS = BENCH_MAX_REPS, PHASES = 3 };
 enum { WRITE_CPU = PHASES, WRITE_DATA }; /* median_of's "phases": the write phase's processor time, its data calls */
 
 void ctr_failed(ctr_job_t *job, const char *who, const char *what)
@@ -168,17 +170,32 @@ static int ferry_step(ctr_job_t *job, void *arg, unsigned char *data, size_t len
     return rc != MPI_SUCCESS || done < len;
 }
 
-static void ferry_write_with(ctr_job_t *job, int collector_size, int buddy)
+/* The container parameters the job asks for (chunk, durability, checksums). */
+static ferry_container_params_t job_params(const ctr_job_t *job)
 {
     ferry_container_params_t p = {0};
-    ferry_container_modes_t modes = {collector_size, buddy};
     p.chunk_size = job->chunk;
     p.durable = job->sync;
     p.data_checksums = job->checksums ? 1 : FERRY_CONTAINER_CHECKSUMS_OFF;
+    return p;
+}
+
+/* How a contender moves a job's pieces through an open container handle. */
+typedef void ctr_handle_fn(ctr_job_t *job, ferry_container_t c);
+
+static void direct_pieces(ctr_job_t *job, ferry_container_t c)
+{
+    ctr_pieces(job, ferry_step, c);
+}
+
+static void ferry_write_with(ctr_job_t *job, int collector_size, int buddy, ctr_handle_fn *pieces)
+{
+    ferry_container_params_t p = job_params(job);
+    ferry_container_modes_t modes = {collector_size, buddy};
     ferry_container_t c;
     int rc = ferry_container_open_write_modes(MPI_COMM_WORLD, job->path, &p, &modes, &c);
     if (rc != MPI_SUCCESS) return ferry_failed(job, rc);
-    ctr_pieces(job, ferry_step, c);
+    pieces(job, c);
     ferry_container_info_t info;
     ferry_container_info(c, &info);
     job->meta = info.metadata_calls + 1; /* and the close of the file */
@@ -186,14 +203,23 @@ static void ferry_write_with(ctr_job_t *job, int collector_size, int buddy)
     if (rc != MPI_SUCCESS) ferry_failed(job, rc);
 }
 
+static void ferry_read_with(ctr_job_t *job, ctr_handle_fn *pieces)
+{
+    ferry_container_t c;
+    int rc = ferry_container_open_read(MPI_COMM_WORLD, job->path, &c);
+    if (rc != MPI_SUCCESS) return ferry_failed(job, rc);
+    pieces(job, c);
+    ferry_container_close(&c);
+}
+
 static void ferry_write(ctr_job_t *job)
 {
-    ferry_write_with(job, 0, 0);
+    ferry_write_with(job, 0, 0, direct_pieces);
 }
 
 static void buddy_write(ctr_job_t *job)
 {
-    ferry_write_with(job, 0, 1);
+    ferry_write_with(job, 0, 1, direct_pieces);
 }
 
 static void buddy_remove(ctr_job_t *job)
@@ -206,16 +232,45 @@ static void buddy_remove(ctr_job_t *job)
 
 static void collective_write(ctr_job_t *job)
 {
-    ferry_write_with(job, job->collectors ? job->collectors : FERRY_CONTAINER_COLLECTOR_PER_NODE, 0);
+    ferry_write_with(job, job->collectors ? job->collectors : FERRY_CONTAINER_COLLECTOR_PER_NODE, 0, direct_pieces);
 }
 
 static void ferry_read(ctr_job_t *job)
 {
-    ferry_container_t c;
-    int rc = ferry_container_open_read(MPI_COMM_WORLD, job->path, &c);
-    if (rc != MPI_SUCCESS) return ferry_failed(job, rc);
-    ctr_pieces(job, ferry_step, c);
-    ferry_container_close(&c);
+    ferry_read_with(job, direct_pieces);
+}
+
+/* ---- the ferry container through a stdio FILE (ferry_container_fopen) ---- */
+
+static int stdio_step(ctr_job_t *job, void *arg, unsigned char *data, size_t len)
+{
+    FILE *f = arg;
+    size_t done = job->writing ? fwrite(data, 1, len, f) : fread(data, 1, len, f);
+    long long end = data - job->buf + (long long)len, every = job->flush_every;
+    if (done == len && job->writing && every && end / every > (end - (long long)len) / every && fflush(f) != 0)
+        done = 0;
+    if (done < len) ctr_failed(job, "stdio", ferry_container_error_message());
+    return done < len;
+}
+
+/* Opens a FILE over the handle's stream, runs the pieces through it and
+ * closes it (so its buffer reaches the stream before the container closes). */
+static void stdio_pieces(ctr_job_t *job, ferry_container_t c)
+{
+    FILE *f = ferry_container_fopen(c, job->writing ? "wb" : "rb");
+    if (!f) return ctr_failed(job, "stdio", ferry_container_error_message());
+    ctr_pieces(job, stdio_step, f);
+    if (fclose(f) != 0) ctr_failed(job, "stdio", ferry_container_error_message());
+}
+
+static void stdio_write(ctr_job_t *job)
+{
+    ferry_write_with(job, 0, 0, stdio_pieces);
+}
+
+static void stdio_read(ctr_job_t *job)
+{
+    ferry_read_with(job, stdio_pieces);
 }
 
 void ctr_remove_shared(ctr_job_t *job)
@@ -229,6 +284,7 @@ static const ctr_contender_t builtin[] = {
     {"sharedfile", sharedfile_run, sharedfile_run, ctr_remove_shared},
     {"collective", collective_write, ferry_read, ctr_remove_shared},
     {"buddy", buddy_write, ferry_read, buddy_remove},
+    {"stdio", stdio_write, stdio_read, ctr_remove_shared},
 };
 
 /* ---- the run ---- */
@@ -259,7 +315,7 @@ static const cli_option_t ctr_options[] = {
     {"collectors", 0, CLI_INT, offsetof(ctr_config_t, collectors), 0, 1 << 30, NULL,
      "collective: ranks per collector (0: one collector per node)"},
     {"only", 0, CLI_TEXT, offsetof(ctr_config_t, only), 0, 0, NULL,
-     "contenders to run, comma-separated from tasklocal,ferry,sharedfile,collective,buddy,sionlib,fortran (unset: "
+     "contenders to run, comma-separated from tasklocal,ferry,sharedfile,collective,buddy,stdio,sionlib,fortran (unset: "
      "every one built; "
      "fortran: the ferry container through the Fortran module ferry_container); "
      "'baseline': none of them (the run strace subtracts when counting system calls)"},
@@ -381,7 +437,8 @@ static void turn(const ctr_config_t *o, ctr_results_t *r, int c, int rep, ctr_jo
 static int pick_contenders(const ctr_config_t *o, ctr_results_t *r)
 {
     const ctr_contender_t *all[MAX_CONTENDERS] = {&builtin[0], &builtin[1], &builtin[2], &builtin[3],
-                                                  &builtin[4], bench_container_sionlib(), bench_container_fortran()};
+                                                  &builtin[4], &builtin[5], bench_container_sionlib(),
+                                                  bench_container_fortran()};
     for (int i = 0; i < MAX_CONTENDERS; i++)
         if (all[i] && (!o->only[0] || strstr(o->only, all[i]->name))) r->who[r->n++] = all[i];
     return r->n > 0 || strcmp(o->only, "baseline") == 0 ? 0 : -1;
