@@ -82,6 +82,13 @@ typedef struct ferry_ckpt_options {
     MPI_Info info;   /* borrowed for the call; MPI_INFO_NULL or 0 for none */
     int series;      /* 1: every write appends its step as a record of one file "<base>.nc" along the
                         record dimension time (steer or gather; see ferry_ckpt_write) */
+    /* Multi-level checkpoints (docs/checkpoint.md "Multi-level checkpoints"); new fields at the end,
+     * zero (the default of a designated or zero initialiser) leaves them off. */
+    const char *local_dir; /* node-local directory (a tmpfs, a local disk): level 1, every rank's own
+                              block file; a "%n" in it becomes the node's number; NULL: off */
+    int partner;           /* 1: level 2, a copy of every rank's level-1 file on a rank of the next node */
+    int drain;             /* 1: level 3, the ordinary netCDF checkpoint in base's directory, written
+                              from the level-1 copy in the background (ferry_ckpt_drain_wait) */
 } ferry_ckpt_options_t;
 
 /* One variable: the global array and this rank's block of it. */
@@ -104,7 +111,8 @@ typedef struct ferry_ckpt_info {
     int writer_ranks;  /* how many ranks wrote the file */
     int strategy;      /* how it was written */
     int fallbacks;     /* newer checkpoints skipped because they were incomplete or corrupt */
-    char path[4096];
+    char path[4096];   /* level 1 or 2: rank 0's own (1) or its partner's (2) file */
+    int level;         /* where the restart found it: 1 node-local, 2 a partner's copy, 3 the netCDF file */
 } ferry_ckpt_info_t;
 
 /* Collective. A checkpoint set named by base ("dir/name"); opt may be NULL
@@ -155,6 +163,10 @@ FERRY_API int ferry_ckpt_read_file(ferry_ckpt_t ck, const char *path, void *cons
  * data, MPI_ERR_UNSUPPORTED_OPERATION for a netCDF file without checksums)
  * whose string says what is wrong. */
 FERRY_API int ferry_ckpt_verify(MPI_Comm comm, const char *path);
+/* Collective (a set with local_dir and drain): waits for the drain of the last multi-level write to
+ * the shared directory and returns its outcome (MPI_SUCCESS when no drain is pending). A failed
+ * drain leaves the step at levels 1 and 2 and the set's earlier netCDF checkpoints as they were. */
+FERRY_API int ferry_ckpt_drain_wait(ferry_ckpt_t ck);
 /* Local: the file name of step in the set. */
 FERRY_API int ferry_ckpt_path(ferry_ckpt_t ck, long long step, char *path, int len);
 /* Local: the most memory the module held at once on this rank so far (gather:
