@@ -141,7 +141,9 @@ FERRY_API int ferry_ckpt_put_att(ferry_ckpt_t ck, int varid, const char *name, M
  * commits it, removes the set's checkpoints of higher steps (an earlier
  * series) and drops those beyond the newest K. The buffers are byte-swapped
  * in place during the call and restored before it returns, also when it
- * fails. */
+ * fails. A set with local_dir writes the step to node-local storage and the
+ * partner's, and drains it to the shared directory in the background
+ * (docs/checkpoint.md "Multi-level checkpoints"): the buffers are only read. */
 FERRY_API int ferry_ckpt_write(ferry_ckpt_t ck, long long step, double time, void *const *bufs);
 /* Collective: the same into one named file (temporary name, sync, rename). */
 FERRY_API int ferry_ckpt_write_file(ferry_ckpt_t ck, const char *path, long long step, double time,
@@ -152,7 +154,9 @@ FERRY_API int ferry_ckpt_write_file(ferry_ckpt_t ck, const char *path, long long
  * foreign files are skipped with a message). When the newest intact
  * checkpoint does not hold a declared variable, or holds it with another type
  * or global shape, the declarations are wrong, not the files: MPI_ERR_ARG,
- * MPI_ERR_TYPE or MPI_ERR_DIMS naming the variable, and no fallback. */
+ * MPI_ERR_TYPE or MPI_ERR_DIMS naming the variable, and no fallback. A set with
+ * local_dir takes the newest step whole at any level, the fastest first (its
+ * node-local files, the partners' copies, the netCDF file; info.level). */
 FERRY_API int ferry_ckpt_restart(ferry_ckpt_t ck, void *const *bufs, ferry_ckpt_info_t *info);
 /* Collective: reads one file (checksums verified) into this rank's blocks. A
  * netCDF file ferry did not write (no checksums) is read unverified; its

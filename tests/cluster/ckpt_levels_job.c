@@ -45,7 +45,10 @@ static ferry_ckpt_t make(const char *base, const char *local, int partner, int d
     ferry_ckpt_options_t o = {.strategy = FERRY_CKPT_STEER, .local_dir = local, .partner = partner, .drain = drain};
     ferry_ckpt_t ck;
     int dims[2], id;
+    MPI_Info_create(&o.info);
+    MPI_Info_set(o.info, "ferry_ckpt_keep", "1"); /* node-local storage is memory */
     OK(ferry_ckpt_create(MPI_COMM_WORLD, base, &o, &ck));
+    MPI_Info_free(&o.info);
     OK(ferry_ckpt_def_dim(ck, "y", rows * nprocs, &dims[0]));
     OK(ferry_ckpt_def_dim(ck, "x", COLS, &dims[1]));
     MPI_Offset start[2] = {rows * rank, 0}, count[2] = {rows, COLS};

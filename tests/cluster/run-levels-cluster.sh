@@ -32,7 +32,7 @@ ranks=$((nodes * per_node))
 
 exec 9>/run/ferry-cluster.lock
 flock 9
-"$cluster" up --nodes "$nodes" >/dev/null || exit 1
+FERRY_CLUSTER_LOCAL_SIZE=${FERRY_CLUSTER_LOCAL_SIZE:-1G} "$cluster" up --nodes "$nodes" >/dev/null || exit 1
 trap '"$cluster" down >/dev/null 2>&1' EXIT
 eval "$("$cluster" env)"
 dir=$FERRY_CLUSTER_MOUNT/levels.$$ local=$FERRY_CLUSTER_LOCAL
@@ -42,6 +42,7 @@ status=0
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ $timing = 1 ]; then
   run time "$dir" "$local" "$mib" "$reps" || status=1
+  for n in $FERRY_CLUSTER_NODES; do "$cluster" exec "$n" -- sh -c "rm -f $local/time*"; done
   echo "load after timing: $(cut -d' ' -f1-3 /proc/loadavg)"
 fi
 run write "$dir" "$local" "$mib" 1 && run write "$dir" "$local" "$mib" 2 || status=1
