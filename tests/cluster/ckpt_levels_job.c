@@ -81,14 +81,16 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* One timed write of set ck (and, when drained, its drain_wait into *drain). */
-static double timed_write(ferry_ckpt_t ck, double *buf, long long step, double *drain)
+/* One timed write of set ck; when drained, compute_ms of "computation" (a sleep: the cores are
+ * the drain's meanwhile) and then its drain_wait, timed into *drain. */
+static double timed_write(ferry_ckpt_t ck, double *buf, long long step, double *drain, int compute_ms)
 {
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
     OK(ferry_ckpt_write(ck, step, (double)step, (void *[]){buf}));
     double t = slowest(MPI_Wtime() - t0);
     if (drain) {
+        if (compute_ms) usleep((useconds_t)compute_ms * 1000);
         t0 = MPI_Wtime();
         OK(ferry_ckpt_drain_wait(ck));
         *drain = slowest(MPI_Wtime() - t0);
@@ -98,24 +100,27 @@ static double timed_write(ferry_ckpt_t ck, double *buf, long long step, double *
 
 static void run_time(const char *dir, const char *local, int reps, double *buf)
 {
-    enum { KINDS = 5 };
-    static const char *names[KINDS] = {"shared file (ferry_ckpt_write)", "level 1", "level 1 + partner",
-                                       "drained: write call (levels 1+2)", "drained: drain_wait after it"};
-    char base[4][1024];
-    for (int k = 0; k < 4; k++) snprintf(base[k], sizeof base[k], "%s/time%d", dir, k);
-    ferry_ckpt_t set[4] = {make(base[0], NULL, 0, 0), make(base[1], local, 0, 0), make(base[2], local, 1, 0),
-                           make(base[3], local, 1, 1)};
-    double *t = calloc((size_t)reps * KINDS, sizeof *t);
+    enum { SETS = 5, ROWS = 7, COMPUTE_MS = 2000 };
+    static const char *names[ROWS] = {"shared file (ferry_ckpt_write)", "level 1", "level 1 + partner",
+                                      "drained: write call (levels 1+2)", "drained: drain_wait at once",
+                                      "drained, 2 s compute: write call", "drained, 2 s compute: drain_wait"};
+    char base[SETS][1024];
+    for (int k = 0; k < SETS; k++) snprintf(base[k], sizeof base[k], "%s/time%d", dir, k);
+    ferry_ckpt_t set[SETS] = {make(base[0], NULL, 0, 0), make(base[1], local, 0, 0), make(base[2], local, 1, 0),
+                              make(base[3], local, 1, 1), make(base[4], local, 1, 1)};
+    static const int row_of[SETS] = {0, 1, 2, 3, 5};
+    double *t = calloc((size_t)reps * ROWS, sizeof *t);
     for (int r = 0; r < reps; r++) {
         fill(buf, r + 1);
-        for (int k = 0; k < 4; k++) { /* alternating: every rep runs each kind once, rotated */
-            int kind = (k + r) % 4;
-            t[kind * reps + r] = timed_write(set[kind], buf, r + 1, kind == 3 ? &t[4 * reps + r] : NULL);
+        for (int k = 0; k < SETS; k++) { /* alternating: every rep runs each kind once, rotated */
+            int kind = (k + r) % SETS, row = row_of[kind];
+            t[row * reps + r] = timed_write(set[kind], buf, r + 1, kind >= 3 ? &t[(row + 1) * reps + r] : NULL,
+                                            kind == 4 ? COMPUTE_MS : 0);
         }
     }
-    for (int k = 0; rank == 0 && k < KINDS; k++)
+    for (int k = 0; rank == 0 && k < ROWS; k++)
         printf("| %-34s | %9.1f ms |\n", names[k], 1e3 * median(t + (size_t)k * reps, reps));
-    for (int k = 0; k < 4; k++) ferry_ckpt_free(&set[k]);
+    for (int k = 0; k < SETS; k++) ferry_ckpt_free(&set[k]);
     free(t);
 }
 

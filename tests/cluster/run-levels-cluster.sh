@@ -7,9 +7,10 @@
 #   1. (unless --no-time) R alternating runs: the shared-file write against level 1 and level 1 +
 #      partner copy, and a drained write (its call, then its drain_wait); medians, slowest rank;
 #   2. steps 1 and 2 written at every level; node 2's local storage emptied; restart: step 2 from
-#      level 2 (the partner copies on node 1... and node 3), every value checked;
+#      level 2 (the partner copies on node 3, or node 1 with 2 nodes), every value checked;
 #   3. step 3 written, the job killed (SIGKILL on every rank) while its drain runs; restart: step 3
-#      from level 1, every value checked; no netCDF file of step 3.
+#      from level 1, every value checked; no netCDF file of step 3;
+#   4. every node's local storage emptied; restart: step 2 from level 3 (the netCDF file).
 # Holds /run/ferry-cluster.lock, brings the cluster up with N nodes (default 2) and takes it down.
 set -uo pipefail
 root_dir=$(cd "$(dirname "$0")/../.." && pwd)
@@ -52,6 +53,9 @@ run restart "$dir" "$local" "$mib" 2 2 || status=1
 FERRY_CLUSTER_MPIRUN_ARGS="-x FERRY_CKPT_DRAIN_DELAY=5000" run write "$dir" "$local" "$mib" 3 die >/dev/null 2>&1
 [ -e "$dir/ml.000000000003.nc" ] && { echo "the killed drain committed step 3"; status=1; }
 run restart "$dir" "$local" "$mib" 3 1 || status=1
+for n in $FERRY_CLUSTER_NODES; do "$cluster" exec "$n" -- sh -c "rm -f $local/*"; done
+echo "every node's local storage emptied"
+run restart "$dir" "$local" "$mib" 2 3 || status=1   # step 3 was never drained: step 2's netCDF file
 rm -rf "$dir"
 echo "run-levels-cluster: $([ $status = 0 ] && echo passed || echo FAILED) ($nodes nodes x $per_node ranks, $mib MiB per rank)"
 exit $status
