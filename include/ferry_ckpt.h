@@ -111,7 +111,7 @@ typedef struct ferry_ckpt_info {
     int writer_ranks;  /* how many ranks wrote the file */
     int strategy;      /* how it was written */
     int fallbacks;     /* newer checkpoints skipped because they were incomplete or corrupt */
-    char path[4096];   /* level 1 or 2: rank 0's own (1) or its partner's (2) file */
+    char path[4096];   /* levels 1-2: rank 0's level-1 file (the name of its partner copy when it took one) */
     int level;         /* where the restart found it: 1 node-local, 2 a partner's copy, 3 the netCDF file */
 } ferry_ckpt_info_t;
 

@@ -3,7 +3,7 @@
 # checkpoints"): every node's local storage is its own tmpfs at /mnt/ferry-local, the shared
 # directory is on the GlusterFS volume.
 #
-# usage: tests/cluster/run-levels-cluster.sh [--nodes N] [--per-node K] [--mib M] [--reps R] [--no-time] BUILD_DIR
+# usage: [FERRY_MPI=mpich] tests/cluster/run-levels-cluster.sh [--nodes N] [--per-node K] [--mib M] [--reps R] [--no-time] BUILD_DIR
 #   1. (unless --no-time) R alternating runs: the shared-file write against level 1 and level 1 +
 #      partner copy, and a drained write (its call, then its drain_wait); medians, slowest rank;
 #   2. steps 1 and 2 written at every level; node 2's local storage emptied; restart: step 2 from
@@ -50,7 +50,9 @@ run write "$dir" "$local" "$mib" 1 && run write "$dir" "$local" "$mib" 2 || stat
 "$cluster" exec n2 -- sh -c "rm -f $local/*"   # node 2's local storage lost
 echo "node n2's local storage emptied"
 run restart "$dir" "$local" "$mib" 2 2 || status=1
-FERRY_CLUSTER_MPIRUN_ARGS="-x FERRY_CKPT_DRAIN_DELAY=5000" run write "$dir" "$local" "$mib" 3 die >/dev/null 2>&1
+delay="-x FERRY_CKPT_DRAIN_DELAY=5000"
+[ "${FERRY_MPI:-openmpi}" = mpich ] && delay="-genv FERRY_CKPT_DRAIN_DELAY 5000"
+FERRY_CLUSTER_MPIRUN_ARGS=$delay run write "$dir" "$local" "$mib" 3 die >/dev/null 2>&1
 [ -e "$dir/ml.000000000003.nc" ] && { echo "the killed drain committed step 3"; status=1; }
 run restart "$dir" "$local" "$mib" 3 1 || status=1
 for n in $FERRY_CLUSTER_NODES; do "$cluster" exec "$n" -- sh -c "rm -f $local/*"; done
