@@ -4,7 +4,7 @@
  * 1), each node's local storage a directory of its own ("node%n"). Every
  * restart is checked value for value (bits) with untouched halos, and says
  * which level served it:
- *   - level 1 after a whole write; the drain's netCDF file exists;
+ *   - level 1 after a whole write; the drain's netCDF file exists; keep 2 prunes node-local files;
  *   - node 1's local files lost: level 2, the partner copies on node 0;
  *   - one rank's level-1 file damaged (a flipped data byte): level 2;
  *   - every node-local file lost: level 3, the drained netCDF file;
@@ -103,6 +103,14 @@ static void two_nodes(const char *base)
     lose(1, ".r"); /* node 1 (ranks 2 and 3, and the copies of ranks 0 and 1) lost */
     restart_from(ck, &v, 2, 2);
     write_step(ck, &v, 3); /* writes node 1's files again */
+    char kept[1300];
+    MPI_Barrier(MPI_COMM_WORLD); /* every rank prunes its own files after the write's agreement */
+    snprintf(kept, sizeof kept, "%s/lv.%012d.r0", node_dir[0], 1); /* keep 2: step 1 pruned, 2 kept */
+    FT_CHECK(!cc_exists(kept));
+    snprintf(kept, sizeof kept, "%s/lv.%012d.r0", node_dir[0], 2);
+    FT_CHECK(cc_exists(kept));
+    snprintf(kept, sizeof kept, "%s/lv.%012d.r2.partner", node_dir[0], 2);
+    FT_CHECK(cc_exists(kept));
     FT_OK(ferry_ckpt_drain_wait(ck));
     damage(0, 3, 1);
     restart_from(ck, &v, 3, 2);
