@@ -145,7 +145,7 @@ void ferry__ckpt_drain_free(ferry_ckpt_t ck)
     ferry__ckpt_drain_t *d = ck->levels->drain_state;
     if (!d) return;
     if (d->pending && d->threaded) pthread_join(d->thread, NULL);
-    else if (d->pending)
+    else if (d->pending && ck->rank == 0)
         fprintf(stderr, "ferry_ckpt_free: %s: the drain of step %lld never ran (no ferry_ckpt_drain_wait): it stays "
                         "at the node-local levels\n", ck->base, d->step);
     ferry_ckpt_free(&d->shadow);

@@ -13,7 +13,8 @@
  *     stands, and the restart takes level 1 of the new step;
  *   - another decomposition: level 1 and 2 refused, level 3 serves;
  *   - nothing whole at any level: MPI_ERR_NO_SUCH_FILE on every rank;
- *   - one node only (no hook): level 2 skipped, a lost rank file falls to level 3.
+ *   - one node only: level 2 skipped, a lost rank file falls to level 3; a set freed with its
+ *     drain pending joins it on a thread (the netCDF file exists), else drops it (none).
  * Argument "single": MPI_THREAD_SINGLE (the drain runs at drain_wait), else
  * MPI_THREAD_MULTIPLE when the MPI gives it (a drain thread).
  */
@@ -29,6 +30,7 @@
 enum { N = 64 };
 
 static char local_root[512], node_dir[2][600];
+static int threaded; /* MPI_THREAD_MULTIPLE: the drain runs on a thread */
 
 /* Rank 0 removes the files of one simulated node (or all nodes: -1) whose name contains what; collective. */
 static void lose(int node, const char *what)
@@ -155,6 +157,15 @@ static void one_node(const char *base)
     restart_from(ck, &v, 1, 1);
     lose(0, "one.000000000001.r1");
     restart_from(ck, &v, 1, 3);
+    write_step(ck, &v, 2); /* freed with its drain pending: joined on a thread, else dropped */
+    ferry_ckpt_free(&ck);
+    char shared[1200];
+    free(v.buf);
+    ck = make(base, 11, 1, &v); /* clears v */
+    cc_fill(&v, 0, 0);
+    FT_OK(ferry_ckpt_path(ck, 2, shared, sizeof shared));
+    FT_EQ(cc_exists(shared), threaded);
+    restart_from(ck, &v, 2, 1);
     ferry_ckpt_free(&ck);
     free(v.buf);
 }
@@ -168,6 +179,7 @@ int main(int argc, char **argv)
         return ft_finish();
     }
     if (ft_rank == 0) printf("ckpt_levels: thread level %d\n", provided);
+    threaded = provided == MPI_THREAD_MULTIPLE;
     setenv("FERRY_CKPT_NODE_SIZE", "2", 1);
     snprintf(local_root, sizeof local_root, "%s", ft_path("local/node%n"));
     for (int m = 0; m < 2; m++) snprintf(node_dir[m], sizeof node_dir[m], "%s/node%d", ft_path("local"), m);
