@@ -82,6 +82,13 @@ typedef struct ferry_ckpt_options {
     MPI_Info info;   /* borrowed for the call; MPI_INFO_NULL or 0 for none */
     int series;      /* 1: every write appends its step as a record of one file "<base>.nc" along the
                         record dimension time (steer or gather; see ferry_ckpt_write) */
+    /* Multi-level checkpoints (docs/checkpoint.md "Multi-level checkpoints"); new fields at the end,
+     * zero (the default of a designated or zero initialiser) leaves them off. */
+    const char *local_dir; /* node-local directory (a tmpfs, a local disk): level 1, every rank's own
+                              block file; a "%n" in it becomes the node's number; NULL: off */
+    int partner;           /* 1: level 2, a copy of every rank's level-1 file on a rank of the next node */
+    int drain;             /* 1: level 3, the ordinary netCDF checkpoint in base's directory, written
+                              from the level-1 copy in the background (ferry_ckpt_drain_wait) */
 } ferry_ckpt_options_t;
 
 /* One variable: the global array and this rank's block of it. */
@@ -104,7 +111,8 @@ typedef struct ferry_ckpt_info {
     int writer_ranks;  /* how many ranks wrote the file */
     int strategy;      /* how it was written */
     int fallbacks;     /* newer checkpoints skipped because they were incomplete or corrupt */
-    char path[4096];
+    char path[4096];   /* levels 1-2: rank 0's level-1 file (the name of its partner copy when it took one) */
+    int level;         /* where the restart found it: 1 node-local, 2 a partner's copy, 3 the netCDF file */
 } ferry_ckpt_info_t;
 
 /* Collective. A checkpoint set named by base ("dir/name"); opt may be NULL
@@ -133,7 +141,9 @@ FERRY_API int ferry_ckpt_put_att(ferry_ckpt_t ck, int varid, const char *name, M
  * commits it, removes the set's checkpoints of higher steps (an earlier
  * series) and drops those beyond the newest K. The buffers are byte-swapped
  * in place during the call and restored before it returns, also when it
- * fails. */
+ * fails. A set with local_dir writes the step to node-local storage and the
+ * partner's, and drains it to the shared directory in the background
+ * (docs/checkpoint.md "Multi-level checkpoints"): the buffers are only read. */
 FERRY_API int ferry_ckpt_write(ferry_ckpt_t ck, long long step, double time, void *const *bufs);
 /* Collective: the same into one named file (temporary name, sync, rename). */
 FERRY_API int ferry_ckpt_write_file(ferry_ckpt_t ck, const char *path, long long step, double time,
@@ -144,7 +154,9 @@ FERRY_API int ferry_ckpt_write_file(ferry_ckpt_t ck, const char *path, long long
  * foreign files are skipped with a message). When the newest intact
  * checkpoint does not hold a declared variable, or holds it with another type
  * or global shape, the declarations are wrong, not the files: MPI_ERR_ARG,
- * MPI_ERR_TYPE or MPI_ERR_DIMS naming the variable, and no fallback. */
+ * MPI_ERR_TYPE or MPI_ERR_DIMS naming the variable, and no fallback. A set with
+ * local_dir takes the newest step whole at any level, the fastest first (its
+ * node-local files, the partners' copies, the netCDF file; info.level). */
 FERRY_API int ferry_ckpt_restart(ferry_ckpt_t ck, void *const *bufs, ferry_ckpt_info_t *info);
 /* Collective: reads one file (checksums verified) into this rank's blocks. A
  * netCDF file ferry did not write (no checksums) is read unverified; its
@@ -155,6 +167,10 @@ FERRY_API int ferry_ckpt_read_file(ferry_ckpt_t ck, const char *path, void *cons
  * data, MPI_ERR_UNSUPPORTED_OPERATION for a netCDF file without checksums)
  * whose string says what is wrong. */
 FERRY_API int ferry_ckpt_verify(MPI_Comm comm, const char *path);
+/* Collective (a set with local_dir and drain): waits for the drain of the last multi-level write to
+ * the shared directory and returns its outcome (MPI_SUCCESS when no drain is pending). A failed
+ * drain leaves the step at levels 1 and 2 and the set's earlier netCDF checkpoints as they were. */
+FERRY_API int ferry_ckpt_drain_wait(ferry_ckpt_t ck);
 /* Local: the file name of step in the set. */
 FERRY_API int ferry_ckpt_path(ferry_ckpt_t ck, long long step, char *path, int len);
 /* Local: the most memory the module held at once on this rank so far (gather:

@@ -92,6 +92,7 @@ int ferry_ckpt_create(MPI_Comm comm, const char *base, const ferry_ckpt_options_
     }
     cls = ferry__error_agree(dup, cls, "ferry_ckpt_create");
     if (!cls) cls = ferry__error_agree(dup, agree_alignment(ck), "ferry_ckpt_create");
+    if (!cls) cls = ferry__ckpt_levels_setup(ck, opt); /* agreed */
     if (cls) {
         if (ck) ferry_ckpt_free(&ck);
         else MPI_Comm_free(&dup);
@@ -133,6 +134,7 @@ int ferry_ckpt_free(ferry_ckpt_t *ckp)
 {
     ferry_ckpt_t ck = ckp ? *ckp : NULL;
     if (!ck) return MPI_SUCCESS;
+    ferry__ckpt_levels_free(ck);
     for (int i = 0; i < ck->nvars; i++) free_var(&ck->vars[i]);
     for (int i = 0; i < ck->ndims; i++) ferry__free(ck->dims[i].name);
     ferry__free(ck->vars);

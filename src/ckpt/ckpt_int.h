@@ -128,6 +128,8 @@ struct ferry_ckpt {
     unsigned char *stage;
     size_t stage_cap;
     struct ferry__ckpt_kept *kept; /* owned; NULL until a steer or stack write */
+    struct ferry__ckpt_levels *levels; /* multi-level checkpoints (levels.c); NULL: off */
+    long long defs_version;            /* counts definition changes (a drain's shadow set follows them) */
 };
 
 /* memory.c: allocation that counts what the module holds (ferry_ckpt_peak_memory). */
@@ -347,6 +349,71 @@ int ferry__ckpt_series_read(ferry_ckpt_t ck, ferry__ckpt_file_t *f, ferry__ckpt_
                             ferry_ckpt_info_t *info);
 /* read.c, collective: an image file's (or record's) data into bufs, as the set's strategy reads. */
 int ferry__ckpt_read_image(ferry_ckpt_t ck, ferry__ckpt_file_t *f, const ferry__ckpt_nc_t *nc, void *const *bufs);
+
+/* defs.c: FNV-1a 64 of n bytes. */
+uint64_t ferry__ckpt_fnv1a(const unsigned char *p, size_t n);
+
+/* Multi-level checkpoints (docs/checkpoint.md). Level 1: every rank's blocks, packed in native
+ * order behind a small header (step, time, decomposition, checksums), in "<local_dir>/<name>.<step,
+ * 12 digits>.r<rank>"; level 2: the same bytes on the partner rank (the same local index on the
+ * next node) as "....r<rank>.partner"; level 3: the set's ordinary netCDF checkpoint, drained from
+ * the level-1 copy (drain.c). */
+typedef struct ferry__ckpt_levels {
+    char *dir, *name;     /* the node-local directory ("%n" expanded) and the set's base name; owned */
+    int partner, drain;   /* levels 2 and 3 asked for */
+    int node, nodes;      /* this rank's node and how many nodes the set spans */
+    int *holder;          /* [nprocs]: the rank keeping rank r's partner copy, or -1 (one node); owned */
+    unsigned char *image; /* this rank's last level-1 image (header and data); owned */
+    size_t image_len, image_cap;
+    double time;          /* the time of the last image unpacked */
+    struct ferry__ckpt_drain *drain_state; /* drain.c; NULL until the first drain */
+} ferry__ckpt_levels_t;
+/* levels.c. Collective (ferry_ckpt_create): the node map and the directory; 0 or an error class. */
+int ferry__ckpt_levels_setup(ferry_ckpt_t ck, const ferry_ckpt_options_t *opt);
+void ferry__ckpt_levels_free(ferry_ckpt_t ck);
+/* Collective, after the definitions are agreed: writes step at level 1 (and 2), keeps the image
+ * for the drain, prunes the node-local files. */
+int ferry__ckpt_levels_write(ferry_ckpt_t ck, long long step, double time, void *const *bufs);
+/* Local: this rank's newest level-1 or level-2 step below bound (own or held files), or -1. */
+long long ferry__ckpt_levels_newest(ferry_ckpt_t ck, long long bound);
+/* Collective: reads step from level 1, else level 2, into bufs; *level 1 or 2; MPI_ERR_NO_SUCH_FILE
+ * (agreed) when neither level holds the step whole for this decomposition. */
+int ferry__ckpt_levels_read(ferry_ckpt_t ck, long long step, void *const *bufs, int *level, ferry_ckpt_info_t *info);
+/* levels_io.c: the image's parts. */
+typedef struct ferry__ckpt_l1_head {
+    char magic[8];
+    uint32_t order, version;
+    int64_t step;
+    double time;
+    int32_t nprocs, rank, nvars, strategy;
+    uint64_t defs_hash; /* names, types, global shapes */
+    int64_t data_bytes;
+    uint64_t head_sum; /* FNV-1a of the header and variable records, this field 0 */
+} ferry__ckpt_l1_head_t;
+typedef struct ferry__ckpt_l1_var {
+    int64_t start[FERRY__CKPT_D], count[FERRY__CKPT_D];
+    uint64_t sum; /* the block's checksum (walk.c, the set's strategy) */
+} ferry__ckpt_l1_var_t;
+/* The image size of rank r's blocks. */
+size_t ferry__ckpt_l1_size(ferry_ckpt_t ck, int r);
+/* Local: packs this rank's blocks into ck->levels->image. */
+int ferry__ckpt_l1_pack(ferry_ckpt_t ck, long long step, double time, void *const *bufs);
+/* Local: 0 when image (len bytes) is rank r's image of step for this set's decomposition, and (r
+ * this rank) unpacks it into bufs with its checksums verified; else MPI_ERR_IO with why. */
+int ferry__ckpt_l1_unpack(ferry_ckpt_t ck, const unsigned char *image, size_t len, long long step, void *const *bufs);
+/* Local: writes len bytes to path (through "<path>.tmp", fsync, rename); 0 or MPI_ERR_IO/NO_SPACE. */
+int ferry__ckpt_l1_store(const char *path, const unsigned char *p, size_t len);
+/* Local: reads path, exactly len bytes expected, into p; 0 or MPI_ERR_IO / MPI_ERR_NO_SUCH_FILE. */
+int ferry__ckpt_l1_load(const char *path, unsigned char *p, size_t len);
+/* The path of rank r's level-1 file of step (holder: its partner copy) into out. */
+int ferry__ckpt_l1_path(ferry_ckpt_t ck, long long step, int r, int partner_copy, char *out, size_t len);
+/* drain.c. Collective: starts draining the image to level 3 (a thread at MPI_THREAD_MULTIPLE,
+ * else at the next ferry_ckpt_drain_wait or write). */
+int ferry__ckpt_drain_start(ferry_ckpt_t ck, long long step, double time);
+/* Collective: waits for (or runs) the pending drain; its outcome, or 0 when none. */
+int ferry__ckpt_drain_finish(ferry_ckpt_t ck);
+/* Local (ferry_ckpt_free): joins a drain thread, drops a pending drain with a message. */
+void ferry__ckpt_drain_free(ferry_ckpt_t ck);
 
 /* Local hex form of a checksum (16 digits and NUL). */
 void ferry__ckpt_hex(uint64_t sum, char out[17]);

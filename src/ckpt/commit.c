@@ -80,6 +80,7 @@ static int write_path(ferry_ckpt_t ck, const char *named, long long step, double
     cls = ferry__ckpt_defs_agree(ck, cls, "ferry_ckpt_write", call);
     if (cls) return cls;
     if (ck->series) return ferry__ckpt_series_write(ck, step, time, bufs);
+    if (ck->levels && !named) return ferry__ckpt_levels_write(ck, step, time, bufs);
     ferry__ckpt_txn_t t = {.sums = ferry__calloc((size_t)ck->nvars + 1, sizeof(uint64_t)),
                            .total = ferry__calloc((size_t)ck->nvars + 1, sizeof(uint64_t)),
                            .step = step,

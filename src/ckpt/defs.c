@@ -43,7 +43,6 @@ static void put_text(ferry__ckpt_bytes_t *b, const char *fmt, ...)
     ferry__ckpt_bytes_put(b, line, (size_t)n + 1);
 }
 
-static uint64_t fnv1a(const unsigned char *p, size_t n);
 
 /* One line per attribute: its start for the reader, a hash of all its values for the comparison. */
 static void att_lines(const char *owner, const ferry__ckpt_nc_atts_t *atts, ferry__ckpt_bytes_t *b)
@@ -52,7 +51,7 @@ static void att_lines(const char *owner, const ferry__ckpt_nc_atts_t *atts, ferr
         const ferry__ckpt_nc_att_t *a = &atts->atts[i];
         size_t bytes = (size_t)a->nelems * (size_t)ferry__ckpt_nc_type_size(a->type);
         char hash[17];
-        ferry__ckpt_hex(fnv1a(a->values, bytes), hash);
+        ferry__ckpt_hex(ferry__ckpt_fnv1a(a->values, bytes), hash);
         int shown = a->type == NC_CHAR ? (int)(a->nelems < 40 ? a->nelems : 40) : 0;
         put_text(b, "attribute %s:%s: %lld %s, '%.*s' (values %s)", owner, a->name, (long long)a->nelems,
                  ferry__ckpt_nc_type_name(a->type), shown, (const char *)a->values, hash);
@@ -87,7 +86,7 @@ static int defs_text(ferry_ckpt_t ck, const char *call, ferry__ckpt_bytes_t *b)
     return b->failed ? ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory for the definitions") : 0;
 }
 
-static uint64_t fnv1a(const unsigned char *p, size_t n)
+uint64_t ferry__ckpt_fnv1a(const unsigned char *p, size_t n)
 {
     uint64_t h = 0xcbf29ce484222325ull;
     for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
@@ -206,7 +205,7 @@ int ferry__ckpt_defs_agree(ferry_ckpt_t ck, int local_cls, const char *what, con
 {
     ferry__ckpt_bytes_t text = {0};
     int cls = local_cls ? local_cls : defs_text(ck, call, &text);
-    uint64_t h = text.p ? fnv1a(text.p, text.len) : 0;
+    uint64_t h = text.p ? ferry__ckpt_fnv1a(text.p, text.len) : 0;
     int64_t values[3] = {(int64_t)h, (int64_t)~h, !ck->shared};
     cls = ferry__error_agree_max(ck->comm, cls, what, values, 3);
     if (!cls && ((uint64_t)values[0] != h || (uint64_t)values[1] != ~h)) cls = name_difference(ck, &text, what);
@@ -224,5 +223,6 @@ int ferry__ckpt_check_overlaps(ferry_ckpt_t ck, const char *what)
 void ferry__ckpt_defs_changed(ferry_ckpt_t ck)
 {
     ck->shared = 0;
+    ck->defs_version++;
     if (ck->kept) ck->kept->valid = 0; /* the blocks may change: the kept types with them */
 }

@@ -7,6 +7,7 @@
  * verify.c, read.c, series.c), and nothing calls back here; the write side
  * (commit.c, txn.c) never calls it, nor it them.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -25,6 +26,7 @@ static void fill_info(const ferry__ckpt_nc_t *nc, const char *path, ferry_ckpt_i
     info->strategy = strcmp(strategy, "stack") == 0 ? FERRY_CKPT_STACK
                      : strcmp(strategy, "gather") == 0 ? FERRY_CKPT_GATHER : FERRY_CKPT_STEER;
     snprintf(info->path, sizeof info->path, "%s", path);
+    info->level = 3;
 }
 
 /* A file's header as read: the model and the bytes up to its first data variable. */
@@ -145,6 +147,45 @@ static int restart_series(ferry_ckpt_t ck, void *const *bufs, ferry_ckpt_info_t 
     return cls;
 }
 
+/* Collective: step from the set's netCDF file (level 3) when it is one of the shared steps. */
+static int restart_shared(ferry_ckpt_t ck, long long step, int listed, void *const *bufs, ferry_ckpt_info_t *info,
+                          int *how)
+{
+    char path[4200];
+    *how = READ_BAD_FILE;
+    if (!listed || ferry__ckpt_step_path(ck, step, path, sizeof path)) return MPI_ERR_NO_SUCH_FILE;
+    int cls = read_file(ck, path, bufs, info, 1, how);
+    if (cls && *how == READ_BAD_FILE && ck->rank == 0)
+        fprintf(stderr, "ferry_ckpt: restart: skipping %s: %s\n", path, ferry__error_message());
+    return cls;
+}
+
+/* Collective, a multi-level set: the newest step whole at any level, the fastest level first (level
+ * 1, level 2, the netCDF file), falling back step by step. */
+static int restart_levels(ferry_ckpt_t ck, long long *steps, int n, void *const *bufs, ferry_ckpt_info_t *info)
+{
+    int cls = ferry__ckpt_drain_finish(ck), how = READ_BAD_FILE, level = 0, tried = 0;
+    if (cls && ck->rank == 0) fprintf(stderr, "ferry_ckpt_restart: %s\n", ferry__error_message());
+    for (int64_t bound = INT64_MAX;; tried++) {
+        int64_t step = ferry__ckpt_levels_newest(ck, bound);
+        for (int i = 0; i < n; i++)
+            if (steps[i] < bound && steps[i] > step) step = steps[i];
+        cls = ferry__error_agree_max(ck->comm, 0, "ferry_ckpt_restart", &step, 1);
+        if (cls) return cls;
+        if (step < 0) break;
+        if (ferry__ckpt_levels_read(ck, step, bufs, &level, info) == 0) return 0;
+        int listed = 0;
+        for (int i = 0; i < n && !listed; i++) listed = steps[i] == step;
+        cls = restart_shared(ck, step, listed, bufs, info, &how);
+        if (!cls || how == READ_BAD_DECLS) return cls;
+        if (info) info->fallbacks++;
+        bound = step;
+    }
+    return ferry__error_set(MPI_ERR_NO_SUCH_FILE,
+                            "ferry_ckpt_restart: no step of %s is whole at any level (node-local %s, partner copies, "
+                            "%s.<step>.nc; %d tried)", ck->base, ck->levels->dir, ck->base, tried);
+}
+
 int ferry_ckpt_restart(ferry_ckpt_t ck, void *const *bufs, ferry_ckpt_info_t *info)
 {
     if (info) memset(info, 0, sizeof *info);
@@ -155,6 +196,11 @@ int ferry_ckpt_restart(ferry_ckpt_t ck, void *const *bufs, ferry_ckpt_info_t *in
     int n = 0;
     if (!cls) cls = shared_steps(ck, &steps, &n);
     if (cls) {
+        ferry__free(steps);
+        return ferry__error_code(cls);
+    }
+    if (ck->levels) {
+        cls = restart_levels(ck, steps, n, bufs, info);
         ferry__free(steps);
         return ferry__error_code(cls);
     }
