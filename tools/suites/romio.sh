@@ -140,6 +140,9 @@ romio_build() {
 romio_judge() {
   local program=$1 out=$2 status=$3 name=${1#*/} line
   if [ "$status" != 0 ]; then
+    # The MPI error the program reported, when it reported one, before the launcher's abort messages.
+    line=$(grep -m 1 -E 'MPI_ERR_|Error at line|Found [0-9]+ errors|expected |Signal: ' "$out" | cut -c1-200)
+    [ "$status" = 124 ] || [ "$status" = 137 ] || [ -z "$line" ] || { echo "$line"; return; }
     first_error_line "$out" "$status"
   elif [ "${program%%/*}" = io ]; then
     # MPICH's test/mpi/runtests: " No Errors" and nothing else (Fortran's STOP and "Test Passed" aside).
