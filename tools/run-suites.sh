@@ -25,7 +25,7 @@
 #                 (tools/run-tests.sh's subset: a fresh machine's fetch and builds take too long for CI)
 #   --dropin      the drop-in to test (default: build/release-<mpi>, built by tools/setup.sh);
 #                 with it only one --mpi. --preload-prefix: what LD_PRELOAD needs before it (libasan)
-# environment: FERRY_SUITES_DIR, FERRY_SUITES_TIMEOUT (seconds per program, default 1800; romio: 300),
+# environment: FERRY_SUITES_DIR, FERRY_SUITES_TIMEOUT (seconds per program, default 1800),
 #              FERRY_SUITES_HOST_IO (Open MPI's io component for the host runs, e.g. romio321 for its
 #              ROMIO 3.2.1; default its own: OMPIO; the ferry runs preload ferry over either)
 # Prints one markdown table (suite, MPI, run, host, ferry, failures with their first error line);
