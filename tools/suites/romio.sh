@@ -25,6 +25,8 @@
 # romio/test's programs runtests does not run: name, ranks, arguments. large_array and large_file
 # write 4 GB files, coll_perf a 14 GB one (a 2176 x 1152 x 1408 array of ints, written and read twice:
 # 1.5-3 minutes on Open MPI here, over 5 on MPICH under load): the default timeout of 1800 s is kept.
+# coll_perf's ranks hold the whole array in memory, 14 GB together (large_array's 8 GB): two suites at
+# once on a 23 GB machine woke the kernel's OOM killer (it killed one coll_perf rank).
 romio_extra_runs=("perf 4 -fname testfile" "coll_perf 4 -fname testfile" "fperf 4 -fname testfile"
                   "large_array 4 -fname testfile" "large_file 1 -fname testfile" "external32 2"
                   "creat_excl 4 -fname testfile" "big_extents 4 testfile")
