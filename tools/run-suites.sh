@@ -19,7 +19,8 @@
 #   --runs N      every (suite, MPI) N times on the host and N times on ferry (default 1)
 #   --host-runs N the host's MPI-IO only in the first N of them (default: all; ferry is what is judged,
 #                 and a whole HDF5 run takes 20-30 min per MPI here)
-#   --host-only   the host's MPI-IO only, no ferry run (another host: FERRY_SUITES_HOST_IO=romio321)
+#   --host-only   the host's MPI-IO only, no ferry run (another host: FERRY_SUITES_HOST_IO=romio321);
+#                 the host's failures then set the exit status
 #   --subset      the fast subset tools/run-tests.sh runs (tests/software/)
 #   --if-built    run only suites built already, exit 77 (skipped) when none is: no fetch, no build
 #                 (tools/run-tests.sh's subset: a fresh machine's fetch and builds take too long for CI)
