@@ -2,28 +2,33 @@
 # Parallel HDF5's and PnetCDF's own test suites on the host's MPI-IO and
 # over ferry's drop-in (LD_PRELOAD=libferry-mpiio.so), against Open MPI and
 # against MPICH (issue 19): a drop-in is trusted when the libraries' own
-# tests pass on it.
+# tests pass on it. Also, on request, ROMIO's and MPICH's own MPI-IO test
+# programs (--suite romio, issue 33).
 #
-# Sources: the Debian source packages of the installed libhdf5-*-dev and
-# libpnetcdf-dev (apt-get source, after adding a deb-src entry beside the
-# deb one when there is none). Builds (tools/suites/hdf5.sh, pnetcdf.sh)
+# Sources: the Debian source packages of the installed libhdf5-*-dev,
+# libpnetcdf-dev and libmpich-dev (apt-get source, after adding a deb-src entry beside the
+# deb one when there is none). Builds (tools/suites/hdf5.sh, pnetcdf.sh, romio.sh)
 # are cached under FERRY_SUITES_DIR (default /var/tmp/ferry-suites), so a
 # rerun only runs. Each invocation writes into its own directory there,
 # runs/<date>-<pid>/<suite>-<mpi>-<run>-<mode>/, with every program's output.
 #
-# usage: tools/run-suites.sh [--mpi openmpi|mpich]... [--suite hdf5|pnetcdf]... [--build-only]
-#                            [--runs N] [--host-runs N] [--subset] [--dropin <libferry-mpiio.so> [--preload-prefix <libs>]]
+# usage: tools/run-suites.sh [--mpi openmpi|mpich]... [--suite hdf5|pnetcdf|romio]... [--build-only]
+#                            [--runs N] [--host-runs N] [--host-only] [--subset]
+#                            [--dropin <libferry-mpiio.so> [--preload-prefix <libs>]]
 #   --build-only  fetch and build, run nothing
 #   --runs N      every (suite, MPI) N times on the host and N times on ferry (default 1)
 #   --host-runs N the host's MPI-IO only in the first N of them (default: all; ferry is what is judged,
 #                 and a whole HDF5 run takes 20-30 min per MPI here)
+#   --host-only   the host's MPI-IO only, no ferry run (another host: FERRY_SUITES_HOST_IO=romio321);
+#                 the host's failures then set the exit status
 #   --subset      the fast subset tools/run-tests.sh runs (tests/software/)
 #   --if-built    run only suites built already, exit 77 (skipped) when none is: no fetch, no build
 #                 (tools/run-tests.sh's subset: a fresh machine's fetch and builds take too long for CI)
 #   --dropin      the drop-in to test (default: build/release-<mpi>, built by tools/setup.sh);
 #                 with it only one --mpi. --preload-prefix: what LD_PRELOAD needs before it (libasan)
 # environment: FERRY_SUITES_DIR, FERRY_SUITES_TIMEOUT (seconds per program, default 1800),
-#              FERRY_SUITES_HOST_IO (Open MPI's io component for the host runs; default its own: OMPIO)
+#              FERRY_SUITES_HOST_IO (Open MPI's io component for the host runs, e.g. romio321 for its
+#              ROMIO 3.2.1; default its own: OMPIO; the ferry runs preload ferry over either)
 # Prints one markdown table (suite, MPI, run, host, ferry, failures with their first error line);
 # exit status 0 only when every run of every suite passed over ferry (the host's failures are shown).
 set -uo pipefail
@@ -31,7 +36,7 @@ set -uo pipefail
 root_dir=$(cd "$(dirname "$0")/.." && pwd)
 suites_dir=${FERRY_SUITES_DIR:-/var/tmp/ferry-suites}
 launcher="$root_dir/tools/suites/mpirun.sh"
-mpis=() suites=() runs=1 host_runs="" subset=0 build_only=0 if_built=0 dropin="" preload_prefix=""
+mpis=() suites=() runs=1 host_runs="" host_only=0 subset=0 build_only=0 if_built=0 dropin="" preload_prefix=""
 # Tools to unpack and build the sources; pnetcdf-bin's ncvalidator checks the files written over ferry.
 suite_packages=(dpkg-dev autoconf automake libtool gfortran pnetcdf-bin)
 
@@ -39,6 +44,8 @@ suite_packages=(dpkg-dev autoconf automake libtool gfortran pnetcdf-bin)
 . "$root_dir/tools/suites/hdf5.sh"
 # shellcheck source=suites/pnetcdf.sh
 . "$root_dir/tools/suites/pnetcdf.sh"
+# shellcheck source=suites/romio.sh
+. "$root_dir/tools/suites/romio.sh"
 
 parse_arguments() {
   while [ $# -gt 0 ]; do
@@ -47,6 +54,7 @@ parse_arguments() {
       --suite) suites+=("$2"); shift 2 ;;
       --runs) runs=$2; shift 2 ;;
       --host-runs) host_runs=$2; shift 2 ;;
+      --host-only) host_only=1; shift ;;
       --subset) subset=1; shift ;;
       --build-only) build_only=1; shift ;;
       --if-built) if_built=1; shift ;;
@@ -210,6 +218,11 @@ run_suite() {
   for run in $(seq 1 "$runs"); do
     base="$runs_dir/$suite-$mpi-$run"
     [ "$run" -le "$host_runs" ] && run_once "$suite" "$mpi" host "$base-host"
+    if [ "$host_only" = 1 ]; then
+      echo "| $suite | $mpi | $run | $(verdict "$base-host") | not run | $(failures "$base-host" host) |"
+      [[ "$(verdict "$base-host")" != PASS* ]] && status=1
+      continue
+    fi
     run_once "$suite" "$mpi" ferry "$base-ferry"
     if [ -d "$base-host" ]; then
       "${suite}_compare" "$mpi" "$base-host" "$base-ferry"
