@@ -22,6 +22,7 @@
  * Hints: rank 0's collective hints are broadcast with the same epoch, so
  * ranks given different hints still take the same collective path.
  */
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,6 +209,18 @@ void ferry__coll_map_nodes(ferry__coll_state_t *s, int nprocs)
     s->nodes_known = 1;
 }
 
+/* The machine's online CPUs, asked once per process: glibc's sysconf opens
+ * and reads /sys/devices/system/cpu/online every time (about 6 us here), and
+ * a file whose every collective call moves nothing or goes early stays due
+ * for its state update, so its every call takes its own hints again. */
+static long online_cpus(void)
+{
+    static atomic_long cpus; /* 0 until asked; every thread asking computes the same value */
+    long n = cpus;
+    if (n == 0) cpus = n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n;
+}
+
 void ferry__coll_own_hints(const ferry__target_t *file)
 {
     ferry__coll_state_t *s = file->coll;
@@ -224,7 +237,7 @@ void ferry__coll_own_hints(const ferry__target_t *file)
                                      h->striping_factor,
                                      h->cb_group_size,
                                      h->view_cache_limit,
-                                     sysconf(_SC_NPROCESSORS_ONLN),
+                                     online_cpus(),
                                      h->cb_shm};
 }
 
