@@ -12,8 +12,8 @@
 
 /* Open MPI's blocking calls already yield when mpirun oversubscribes the
  * node (mpi_yield_when_idle), and its nonblocking collectives (libnbc) are
- * slower than its blocking ones: polling them measured 3-9% slower on
- * ferry-bench contig. MPICH spins in its blocking calls. */
+ * slower than its blocking ones (configure() below). MPICH spins in its
+ * blocking calls. */
 #ifdef OMPI_MAJOR_VERSION
 static const int host_yields_itself = 1;
 #else
@@ -26,30 +26,23 @@ static pthread_once_t configure_once = PTHREAD_ONCE_INIT;
  * blocking and nonblocking collectives do not match; MPICH hung in
  * MPI_Comm_dup against MPI_Comm_idup when one node of a job was
  * oversubscribed and another not), so it depends only on the host and
- * FERRY_WAIT; how this rank waits for them may differ from rank to rank. */
+ * FERRY_WAIT. */
 static int nonblocking;
 static int yields;
 
-/* The launcher's count of this job's processes on this node, 0 if unknown. */
-static long node_ranks_from_launcher(void)
-{
-    static const char *const names[] = {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS",
-                                        "SLURM_STEP_TASKS_PER_NODE"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        const char *v = getenv(names[i]);
-        long n = v ? strtol(v, NULL, 10) : 0; /* Slurm's "4(x2)" reads as 4 */
-        if (n > 0) return n;
-    }
-    return 0;
-}
-
-static long usable_cpus(void)
-{
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) != 0) return 0;
-    return CPU_COUNT(&set);
-}
-
+/* auto: where ferry polls (the host spins: MPICH) it yields on every node,
+ * not only where the launcher counts more ranks than CPUs: a waiting rank
+ * that keeps its core starves whatever else needs it, and the node's
+ * file-system client may be a process (a FUSE client carries every rank's
+ * I/O of its node) that no rank count shows. With nothing else runnable
+ * sched_yield returns at once: on one node, 1-2 ranks on 2 CPUs, the
+ * report's collective rows were the same or faster yielding (0.91-1.80 of
+ * spinning); on tools/cluster's 4 nodes of one rank (each node a core with
+ * its FUSE client) BTIO class A wrote 2.1-3.6x and read 3.1-4.9x as fast,
+ * from 0.96-1.44 of MPICH's ROMIO to 3.5-5.4 (docs/cluster.md). Where the
+ * host yields by itself (Open MPI, when mpirun knows it oversubscribes) its
+ * blocking calls stay: polling Open MPI's nonblocking collectives made the
+ * report's single-node rows 0.25-0.9 as fast (2026-11-27). */
 static void configure(void)
 {
     const char *mode = getenv("FERRY_WAIT");
@@ -58,9 +51,7 @@ static void configure(void)
     } else if (mode && strcmp(mode, "block") == 0) {
         nonblocking = yields = 0;
     } else {
-        long ranks = node_ranks_from_launcher(), cpus = usable_cpus();
-        nonblocking = !host_yields_itself;
-        yields = nonblocking && ranks > 0 && cpus > 0 && ranks > cpus;
+        nonblocking = yields = !host_yields_itself;
     }
 }
 

@@ -3,22 +3,17 @@
  *
  * Every collective and every message wait of ferry goes through these
  * wrappers. Where the host spins in its blocking calls (MPICH) they start
- * the nonblocking form on every rank, and where the node runs more MPI
- * processes than this process has CPUs they poll it, giving the CPU away
+ * the nonblocking form on every rank and poll it, giving the CPU away
  * (sched_yield) between polls: a busy-polling wait otherwise spins for the
- * rest of its time slice while the rank it waits for is not running, and
- * every wait costs scheduler quanta (milliseconds) instead of
- * microseconds. Elsewhere they wait in MPI_Wait. A job whose nodes differ
- * (one oversubscribed, one not) thus still calls the same collective form
- * on every rank.
+ * rest of its time slice while the rank it waits for, or the node's
+ * file-system client that carries its I/O, is not running, and every wait
+ * costs scheduler quanta (milliseconds) instead of microseconds. Where the
+ * host yields by itself (Open MPI, when mpirun knows it oversubscribes a
+ * node) they take its blocking calls.
  *
  * Configured once per process:
- *   FERRY_WAIT=auto   (default) nonblocking forms unless the host MPI yields
- *                     by itself (Open MPI does when mpirun oversubscribes;
- *                     MPICH spins), yielding when oversubscribed: the node's rank count
- *                     (OMPI_COMM_WORLD_LOCAL_SIZE, MPI_LOCALNRANKS or
- *                     SLURM_STEP_TASKS_PER_NODE's first entry) exceeds the
- *                     CPUs in this process's affinity mask
+ *   FERRY_WAIT=auto   (default) MPICH: nonblocking forms polled with yields;
+ *                     Open MPI: its blocking calls
  *   FERRY_WAIT=block  always the host's blocking calls
  *   FERRY_WAIT=yield  always the nonblocking forms, polled with yields
  * (FERRY_WAIT must be the same on every rank.)
