@@ -131,6 +131,8 @@ static int shared_step(ctr_job_t *job, void *arg, unsigned char *data, size_t le
 static void sharedfile_run(ctr_job_t *job)
 {
     shared_cursor_t cur = {open(job->path, job->writing ? O_WRONLY | O_CREAT : O_RDONLY, 0644), 0};
+    /* GlusterFS's distribute layer answers EEXIST to one of two clients creating one name at once. */
+    if (cur.fd < 0 && errno == EEXIST && job->writing) cur.fd = open(job->path, O_WRONLY);
     cur.at = (off_t)job->rank * (off_t)((job->bytes + 4095) / 4096 * 4096);
     job->meta = 2 + (job->sync != 0);
     if (cur.fd < 0) return ctr_failed(job, "sharedfile", strerror(errno));
