@@ -235,6 +235,20 @@ static void check_streams(const char *path, const size_t *lengths, const int *fa
     FT_EQ(check.problems, 0);
 }
 
+/* After a closed container: every rank's stream length (mine) gathered, the streams of ranks below
+ * failed_below marked as ended by a failed write, every stream checked on rank 0. */
+static void check_closed(const char *path, size_t mine, int failed_below)
+{
+    size_t *lengths = malloc((size_t)ft_size * sizeof *lengths);
+    int *failed = calloc((size_t)ft_size, sizeof *failed);
+    MPI_Allgather(&mine, sizeof mine, MPI_BYTE, lengths, sizeof mine, MPI_BYTE, MPI_COMM_WORLD);
+    for (int r = 0; r < ft_size && r < failed_below; r++) failed[r] = 1;
+    check_streams(path, lengths, failed);
+    free(lengths);
+    free(failed);
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 static ferry_container_t open_groups_of_two(const char *path)
 {
     ferry_container_params_t p = {0};
@@ -263,14 +277,7 @@ static void data_write_fails(void)
     if (ft_rank == 1) FT_CHECK(strstr(ft_message, "collector") && strstr(ft_message, "rank 1"));
     if (in_group) FT_FAILS(MPI_ERR_IO, ferry_container_write(c, "x", 1, &done));
     FT_OK(ferry_container_close(&c));
-    size_t *lengths = malloc((size_t)ft_size * sizeof *lengths), mine = in_group ? first : second;
-    int *failed = calloc((size_t)ft_size, sizeof *failed);
-    MPI_Allgather(&mine, sizeof mine, MPI_BYTE, lengths, sizeof mine, MPI_BYTE, MPI_COMM_WORLD);
-    for (int r = 0; r < ft_size && r < 2; r++) failed[r] = 1;
-    check_streams(path, lengths, failed);
-    free(lengths);
-    free(failed);
-    MPI_Barrier(MPI_COMM_WORLD);
+    check_closed(path, in_group ? first : second, 2);
 }
 
 /* The collector of ranks 0 and 1 fails its first trailer write: both flushes fail; the data are in
@@ -297,13 +304,7 @@ static void trailer_write_fails(void)
     FT_EQ(ft_class(rc), ft_rank < 2 ? MPI_ERR_IO : MPI_SUCCESS);
     FT_OK(ferry_container_flush(c));
     FT_OK(ferry_container_close(&c));
-    size_t *lengths = malloc((size_t)ft_size * sizeof *lengths);
-    int *failed = calloc((size_t)ft_size, sizeof *failed);
-    MPI_Allgather(&length, sizeof length, MPI_BYTE, lengths, sizeof length, MPI_BYTE, MPI_COMM_WORLD);
-    check_streams(path, lengths, failed);
-    free(lengths);
-    free(failed);
-    MPI_Barrier(MPI_COMM_WORLD);
+    check_closed(path, length, 0);
 }
 
 /* Modes every rank must agree on: a differing collector_size is MPI_ERR_NOT_SAME everywhere, a bad
