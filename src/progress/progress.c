@@ -27,8 +27,7 @@ static pthread_once_t configure_once = PTHREAD_ONCE_INIT;
  * MPI_Comm_dup against MPI_Comm_idup when one node of a job was
  * oversubscribed and another not), so it depends only on the host and
  * FERRY_WAIT. */
-static int nonblocking;
-static int yields;
+static int nonblocking; /* and then polled with yields: ferry never polls without yielding */
 
 /* auto: where ferry polls (the host spins: MPICH) it yields on every node,
  * not only where the launcher counts more ranks than CPUs: a waiting rank
@@ -38,27 +37,25 @@ static int yields;
  * sched_yield returns at once: on one node, 1-2 ranks on 2 CPUs, the
  * report's collective rows were the same or faster yielding (0.91-1.80 of
  * spinning); on tools/cluster's 4 nodes of one rank (each node a core with
- * its FUSE client) BTIO class A wrote 2.1-3.6x and read 3.1-4.9x as fast,
- * from 0.96-1.44 of MPICH's ROMIO to 3.5-5.4 (docs/cluster.md). Where the
- * host yields by itself (Open MPI, when mpirun knows it oversubscribes) its
+ * its FUSE client) BTIO class A went from 0.97-1.44 of MPICH's ROMIO to
+ * 2.52-4.10 writing (docs/cluster.md). Where the host yields by itself (Open MPI, when mpirun knows it oversubscribes) its
  * blocking calls stay: polling Open MPI's nonblocking collectives made the
  * report's single-node rows 0.25-0.9 as fast (2026-11-27). */
 static void configure(void)
 {
     const char *mode = getenv("FERRY_WAIT");
     if (mode && strcmp(mode, "yield") == 0) {
-        nonblocking = yields = 1;
+        nonblocking = 1;
     } else if (mode && strcmp(mode, "block") == 0) {
-        nonblocking = yields = 0;
+        nonblocking = 0;
     } else {
-        nonblocking = yields = !host_yields_itself;
+        nonblocking = !host_yields_itself;
     }
 }
 
 int ferry__progress_yields(void)
 {
-    pthread_once(&configure_once, configure);
-    return yields;
+    return ferry__progress_nonblocking();
 }
 
 int ferry__progress_nonblocking(void)

@@ -24,7 +24,8 @@
 
 #include <mpi.h>
 
-/* 1 when this rank's waits poll and yield (reads the environment once). */
+/* 1 when this rank's waits poll and yield (reads the environment once): exactly when
+ * collectives take their nonblocking form, below. */
 int ferry__progress_yields(void);
 /* 1 when collectives take their nonblocking form: the same on every rank
  * of a job (it depends on the host MPI and FERRY_WAIT only), since blocking
