@@ -4,6 +4,7 @@ import os
 import statistics
 
 import render
+import repeats
 from sets import HOSTS, SECTIONS
 
 SIZE_UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
@@ -92,6 +93,10 @@ def header(data, meta):
             "edit by hand: rerun the command. Set: **%s**, %s, %s runs in %s s, ferry commit %s." %
             (meta.get("command", "tools/ferry-report"), meta.get("set", "?"), meta.get("date", "?"),
              meta.get("runs", "?"), meta.get("seconds", "?"), meta.get("commit", "?")), ""]
+    if meta.get("rounds", 1) > 1:
+        text += ["%d rounds: the whole set ran %d times, one round after the other; every figure and ratio below is "
+                 "the median over the rounds of that row (each ratio taken within one run first). Each round's JSON "
+                 "and output are in `rounds/<k>/`." % (meta["rounds"], meta["rounds"]), ""]
     if first:
         env = first["environment"]
         text += ["Machine: `%s`, Linux %s, %d CPUs; ferry %s." % (env["hostname"], env["kernel"], env["cpus"],
@@ -166,12 +171,38 @@ def overview(data, runs, out):
     return "\n".join(text)
 
 
+def below_one(data, runs):
+    """Every call row whose median ratio to a host is below 1.0, with its rounds and the sign test's verdict."""
+    lines, counts = [], {}
+    for r in runs:
+        for h in render.hosts_in(data):
+            for row in render.call_rows(data[h].get(r["id"], {})) if data[h].get(r["id"], {}).get("results") else []:
+                rounds = row.get("rounds", {}).get(render.MAIN, [row["ratios"].get(render.MAIN)])
+                verdict = repeats.verdict(rounds)
+                if verdict:
+                    counts[verdict] = counts.get(verdict, 0) + 1
+                    values = [v for v in rounds if v is not None]
+                    lines.append([HOSTS[h]["label"], r["id"], row["table"], row["case"], row["op"],
+                                  render.fmt(row["ratios"].get(render.MAIN)),
+                                  "%s-%s" % (render.fmt(min(values)), render.fmt(max(values))),
+                                  "%d of %d" % (sum(v < 1.0 for v in values), len(values)), verdict])
+    if not lines:
+        return "No call row's median ratio to any host is below 1.0.\n"
+    text = ("Call rows whose median ferry/host ratio is below 1.0: %s. A row is behind when its ratio is below 1.0 in "
+            "every one of at least %d rounds (sign test: p <= 1/32 if ferry and the host were equally fast), noise "
+            "otherwise.\n\n" % (", ".join("%d %s" % (n, v) for v, n in sorted(counts.items())),
+                                 repeats.SIGN_TEST_ROUNDS))
+    return text + table(["host", "run", "table", "case", "op", "median", "rounds' range", "below 1.0", "verdict"],
+                        lines)
+
+
 def write_report(out, runs, data, meta):
     parts = [header(data, meta)]
     for sid, title, what in SECTIONS:
         parts.append("## %s\n\n%s\n" % (title, what) if what else "## %s\n" % title)
         if sid == "overview":
             parts.append(overview(data, runs, out))
+            parts.append("### Rows below 1.0\n\n" + below_one(data, runs))
             continue
         section_runs = [r for r in runs if r["section"] == sid]
         if not any(_docs(data, r["id"]) for r in section_runs):

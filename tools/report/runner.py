@@ -111,30 +111,33 @@ def run_one(r, host, bench, out, options):
     return time.time() - start, status
 
 
-def run_set(runs, hosts, benches, out, options):
-    """Every run on every host it names among `hosts`; returns the failures [(host, id, status)] and the runs made."""
+def run_set(runs, hosts, benches, outs, options):
+    """Every run on every host it names among `hosts`, once per output folder in `outs` (the rounds, one
+    whole set after the other); returns the failures [(host, id, status)] and the runs made."""
     failures, todo = [], [(r, h) for r in runs for h in hosts if h in r["hosts"]]
     offered = {mpi: workloads_of(path) for mpi, path in benches.items()}
     todo = [(r, h) for r, h in todo if r["workload"] in offered[HOSTS[h]["mpi"]]]
     started = time.time()
-    print("ferry-report: %d runs (%s) -> %s" % (len(todo), ", ".join(hosts), out), flush=True)
-    cluster = ClusterNodes()
-    for i, (r, h) in enumerate(todo):
-        cluster.have(r.get("nodes", 0))
-        print("ferry-report: [%d/%d] %s on %s, %d ranks: ferry-bench %s %s" %
-              (i + 1, len(todo), r["id"], HOSTS[h]["label"], r["ranks"], r["workload"], " ".join(r["args"])),
-              flush=True)
-        seconds, status = run_one(r, h, benches[HOSTS[h]["mpi"]], out, options)
-        if status != 0:
-            failures.append((h, r["id"], status))
-            print("ferry-report:   FAILED (exit %d), see %s/raw/%s/%s.txt" % (status, out, h, r["id"]),
-                  file=sys.stderr, flush=True)
-        else:
-            print("ferry-report:   %.1f s" % seconds, flush=True)
-    cluster.done()
-    print("ferry-report: %d runs in %.0f s, %d failed" % (len(todo), time.time() - started, len(failures)),
+    print("ferry-report: %d runs (%s), %d round(s) -> %s" % (len(todo), ", ".join(hosts), len(outs), outs[0]),
           flush=True)
-    return failures, len(todo)
+    cluster = ClusterNodes()
+    for k, out in enumerate(outs):
+        for i, (r, h) in enumerate(todo):
+            cluster.have(r.get("nodes", 0))
+            print("ferry-report: [%d/%d%s] %s on %s, %d ranks: ferry-bench %s %s" %
+                  (i + 1, len(todo), ", round %d" % (k + 1) if len(outs) > 1 else "", r["id"], HOSTS[h]["label"],
+                   r["ranks"], r["workload"], " ".join(r["args"])), flush=True)
+            seconds, status = run_one(r, h, benches[HOSTS[h]["mpi"]], out, options)
+            if status != 0:
+                failures.append((h, r["id"], status))
+                print("ferry-report:   FAILED (exit %d), see %s/raw/%s/%s.txt" % (status, out, h, r["id"]),
+                      file=sys.stderr, flush=True)
+            else:
+                print("ferry-report:   %.1f s" % seconds, flush=True)
+    cluster.done()
+    print("ferry-report: %d runs in %.0f s, %d failed" % (len(todo) * len(outs), time.time() - started,
+                                                          len(failures)), flush=True)
+    return failures, len(todo) * len(outs)
 
 
 class ClusterNodes:
