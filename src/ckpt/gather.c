@@ -113,10 +113,10 @@ static MPI_Offset kept_root_bytes(ferry_ckpt_t ck)
 }
 
 /* Rank 0's global array of v (bytes + 1 allocated: never 0): the set's kept buffer when kept, else its
- * own allocation. Assembling every checkpoint in memory that stays (a buffer allocated and freed per
- * checkpoint is faulted in again whenever the allocator returned it to the system in between: with
- * glibc, when other large frees trim the heap, e.g. the host MPI-IO's collective buffers) costs one
- * page fault per 4 KiB of the array at every write: docs/checkpoint.md. */
+ * own allocation. Kept, it is resident at every write; allocated and freed per checkpoint, it is
+ * faulted in again (a fault per 4 KiB) whenever the allocator gave it back to the system in between,
+ * as glibc does when other large frees trim the heap (the host MPI-IO's collective buffers):
+ * docs/checkpoint.md, "Page faults, not instructions". */
 static unsigned char *root_array(ferry_ckpt_t ck, MPI_Offset bytes, MPI_Offset kept)
 {
     return kept ? ferry__ckpt_kept_buffer(ck, (size_t)kept + 1) : ferry__ckpt_alloc(ck, (size_t)bytes + 1);
