@@ -8,18 +8,26 @@
  * same code, a backend per file), and compared with a container-style write
  * of the same bytes (each rank's halo-free data, packed beforehand, written
  * contiguously at its offset, no header). Contenders rotate order each
- * repetition; times are the slowest rank's, barrier to barrier (open,
- * write, sync, rename); medians are printed with the ratios the issue asks
- * for. Memory: the module's peak (ferry_ckpt_peak_memory) and the growth
- * of the resident set's high-water mark during the call (max over ranks).
- *
+ * repetition; each makes a new set and writes two checkpoints of it: the
+ * second is timed (an application's every checkpoint but its first: what
+ * the set keeps is in place, so no contender's time depends on what the one
+ * before it left to the allocator), the first is shown beside it. Times are
+ * the slowest rank's, barrier to barrier (open, write, sync, rename);
+ * medians are printed with the ratios the issue asks for. Memory: the
+ * module's peak (ferry_ckpt_peak_memory), the growth of the resident set's
+ * high-water mark during the set's writes and the page faults of the timed
+ * write (max over ranks). --only names the strategies to run.
  *
  * Options: ferry-bench ckpt --help (the table below).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "bench.h"
 #include "ferry_ckpt.h"
@@ -29,14 +37,17 @@ enum { HALO = 2, MAX_REPS = BENCH_MAX_REPS, CONTENDERS = 14 };
 typedef struct ckpt_config {
     bench_common_t common;
     int n, nz;
+    const char *only;
 } ckpt_config_t;
 
-static const ckpt_config_t ckpt_defaults = {.common = {.dir = "/dev/shm", .reps = 3}, .n = 512, .nz = 20};
+static const ckpt_config_t ckpt_defaults = {.common = {.dir = "/dev/shm", .reps = 3}, .n = 512, .nz = 20, .only = ""};
 
 static const cli_option_t ckpt_options[] = {
     BENCH_OPTION_DIR(ckpt_config_t),
     {"n", 0, CLI_INT, offsetof(ckpt_config_t, n), 8, 1 << 20, NULL, "horizontal grid points per dimension (n x n)"},
     {"nz", 0, CLI_INT, offsetof(ckpt_config_t, nz), 1, 1 << 16, NULL, "levels of the 3-D field"},
+    {"only", 0, CLI_TEXT, offsetof(ckpt_config_t, only), 0, 0, NULL,
+     "run only the contenders named (gather, stack, steer, contig; e.g. 'gather,steer'); default all"},
     {NULL, 0, 0, 0, 0, 0, NULL, NULL},
 };
 
@@ -57,7 +68,8 @@ typedef struct ckb {
 typedef struct contender {
     const char *name;
     int strategy, independent, io; /* strategy -1: the container-style write */
-    double t[MAX_REPS];
+    int run;                       /* chosen by --only */
+    double t[MAX_REPS], first[MAX_REPS], faults[MAX_REPS]; /* run_one */
     long long peak, rss;
 } contender_t;
 
@@ -140,52 +152,98 @@ static long long rss_reset(void)
     return status_kb("VmRSS:");
 }
 
-/* One write by contender c; returns the slowest rank's seconds, or -1 on failure. */
-static double run_one(const ckb_t *b, contender_t *c, const char *dir, int rep)
+/* The page faults this process has taken (minor and major). */
+static long long faults_now(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return (long long)u.ru_minflt + u.ru_majflt;
+}
+
+/* One write of the set ck, step step; the slowest rank's seconds, or -1 on failure. */
+static double timed_write(ferry_ckpt_t ck, const ckb_t *b, long long step)
+{
+    void *bufs[2] = {b->fields[0], b->fields[1]};
+    bench_barrier();
+    double t0 = bench_now();
+    int failed = ferry_ckpt_write(ck, step, 0.0, bufs) != MPI_SUCCESS, any;
+    double mine = bench_now() - t0, most;
+    MPI_Allreduce(&mine, &most, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return any ? -1 : most;
+}
+
+/* Writes number `write` (0 the first) of contender c in repetition rep: a checkpoint of its set (the
+ * container-style write: its file again); the slowest rank's seconds, or -1 on failure. */
+static double write_once(const ckb_t *b, const contender_t *c, ferry_ckpt_t ck, const char *base, int rep, int write)
+{
+    if (ck) return timed_write(ck, b, 2LL * rep + write + 1);
+    bench_access_t a = {.path = base,
+                        .info = MPI_INFO_NULL,
+                        .disp = b->offset,
+                        .etype = MPI_BYTE,
+                        .filetype = MPI_BYTE,
+                        .buf = b->packed,
+                        .count = (int)b->packed_bytes,
+                        .memtype = MPI_BYTE,
+                        .collective = 0,
+                        .wronly = 1};
+    bench_outcome_t out = {0};
+    bench_access_run(&a, c->io == FERRY_CKPT_IO_FERRY, 1, &out);
+    return out.failed ? -1 : out.seconds;
+}
+
+/* Contender c's repetition rep: a new set, two checkpoints of it, the set freed. An application's
+ * every checkpoint but its first is the second kind: what the set keeps between writes (staging
+ * buffer, gather's root array, transfer types) is there, whatever the contenders before this one left
+ * in the allocator. t[rep] is the second write's time, first[rep] the first's, faults[rep] the second
+ * write's page faults (most of any rank); peak and RSS growth cover both writes. Returns 0, or -1 on
+ * failure. */
+static int run_one(const ckb_t *b, contender_t *c, const char *dir, int rep)
 {
     char base[600];
     snprintf(base, sizeof base, "%s/%s_%s_%s", dir, c->strategy < 0 ? "contig" : strategy_names[c->strategy],
              c->independent ? "indep" : "coll", c->io ? "host" : "ferry");
-    long long before = rss_reset(), growth, peak = 0;
-    bench_outcome_t out = {0};
-    if (c->strategy < 0) {
-        bench_access_t a = {.path = base, .info = MPI_INFO_NULL, .disp = b->offset, .etype = MPI_BYTE,
-                            .filetype = MPI_BYTE, .buf = b->packed, .count = (int)b->packed_bytes,
-                            .memtype = MPI_BYTE, .collective = 0, .wronly = 1};
-        bench_access_run(&a, c->io == FERRY_CKPT_IO_FERRY, 1, &out);
-    } else {
-        ferry_ckpt_t ck = open_set(b, c, base);
-        void *bufs[2] = {b->fields[0], b->fields[1]};
-        bench_barrier();
-        double t0 = bench_now();
-        out.failed = ferry_ckpt_write(ck, rep + 1, 0.0, bufs) != MPI_SUCCESS;
-        double mine = bench_now() - t0;
-        MPI_Allreduce(&mine, &out.seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-        peak = ferry_ckpt_peak_memory(ck);
-        ferry_ckpt_free(&ck);
+#ifdef __GLIBC__
+    malloc_trim(0); /* the free memory the contenders before left resident goes back to the system */
+#endif
+    long long before = rss_reset(), peak = 0, faults = 0;
+    ferry_ckpt_t ck = c->strategy < 0 ? NULL : open_set(b, c, base);
+    c->first[rep] = write_once(b, c, ck, base, rep, 0);
+    if (c->first[rep] >= 0) {
+        faults = faults_now();
+        c->t[rep] = write_once(b, c, ck, base, rep, 1);
+        faults = faults_now() - faults;
     }
-    growth = (status_kb("VmHWM:") - before) * 1024;
-    long long mine[2] = {peak, growth}, most[2];
-    MPI_Allreduce(mine, most, 2, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    if (ck) peak = ferry_ckpt_peak_memory(ck), ferry_ckpt_free(&ck);
+    long long mine[3] = {peak, (status_kb("VmHWM:") - before) * 1024, faults}, most[3];
+    MPI_Allreduce(mine, most, 3, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
     c->peak = most[0] > c->peak ? most[0] : c->peak;
     c->rss = most[1] > c->rss ? most[1] : c->rss;
-    return out.failed ? -1 : out.seconds;
+    c->faults[rep] = (double)most[2];
+    return c->first[rep] < 0 || c->t[rep] < 0 ? -1 : 0;
 }
 
-static void make_contenders(contender_t *c)
+/* Every contender, marked run when only (--only) names its strategy or is empty; the number marked. */
+static int make_contenders(contender_t *c, const char *only)
 {
-    int n = 0;
+    int n = 0, chosen = 0;
     for (int io = 0; io < 2; io++) {
         for (int s = 2; s >= 0; s--)
             for (int indep = 0; indep < 2; indep++) c[n++] = (contender_t){.name = "", .strategy = s, .independent = indep, .io = io};
         c[n++] = (contender_t){.name = "contig", .strategy = -1, .independent = 1, .io = io};
     }
+    for (int i = 0; i < n; i++) {
+        c[i].run = !only[0] || strstr(only, c[i].strategy < 0 ? "contig" : strategy_names[c[i].strategy]);
+        chosen += c[i].run;
+    }
+    return chosen;
 }
 
-static double median_of(contender_t *c, int reps)
+static double median_of(const double *values, int reps)
 {
     double t[MAX_REPS];
-    memcpy(t, c->t, sizeof t);
+    memcpy(t, values, sizeof t);
     return bench_median(t, reps);
 }
 
@@ -200,12 +258,17 @@ static void record_rows(bench_common_t *common, const ckb_t *b, contender_t *c, 
     for (int i = 0; i < CONTENDERS / 2; i++) {
         const contender_t *f = &c[i], *h = &c[i + CONTENDERS / 2];
         char label[64];
+        if (!f->run) continue;
         snprintf(label, sizeof label, "%s %s", f->strategy < 0 ? "contig" : strategy_names[f->strategy],
                  transfers_name(f));
         bench_row_t *row = bench_row(common, "checkpoint write", label, "write", "s");
         bench_row_value(row, "ferry", m[i]);
         bench_row_value(row, "host", m[i + CONTENDERS / 2]);
         bench_row_extra(row, "mib", (double)b->total_bytes / (1 << 20));
+        bench_row_extra(row, "ferry_first", median_of(f->first, b->reps));
+        bench_row_extra(row, "host_first", median_of(h->first, b->reps));
+        bench_row_extra(row, "ferry_faults", median_of(f->faults, b->reps));
+        bench_row_extra(row, "host_faults", median_of(h->faults, b->reps));
         bench_row_extra(row, "ferry_peak", (double)f->peak);
         bench_row_extra(row, "ferry_rss", (double)f->rss);
         bench_row_extra(row, "host_peak", (double)h->peak);
@@ -224,17 +287,22 @@ static void print_ratios(const double *m)
            m[4] / m[11], m[6] / m[13]);
 }
 
-static void print_table(bench_common_t *common, const ckb_t *b, contender_t *c)
+static void print_table(bench_common_t *common, const ckb_t *b, contender_t *c, int all)
 {
     double mib = (double)b->total_bytes / (1 << 20), m[CONTENDERS];
-    for (int i = 0; i < CONTENDERS; i++) m[i] = median_of(&c[i], b->reps);
+    for (int i = 0; i < CONTENDERS; i++) m[i] = median_of(c[i].t, b->reps);
     printf("ferry-bench ckpt: %d ranks, %d x %d x %d + %d x %d doubles (%.1f MiB), %s, median of %d\n", b->nprocs, b->nz,
            b->n, b->n, b->n, b->n, mib, b->dir, b->reps);
-    printf("| contender | transfers | MPI-IO | seconds | MiB/s | module peak | RSS growth |\n|---|---|---|---|---|---|---|\n");
+    printf("| contender | transfers | MPI-IO | seconds | MiB/s | first write s | page faults | module peak | RSS "
+           "growth |\n"
+           "|---|---|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < CONTENDERS; i++)
-        printf("| %s | %s | %s | %.4f | %.0f | %lld | %lld |\n", c[i].strategy < 0 ? "contig (container-style)" : strategy_names[c[i].strategy],
-               transfers_name(&c[i]), c[i].io ? "host" : "ferry", m[i], mib / m[i], c[i].peak, c[i].rss);
-    print_ratios(m);
+        if (c[i].run)
+            printf("| %s | %s | %s | %.4f | %.0f | %.4f | %.0f | %lld | %lld |\n",
+                   c[i].strategy < 0 ? "contig (container-style)" : strategy_names[c[i].strategy],
+                   transfers_name(&c[i]), c[i].io ? "host" : "ferry", m[i], mib / m[i], median_of(c[i].first, b->reps),
+                   median_of(c[i].faults, b->reps), c[i].peak, c[i].rss);
+    if (all) print_ratios(m);
     record_rows(common, b, c, m);
 }
 
@@ -248,19 +316,20 @@ int ferry_bench_ckpt(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &b.nprocs);
     setup(&b);
     contender_t c[CONTENDERS];
-    make_contenders(c);
-    const char *dir = bench_make_dir(b.dir, "ckpt");
+    int chosen = make_contenders(c, cfg.only);
+    if (!chosen && b.rank == 0) fprintf(stderr, "ferry-bench ckpt: no contender named in --only '%s'\n", cfg.only);
+    const char *dir = chosen ? bench_make_dir(b.dir, "ckpt") : NULL;
     int failed = !dir;
     for (int rep = 0; rep < b.reps && !failed; rep++) {
         for (int k = 0; k < CONTENDERS && !failed; k++) {
             contender_t *x = &c[(k + rep * 5) % CONTENDERS];
-            x->t[rep] = run_one(&b, x, dir, rep);
-            failed = x->t[rep] < 0;
+            if (!x->run) continue;
+            failed = run_one(&b, x, dir, rep) != 0;
         }
         bench_progress(&cfg.common, NULL, rep);
     }
-    if (!failed && b.rank == 0) print_table(&cfg.common, &b, c);
-    bench_remove_dir(dir);
+    if (!failed && b.rank == 0) print_table(&cfg.common, &b, c, chosen == CONTENDERS);
+    if (dir) bench_remove_dir(dir);
     free(b.fields[0]), free(b.fields[1]), free(b.packed);
     return bench_finish(&cfg.common, failed);
 }

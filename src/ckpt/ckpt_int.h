@@ -122,8 +122,10 @@ struct ferry_ckpt {
     int shared; /* every variable's blocks[] and offsets[] hold every rank's block (defs.c) */
     /* Steer and stack writes pack every block big-endian into one buffer while they sum it (one pass
      * over the data; a native view, which ferry's collective path can aggregate) when the largest
-     * rank's blocks take at most stage_limit bytes (hint ferry_ckpt_stage_limit); the buffer is kept
-     * from one write to the next (no allocation and page faults per step), freed with the set. */
+     * rank's blocks take at most stage_limit bytes (hint ferry_ckpt_stage_limit); gather's rank 0
+     * assembles its global arrays in the same buffer when the largest takes at most stage_limit
+     * bytes. The buffer is kept from one write to the next (no allocation and page faults per step,
+     * whatever the allocator did with freed memory in between), freed with the set. */
     MPI_Offset stage_limit;
     unsigned char *stage;
     size_t stage_cap;
@@ -135,6 +137,9 @@ struct ferry_ckpt {
 /* memory.c: allocation that counts what the module holds (ferry_ckpt_peak_memory). */
 void *ferry__ckpt_alloc(ferry_ckpt_t ck, size_t size);
 void ferry__ckpt_release(ferry_ckpt_t ck, void *p, size_t size);
+/* The set's kept buffer (ck->stage), grown to at least need bytes; NULL when out of memory (the
+ * buffer is then gone). Freed with the set. */
+unsigned char *ferry__ckpt_kept_buffer(ferry_ckpt_t ck, size_t need);
 
 /* blocks.c: element counts and datatypes of blocks. */
 MPI_Offset ferry__ckpt_elems(const MPI_Offset count[FERRY__CKPT_D]);

@@ -4,9 +4,10 @@
  * rank packs), checksums and swaps it, and writes it; reading, rank 0 reads
  * each global array and sends every rank its block. Rank 0 holds one global
  * array at a time: the largest variable is its memory cost (reported by
- * ferry_ckpt_peak_memory). Transfers are one write_at_all (collective; the
- * other ranks write nothing) or rank 0's write_at (independent), in pieces
- * of at most 1 GiB.
+ * ferry_ckpt_peak_memory); writing, that array stays in the set from one
+ * checkpoint to the next while it is within ferry_ckpt_stage_limit.
+ * Transfers are one write_at_all (collective; the other ranks write
+ * nothing) or rank 0's write_at (independent), in pieces of at most 1 GiB.
  */
 #include <string.h>
 
@@ -101,18 +102,43 @@ static int root_transfer(ferry_ckpt_t ck, ferry__ckpt_file_t *f, unsigned char *
     return 0;
 }
 
+/* The bytes of the largest global array: rank 0 keeps a buffer of that size in the set (the one steer
+ * and stack stage in) while it is at most the stage limit, else 0 (an array allocated per variable). */
+static MPI_Offset kept_root_bytes(ferry_ckpt_t ck)
+{
+    MPI_Offset most = 0;
+    for (int i = 0; i < ck->nvars; i++)
+        if (global_bytes(&ck->vars[i]) > most) most = global_bytes(&ck->vars[i]);
+    return most <= ck->stage_limit ? most : 0;
+}
+
+/* Rank 0's global array of v (bytes + 1 allocated: never 0): the set's kept buffer when kept, else its
+ * own allocation. Kept, it is resident at every write; allocated and freed per checkpoint, it is
+ * faulted in again (a fault per 4 KiB) whenever the allocator gave it back to the system in between,
+ * as glibc does when other large frees trim the heap (the host MPI-IO's collective buffers):
+ * docs/checkpoint.md, "Page faults, not instructions". */
+static unsigned char *root_array(ferry_ckpt_t ck, MPI_Offset bytes, MPI_Offset kept)
+{
+    return kept ? ferry__ckpt_kept_buffer(ck, (size_t)kept + 1) : ferry__ckpt_alloc(ck, (size_t)bytes + 1);
+}
+
+static void root_array_done(ferry_ckpt_t ck, unsigned char *g, MPI_Offset bytes, MPI_Offset kept)
+{
+    if (!kept) ferry__ckpt_release(ck, g, (size_t)bytes + 1);
+}
+
 static int gather_var(ferry_ckpt_t ck, ferry__ckpt_file_t *f, const ferry__ckpt_var_t *v, void *buf, MPI_Offset begin,
                       uint64_t *sum)
 {
-    MPI_Offset bytes = global_bytes(v);
-    unsigned char *g = ck->rank == 0 ? ferry__ckpt_alloc(ck, (size_t)bytes + 1) : NULL;
+    MPI_Offset bytes = global_bytes(v), kept = kept_root_bytes(ck);
+    unsigned char *g = ck->rank == 0 ? root_array(ck, bytes, kept) : NULL;
     int cls = ck->rank == 0 && !g
                   ? ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: gather: no memory for the %lld bytes of %s",
                                      (long long)bytes, v->name)
                   : 0;
     cls = ferry__error_agree(ck->comm, cls, "ferry_ckpt gather");
-    if (cls) { /* another rank's failure, or the agreement's own: rank 0's array goes too */
-        ferry__ckpt_release(ck, g, (size_t)bytes + 1);
+    if (cls) { /* another rank's failure, or the agreement's own: rank 0's own array goes too */
+        root_array_done(ck, g, bytes, kept);
         return cls;
     }
     unsigned char fill[8];
@@ -125,7 +151,7 @@ static int gather_var(ferry_ckpt_t ck, ferry__ckpt_file_t *f, const ferry__ckpt_
         *sum = ferry__ckpt_walk(&b, FERRY__CKPT_SUM_SWAP);
     }
     if (!cls) cls = root_transfer(ck, f, g, bytes, begin, 1);
-    ferry__ckpt_release(ck, g, (size_t)bytes + 1);
+    root_array_done(ck, g, bytes, kept);
     return cls;
 }
 

@@ -23,6 +23,18 @@ void ferry__ckpt_release(ferry_ckpt_t ck, void *p, size_t size)
     ferry__free(p);
 }
 
+unsigned char *ferry__ckpt_kept_buffer(ferry_ckpt_t ck, size_t need)
+{
+    if (need > ck->stage_cap || !ck->stage) { /* grown, never shrunk: the set's largest need so far */
+        ferry__ckpt_release(ck, ck->stage, ck->stage_cap);
+        ck->stage_cap = 0;
+        ck->stage = ferry__ckpt_alloc(ck, need);
+        if (!ck->stage) return NULL;
+        ck->stage_cap = need;
+    }
+    return ck->stage;
+}
+
 long long ferry_ckpt_peak_memory(ferry_ckpt_t ck)
 {
     return ck ? ck->mem_peak : 0;

@@ -77,15 +77,8 @@ int ferry__ckpt_stage_blocks(ferry_ckpt_t ck, void *const *bufs, uint64_t *sums)
 {
     FERRY_TRY(check_buffers(ck, bufs));
     size_t need = (size_t)rank_bytes(ck, ck->rank);
-    if (need > ck->stage_cap) {
-        ferry__ckpt_release(ck, ck->stage, ck->stage_cap);
-        ck->stage_cap = 0;
-        ck->stage = ferry__ckpt_alloc(ck, need);
-        if (!ck->stage)
-            return ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory to stage %zu bytes of blocks", need);
-        ck->stage_cap = need;
-    }
-    unsigned char *at = ck->stage;
+    unsigned char *at = ferry__ckpt_kept_buffer(ck, need);
+    if (!at) return ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt: no memory to stage %zu bytes of blocks", need);
     for (int i = 0; i < ck->nvars; i++) {
         const ferry__ckpt_var_t *v = &ck->vars[i];
         ferry__ckpt_block_t b = ferry__ckpt_block_of(ck, v, bufs[i], ck->strategy);

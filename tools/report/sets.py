@@ -46,8 +46,8 @@ SECTIONS = [
      "volume, one FUSE client per node, 4 ranks on 2 nodes (cluster2-) or 4 nodes (cluster4-) (docs/cluster.md). "
      "Every contender runs on the same mount in the same run."),
     ("ckpt", "Checkpoint/restart (issue 17)", "Seconds per checkpoint (lower is better) of an ocean model's "
-     "3-D and 2-D fields through each ferry_ckpt strategy, on ferry and on the host MPI-IO through the same code "
-     "(docs/checkpoint.md)."),
+     "3-D and 2-D fields through each ferry_ckpt strategy, on ferry and on the host MPI-IO through the same code, "
+     "each a set's second checkpoint (docs/checkpoint.md)."),
 ]
 
 
