@@ -1,14 +1,16 @@
 /*
  * Fault injection for tests: make the n-th open/read/write/sync/resize/
  * allocate/delete system call on chosen ranks fail with a chosen errno,
- * transfer only half of what was asked ("short"), or be interrupted (EINTR).
+ * transfer only half of what was asked ("short"), be interrupted (EINTR), or
+ * (reads) end early as at an end of file a caching client believes in ("stale").
  *
  * Spec (FERRY_FAULT environment variable, or ferry__fs_fault_arm()):
  *     rule[;rule...]       rule = op:nth[+][:effect][@rank[,rank...]]
  *     op     open | read | write | sync | resize | allocate | delete | lock | advise | seek
  *     nth    1-based count of that call in this process; "3+" = the 3rd and every later one
- *     effect an errno name (ENOSPC, EIO, EDQUOT, EACCES, EROFS, EINTR, ...), "short", or "slow"
- *            (the call succeeds after 1 ms: widens races, tests/coll/coll_racing_writer); default EIO
+ *     effect an errno name (ENOSPC, EIO, EDQUOT, EACCES, EROFS, EINTR, ...), "short", "slow"
+ *            (the call succeeds after 1 ms: widens races, tests/coll/coll_racing_writer) or "stale"
+ *            (a read returns 0 bytes: tests/fs/fs_stale_size); default EIO
  *     ranks  ranks of MPI_COMM_WORLD the rule applies to; default every rank
  * e.g. FERRY_FAULT="write:1:ENOSPC@1" fails the first write on rank 1.
  *
@@ -27,7 +29,7 @@
 #include "fs/fs_int.h"
 
 enum { OP_OPEN, OP_READ, OP_WRITE, OP_SYNC, OP_RESIZE, OP_ALLOCATE, OP_DELETE, OP_LOCK, OP_ADVISE, OP_SEEK, OP_COUNT };
-enum { MAX_RULES = 16, EFFECT_SHORT = -1, EFFECT_SLOW = -2 };
+enum { MAX_RULES = 16, EFFECT_SHORT = -1, EFFECT_SLOW = -2, EFFECT_STALE = -3 };
 
 static const char *const op_names[OP_COUNT] = {"open",   "read",   "write", "sync",  "resize",
                                                "allocate", "delete", "lock", "advise", "seek"};
@@ -46,7 +48,7 @@ typedef struct fault_rule {
     int op;
     long nth;
     int and_later;
-    int effect; /* an errno, or EFFECT_SHORT */
+    int effect; /* an errno, or EFFECT_SHORT, _SLOW, _STALE */
 } fault_rule_t;
 
 static fault_rule_t rules[MAX_RULES];
@@ -85,6 +87,7 @@ static ssize_t fault_pread(int fd, void *buf, size_t len, off_t offset)
 {
     int effect = next_effect(OP_READ);
     if (effect > 0) return fail_with(effect);
+    if (effect == EFFECT_STALE) return 0;
     if (effect == EFFECT_SHORT && len > 1) len /= 2;
     slow_down(effect);
     return ferry__posix_real_syscalls.pread(fd, buf, len, offset);
@@ -150,6 +153,7 @@ static int parse_effect(const char *text, int *effect)
 {
     if (!strcmp(text, "short")) return *effect = EFFECT_SHORT, 0;
     if (!strcmp(text, "slow")) return *effect = EFFECT_SLOW, 0;
+    if (!strcmp(text, "stale")) return *effect = EFFECT_STALE, 0;
     for (size_t i = 0; i < sizeof errno_names / sizeof errno_names[0]; i++)
         if (!strcmp(text, errno_names[i].name)) return *effect = errno_names[i].value, 0;
     char *end;

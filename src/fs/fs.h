@@ -210,5 +210,8 @@ extern const ferry__fs_ops_t ferry__fs_posix;
  * Not thread-safe against I/O in flight; call between operations. */
 int ferry__fs_fault_arm(const char *spec);
 void ferry__fs_fault_disarm(void);
+/* Test hook (coherence.c): files opened from now on are treated as on a
+ * client that caches what other nodes change (1), or as statfs says (0). */
+void ferry__fs_assume_caching_client(int on);
 
 #endif

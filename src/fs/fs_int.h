@@ -89,6 +89,9 @@ void ferry__fs_leases_drop_locked(ferry__fs_file_t *file);
  * next read asks the server. */
 int ferry__fs_client_caches(int fd);
 void ferry__fs_drop_cached(int fd, MPI_Offset offset, MPI_Offset len);
+/* coherence.c: the file's size as its server has it (the client's own may
+ * lag another node's writes); -1 when the call fails. */
+MPI_Offset ferry__fs_server_size(int fd);
 
 /* layouts.c: refines a layout from what Lustre (its ioctl: on Lustre, or
  * always for FERRY_FS_KIND_LUSTRE, a "lustre:" name) or a GlusterFS client

@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/alloc.h"
@@ -248,7 +249,7 @@ static void refuse_direct(posix_file_t *pf, MPI_Offset offset, size_t len)
     ferry__fs_drop_cached(pf->fd, offset, (MPI_Offset)len);
 }
 
-static int posix_pread(ferry__fs_file_t *file, void *buf, size_t len, MPI_Offset offset, size_t *done)
+static int read_once(ferry__fs_file_t *file, void *buf, size_t len, MPI_Offset offset, size_t *done)
 {
     posix_file_t *pf = (posix_file_t *)file;
     if (reads_direct(pf)) {
@@ -268,6 +269,44 @@ static int posix_pread(ferry__fs_file_t *file, void *buf, size_t len, MPI_Offset
     }
     *done = total;
     return 0;
+}
+
+/* On a caching client a short read may end where this client believes
+ * the file ends while another node has written past it (even inside a
+ * byte-range lock: a read-modify-write would then write zeros over its
+ * bytes). The server's size decides; the client learns it from the same
+ * round trip, unless a write of this node is growing the file at that
+ * moment, so the rest is asked again, waiting a little longer each time. */
+enum { SIZE_TRIES = 40, FIRST_WAIT_US = 50, LONGEST_WAIT_US = 100000 };
+
+static int read_to_server_end(ferry__fs_file_t *file, char *buf, size_t len, MPI_Offset offset, size_t *done)
+{
+    long wait_us = FIRST_WAIT_US;
+    for (int tries = 0; *done < len; tries++) {
+        MPI_Offset end = ferry__fs_server_size(fd_of(file)), at = offset + (MPI_Offset)*done;
+        if (end <= at) return 0; /* the server's end too (or it cannot tell: -1) */
+        if (tries == SIZE_TRIES)
+            return ferry__error_set(MPI_ERR_IO,
+                                    "ferry: read '%s': the client ends the file at %lld, its server at %lld, and "
+                                    "kept doing so for %d tries (about 3 s)",
+                                    file->path, (long long)at, (long long)end, SIZE_TRIES);
+        if (tries > 0) {
+            struct timespec pause = {.tv_sec = 0, .tv_nsec = wait_us * 1000};
+            nanosleep(&pause, NULL);
+            wait_us = wait_us * 2 < LONGEST_WAIT_US ? wait_us * 2 : LONGEST_WAIT_US;
+        }
+        size_t more = 0;
+        FERRY_TRY(read_once(file, buf + *done, len - *done, at, &more));
+        *done += more;
+    }
+    return 0;
+}
+
+static int posix_pread(ferry__fs_file_t *file, void *buf, size_t len, MPI_Offset offset, size_t *done)
+{
+    FERRY_TRY(read_once(file, buf, len, offset, done));
+    if (*done == len || !client_caches(file)) return 0;
+    return read_to_server_end(file, buf, len, offset, done);
 }
 
 static int posix_pwrite(ferry__fs_file_t *file, const void *buf, size_t len, MPI_Offset offset)
@@ -317,6 +356,8 @@ static int posix_size(ferry__fs_file_t *file, MPI_Offset *size)
     struct stat st;
     if (fstat(fd_of(file), &st) != 0) return os_error(errno, "get_size", file->path);
     *size = (MPI_Offset)st.st_size;
+    MPI_Offset server = client_caches(file) ? ferry__fs_server_size(fd_of(file)) : -1;
+    if (server >= 0) *size = server; /* another node may have grown it since this client last asked */
     return 0;
 }
 

@@ -190,6 +190,16 @@ long long ft_info_number(ferry_File fh, const char *key)
     return atoll(ft_info_string(fh, key));
 }
 
+MPI_Datatype ft_interleaved_view(int block)
+{
+    MPI_Datatype vec, view;
+    FT_OK(MPI_Type_vector(1, block, block * ft_size, MPI_BYTE, &vec));
+    FT_OK(MPI_Type_create_resized(vec, 0, (MPI_Aint)block * ft_size, &view));
+    FT_OK(MPI_Type_commit(&view));
+    MPI_Type_free(&vec);
+    return view;
+}
+
 char ft_message[MPI_MAX_ERROR_STRING + 1];
 
 int ft_capture(int code)

@@ -51,6 +51,10 @@ extern char ft_message[MPI_MAX_ERROR_STRING + 1];
 /* The number get_info reports for key (a ferry_stats_* counter, a size
  * hint); fails the test when the key is missing. */
 long long ft_info_number(ferry_File fh, const char *key);
+/* A committed filetype of `block` bytes then (ft_size - 1) * block bytes of
+ * gap: with displacement block * ft_rank, rank r owns block r of every
+ * ft_size blocks (interleaved writers). Free with MPI_Type_free. */
+MPI_Datatype ft_interleaved_view(int block);
 /* The value of get_info key (static storage until the next call); fails the test when absent. */
 const char *ft_info_string(ferry_File fh, const char *key);
 /* The same, "" with *found = 0 when absent. */

@@ -14,17 +14,6 @@
 
 enum { BLOCK = 8, BLOCKS = 512, ROUNDS = 30 };
 
-/* Rank r owns bytes [BLOCK * (r + k * nprocs), + BLOCK) of the file. */
-static MPI_Datatype interleaved_view(void)
-{
-    MPI_Datatype vec, view;
-    FT_OK(MPI_Type_vector(1, BLOCK, BLOCK * ft_size, MPI_BYTE, &vec));
-    FT_OK(MPI_Type_create_resized(vec, 0, (MPI_Aint)BLOCK * ft_size, &view));
-    FT_OK(MPI_Type_commit(&view));
-    MPI_Type_free(&vec);
-    return view;
-}
-
 static ferry_File open_with(const char *name, const char *ds_write, const char *ds_read, MPI_Datatype view)
 {
     MPI_Info info;
@@ -207,7 +196,7 @@ static void test_bad_views(void)
 int main(int argc, char **argv)
 {
     ft_init(&argc, &argv);
-    MPI_Datatype view = interleaved_view();
+    MPI_Datatype view = ft_interleaved_view(BLOCK);
     test_no_lost_updates(view);
     test_locks_refused(view);
     test_write_only(view);
