@@ -25,6 +25,11 @@ int ferry__container_return(int cls)
     return ferry__error_code(cls);
 }
 
+int ferry__container_host(ferry_container_t c, int rc, const char *what, const char *call)
+{
+    return ferry__error_host(rc, what, c->path ? c->path : "(null)", call);
+}
+
 int ferry__container_handle_create(MPI_Comm comm, const char *path, int writing, ferry_container_t *result,
                                    int *local_cls, ferry_container_t *out)
 {
@@ -37,7 +42,7 @@ int ferry__container_handle_create(MPI_Comm comm, const char *path, int writing,
     c->collect_comm = MPI_COMM_NULL;
     c->collect_unit = MPI_DATATYPE_NULL;
     c->writing = writing;
-    int cls = ferry__container_private_comm(comm, &c->comm);
+    int cls = ferry__container_private_comm(comm, path, &c->comm);
     if (cls) {
         ferry__free(c);
         return cls;
