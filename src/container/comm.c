@@ -108,10 +108,11 @@ int ferry__container_private_comm(MPI_Comm comm, const char *path, MPI_Comm *out
     if (found) return *out = MPI_Comm_f2c((MPI_Fint)(intptr_t)attr), 0;
     /* Collective: the first open on comm finds no duplicate on every rank alike. */
     int rc = ferry__progress_comm_dup(comm, out);
-    if (rc != MPI_SUCCESS) *out = MPI_COMM_NULL;
-    if (rc != MPI_SUCCESS)
+    if (rc != MPI_SUCCESS) {
+        *out = MPI_COMM_NULL;
         return ferry__error_host(rc, "ferry container open", path ? path : "(null)",
                                  "MPI_Comm_dup (the container's private communicator)");
+    }
     if (*out == MPI_COMM_NULL)
         return ferry__error_set(MPI_ERR_COMM, "ferry container: duplicating the communicator gave MPI_COMM_NULL");
     MPI_Comm_set_attr(comm, cache_keyval, (void *)(intptr_t)MPI_Comm_c2f(*out));
