@@ -436,7 +436,7 @@ int ferry__container_collect_start(ferry_container_t c, int files, int collector
     c->collect_comm = group;
     if (!cls) cls = start_handle(c);
     if (cls) cls = ferry__container_fail(cls, c->path, c->rank, what);
-    cls = ferry__error_agree(c->comm, cls, what);
+    cls = ferry__container_agree(c, cls, what);
     if (fresh && !cls) {
         ferry__container_group_keep(c->comm, node, files, collector_size, group);
     } else if (fresh) { /* not cached: every rank drops its part */

@@ -519,5 +519,8 @@ int ferry__container_fail(int cls, const char *path, int rank, const char *what)
  * <call> failed: <the host's message>" (ferry__error_host, naming c's path, which ferry__container_fail
  * keeps once) and returns MPI_ERR_INTERN. Who calls it decides how the ranks agree on the failure. */
 int ferry__container_host(ferry_container_t c, int rc, const char *what, const char *call);
+/* ferry__error_agree over c->comm for c's call what (collective). When the agreement's own
+ * reduction failed, whose message names the call alone, the message names the container too. */
+int ferry__container_agree(ferry_container_t c, int cls, const char *what);
 
 #endif

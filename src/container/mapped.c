@@ -257,7 +257,7 @@ static int open_read_steps(ferry_container_t c, read_request_t *req, int cls)
     int agree = mine[H_FAILED] || mine[H_AGREE];
     ferry__free(mine);
     if (cls) cls = ferry__container_fail(cls, c->path ? c->path : "(null)", c->rank, what);
-    return agree ? ferry__error_agree(c->comm, cls, what) : cls;
+    return agree ? ferry__container_agree(c, cls, what) : cls;
 }
 
 static int open_for_reading(MPI_Comm comm, const char *path, read_request_t *req, ferry_container_t *container)

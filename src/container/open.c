@@ -185,7 +185,7 @@ int ferry_container_close(ferry_container_t *container)
         cls = cls ? cls : closed;
     }
     if (cls) cls = ferry__container_fail(cls, c->path, c->rank, what);
-    if (c->writing) cls = ferry__error_agree(c->comm, cls, what);
+    if (c->writing) cls = ferry__container_agree(c, cls, what);
     ferry__container_handle_free(c);
     return ferry__container_return(cls);
 }

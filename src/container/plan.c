@@ -352,5 +352,5 @@ int ferry__container_create_collectively(ferry_container_t c, const ferry__conta
     if (cls) cls = ferry__container_fail(cls, c->path ? c->path : "(null)", c->rank, open_write);
     /* One file and no failure: the scatter already said every rank is ready. */
     if (!reply[R_CLS] && reply[R_FILES] == 1 && !cls) return 0;
-    return ferry__error_agree(c->comm, cls, open_write);
+    return ferry__container_agree(c, cls, open_write);
 }

@@ -13,8 +13,8 @@
 #include "container/container_int.h"
 #include "error/error.h"
 
-/* The cause without what would repeat: "ferry: ", then "ferry container '<path>': " or (a host call's failure,
- * ferry__error_host) "<what> '<path>': ". */
+/* The cause without what would repeat: "ferry: ", then "ferry container '<path>': ", or "<what> '<path>': "
+ * (a host call's failure, ferry__error_host), or "<what>: " (error/'s agreement). */
 static const char *cause_alone(const char *cause, const char *path, const char *what)
 {
     char prefix[1200];
@@ -22,6 +22,8 @@ static const char *cause_alone(const char *cause, const char *path, const char *
     snprintf(prefix, sizeof prefix, "ferry container '%s': ", path);
     if (strncmp(cause, prefix, strlen(prefix)) == 0) return cause + strlen(prefix);
     snprintf(prefix, sizeof prefix, "%s '%s': ", what, path);
+    if (strncmp(cause, prefix, strlen(prefix)) == 0) return cause + strlen(prefix);
+    snprintf(prefix, sizeof prefix, "%s: ", what);
     return strncmp(cause, prefix, strlen(prefix)) == 0 ? cause + strlen(prefix) : cause;
 }
 

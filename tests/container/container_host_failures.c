@@ -10,7 +10,7 @@
  * groups of 2) and with buddy copies, and a read session through
  * ferry_container_open_read and through ferry_container_open_mapped. Every
  * call either succeeds or fails on every rank with MPI_ERR_INTERN and a
- * message naming the call; never a hang (the runner's timeout) or a crash; a
+ * message naming the call and the container; never a hang (the runner's timeout) or a crash; a
  * failed open leaves the handle NULL. A write session whose open and close
  * succeeded reads back exactly what it wrote (also when its flush failed in
  * collective mode: nothing is then taken as written, the close writes it);
@@ -62,16 +62,16 @@ static const char *path_of(session_t kind)
     return ft_path(name[kind]);
 }
 
-/* Every rank returned the same class, MPI_ERR_INTERN on failure, with a message naming the call. 1 when the call
- * failed. */
-static int agreed(int rc, const char *call, session_t kind, ft_host_op_t op, int k)
+/* Every rank returned the same class, MPI_ERR_INTERN on failure, with a message naming the call and the
+ * container at path. 1 when the call failed. */
+static int agreed(int rc, const char *call, const char *path, session_t kind, ft_host_op_t op, int k)
 {
     int cls = rc == MPI_SUCCESS ? 0 : ft_class(rc), mine[2] = {cls, -cls}, low[2];
     PMPI_Allreduce(mine, low, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (low[0] != -low[1])
         ft_fail(__FILE__, __LINE__, "%s, %s, %s #%d: ranks disagree: classes %d..%d", session_names[kind], call,
                 ft_host_op_names[op], k, low[0], -low[1]);
-    if (cls && (cls != MPI_ERR_INTERN || !strstr(ft_message, call)))
+    if (cls && (cls != MPI_ERR_INTERN || !strstr(ft_message, call) || !strstr(ft_message, path)))
         ft_fail(__FILE__, __LINE__, "%s, %s, %s #%d: class %d, message '%s'", session_names[kind], call,
                 ft_host_op_names[op], k, cls, ft_message);
     return cls != 0;
@@ -112,13 +112,13 @@ static int write_session(session_t kind, const char *path, ft_host_op_t op, int 
 {
     ferry_container_t c = NULL;
     ft_host_fail_arm(op, k);
-    int failed = agreed(ft_capture(open_write(kind, path, &c)), "ferry_container_open_write", kind, op, k);
+    int failed = agreed(ft_capture(open_write(kind, path, &c)), "ferry_container_open_write", path, kind, op, k);
     if (failed) FT_CHECK(c == NULL);
     if (!failed) {
         write_part(c, 0, FIRST_PART, version);
-        agreed(ft_capture(ferry_container_flush(c)), "ferry_container_flush", kind, op, k);
+        agreed(ft_capture(ferry_container_flush(c)), "ferry_container_flush", path, kind, op, k);
         write_part(c, FIRST_PART, LENGTH, version);
-        failed = agreed(ft_capture(ferry_container_close(&c)), "ferry_container_close", kind, op, k);
+        failed = agreed(ft_capture(ferry_container_close(&c)), "ferry_container_close", path, kind, op, k);
         FT_CHECK(c == NULL);
     }
     int reached = ft_host_fail_disarm();
@@ -139,7 +139,7 @@ static int read_session(session_t kind, ft_host_op_t op, int k, int version)
     ft_host_fail_arm(op, k);
     int rc = kind == S_READ ? ferry_container_open_read(MPI_COMM_WORLD, path_of(S_READ), &c)
                             : ferry_container_open_mapped(MPI_COMM_WORLD, path_of(S_READ), streams, 2, &c);
-    int failed = agreed(ft_capture(rc), call, kind, op, k);
+    int failed = agreed(ft_capture(rc), call, path_of(S_READ), kind, op, k);
     int reached = ft_host_fail_disarm();
     if (failed) {
         FT_CHECK(c == NULL);
