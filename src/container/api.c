@@ -69,7 +69,8 @@ int ferry_container_flush(ferry_container_t c)
     ferry__container_stream_t *s = selected(c, "ferry_container_flush", &cls);
     if (!s) return ferry__container_return(cls);
     cls = ferry__container_cookies_flush(c); /* what FILEs buffer first (cookie.c) */
-    int flushed = ferry__container_flush_stream(c); /* collective over its group in collective mode */
+    /* Collective over its collector group in collective mode. */
+    int flushed = ferry__container_flush_stream(c, "ferry_container_flush");
     cls = cls ? cls : flushed;
     return cls ? failed(c, cls, "ferry_container_flush") : MPI_SUCCESS;
 }

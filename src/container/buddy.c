@@ -75,10 +75,10 @@ int ferry__container_buddy_start(ferry_container_t c, size_t buffer_size)
     const char *what = "ferry_container_open_write";
     int cls = is_root(c) ? head_buddy(c) : 0;
     if (cls) cls = ferry__container_fail(cls, c->path, c->rank, what);
-    FERRY_TRY(ferry__error_agree(c->comm, cls, what)); /* every buddy file headed before any rank writes */
+    FERRY_TRY(ferry__container_agree(c, cls, what)); /* every buddy file headed before any rank writes */
     cls = start_copy(c, buffer_size);
     if (cls) cls = ferry__container_fail(cls, c->path, c->rank, what);
-    return ferry__error_agree(c->comm, cls, what);
+    return ferry__container_agree(c, cls, what);
 }
 
 int ferry__container_write_stream(ferry_container_t c, ferry__container_stream_t *s, const void *buf, size_t len,

@@ -291,63 +291,98 @@ static int64_t message_units(ferry__container_stream_t *s, int local)
     return (int64_t)units;
 }
 
-/* The collector's part after the gather of the sizes: the go-ahead, the gatherv, the writes. */
-static void collect_and_write(ferry_container_t c, const int64_t *mine, const int64_t *sizes, int members,
-                              outcome_t *out)
+/* One flush of a collector group, as each member sees it. */
+typedef struct group_flush {
+    ferry_container_t c;
+    const char *what; /* the API call, for messages */
+    int rank, members;
+    int64_t mine[2]; /* this member's message units and its own failure to prepare */
+    outcome_t out;   /* the collector's */
+} group_flush_t;
+
+/* The host's broadcast of the collector's outcome (the go-ahead, or what it wrote). A rank whose
+ * broadcast failed has no outcome from the collector: it fails with the host's cause, nothing known to
+ * be written (the data stay queued, and the next flush writes them again where they belong, then their
+ * trailers). Returns that failure. */
+static int share_outcome(group_flush_t *g, const char *call)
 {
-    int *counts = ferry__calloc((size_t)members * 2, sizeof *counts), *displs = counts ? counts + members : NULL;
+    int rc = ferry__progress_bcast(&g->out, (int)sizeof g->out, MPI_BYTE, 0, g->c->collect_comm);
+    int cls = ferry__container_host(g->c, rc, g->what, call);
+    if (cls) set_outcome(&g->out, cls, FERRY__COLLECT_NOTHING);
+    return cls;
+}
+
+/* The host calls of a flush, as messages name them. */
+static const char sizes_call[] = "MPI_Gather (the members' outbox sizes to their collector)",
+                  go_ahead[] = "MPI_Bcast (the collector's go-ahead)",
+                  outcome[] = "MPI_Bcast (what the collector wrote)",
+                  outboxes[] = "MPI_Gatherv (the members' unflushed bytes to their collector)";
+
+/* The collector's part after the gather of the sizes (gathered: the host's return; sizes NULL when
+ * out of memory): the go-ahead, the gatherv, the writes, the outcome. */
+static void collect_and_write(group_flush_t *g, int gathered, const int64_t *sizes)
+{
+    int members = g->members, *counts = ferry__calloc((size_t)members * 2, sizeof *counts);
+    int *displs = counts ? counts + members : NULL;
+    int host = ferry__container_host(g->c, gathered, g->what, sizes_call);
     unsigned char *all = NULL;
-    if (!counts) set_outcome(out, ferry__error_set(MPI_ERR_NO_MEM, "out of memory"), FERRY__COLLECT_NOTHING);
-    else if (!sizes) set_outcome(out, ferry__error_set(MPI_ERR_NO_MEM, "out of memory"), FERRY__COLLECT_NOTHING);
-    else collector_prepares(sizes, members, counts, displs, &all, out);
-    ferry__progress_bcast(out, (int)sizeof *out, MPI_BYTE, 0, c->collect_comm);
-    if (!out->cls) {
-        ferry__progress_gatherv(c->streams->outbox->bytes, (int)mine[0], c->collect_unit, all, counts, displs,
-                                c->collect_unit, 0, c->collect_comm);
-        int phase = FERRY__COLLECT_DONE, cls = collector_writes(c, all, counts, members, &phase);
-        set_outcome(out, cls, phase);
-        ferry__progress_bcast(out, (int)sizeof *out, MPI_BYTE, 0, c->collect_comm);
+    if (host) set_outcome(&g->out, host, FERRY__COLLECT_NOTHING); /* sizes are not the members' */
+    else if (!counts || !sizes)
+        set_outcome(&g->out, ferry__error_set(MPI_ERR_NO_MEM, "out of memory"), FERRY__COLLECT_NOTHING);
+    else collector_prepares(sizes, members, counts, displs, &all, &g->out);
+    if (!share_outcome(g, go_ahead) && !g->out.cls) {
+        int rc = ferry__progress_gatherv(g->c->streams->outbox->bytes, (int)g->mine[0], g->c->collect_unit, all, counts,
+                                         displs, g->c->collect_unit, 0, g->c->collect_comm);
+        int phase = FERRY__COLLECT_NOTHING, cls = ferry__container_host(g->c, rc, g->what, outboxes);
+        if (!cls) cls = collector_writes(g->c, all, counts, members, &phase); /* all holds every outbox */
+        set_outcome(&g->out, cls, phase);
+        share_outcome(g, outcome);
     }
     ferry__free(all);
     ferry__free(counts);
 }
 
-/* Collective over the collector group: the members' outboxes to the collector, which writes them; every
- * member settles its stream by the collector's outcome. */
-static int group_flush(ferry_container_t c)
+/* A member's part after the gather of the sizes: the go-ahead, the gatherv, the outcome. Its gather
+ * and gatherv only send: whether what it sent arrived, the collector's outcome says. Returns its own
+ * failure to receive an outcome. */
+static int member_sends(group_flush_t *g)
 {
-    ferry__container_stream_t *s = c->streams;
-    int rank, members, local = ferry__container_stream_prepare(s);
-    MPI_Comm_rank(c->collect_comm, &rank);
-    MPI_Comm_size(c->collect_comm, &members);
-    int64_t mine[2] = {message_units(s, local), local}, *sizes = NULL;
-    if (!local && (s->outbox->len + UNIT - 1) / UNIT > INT32_MAX)
-        mine[0] = 0, mine[1] = local = ferry__error_set(MPI_ERR_NO_MEM, "more than 128 GiB unflushed");
-    if (rank == 0) sizes = ferry__calloc((size_t)members * 2, sizeof *sizes);
-    ferry__progress_gather(mine, 2, MPI_INT64_T, sizes, 2, MPI_INT64_T, 0, c->collect_comm);
-    outcome_t out = {0, FERRY__COLLECT_DONE, ""};
-    if (rank == 0) {
-        collect_and_write(c, mine, sizes, members, &out);
-    } else {
-        ferry__progress_bcast(&out, (int)sizeof out, MPI_BYTE, 0, c->collect_comm);
-        if (!out.cls) {
-            ferry__progress_gatherv(s->outbox->bytes, (int)mine[0], c->collect_unit, NULL, NULL, NULL,
-                                    c->collect_unit, 0, c->collect_comm);
-            ferry__progress_bcast(&out, (int)sizeof out, MPI_BYTE, 0, c->collect_comm);
-        }
-    }
-    ferry__free(sizes);
-    out.message[sizeof out.message - 1] = '\0';
-    ferry__container_stream_settle(s, (int)out.cls, (int)out.phase);
-    if (local) return local; /* this rank's own cause */
-    if (!out.cls || rank == 0) return (int)out.cls;
-    return ferry__error_set((int)out.cls, "the collector of this rank's group (its first rank) failed: %s",
-                            out.message);
+    int host = share_outcome(g, go_ahead);
+    if (host || g->out.cls) return host;
+    ferry__progress_gatherv(g->c->streams->outbox->bytes, (int)g->mine[0], g->c->collect_unit, NULL, NULL, NULL,
+                            g->c->collect_unit, 0, g->c->collect_comm); /* sends only: see above */
+    return share_outcome(g, outcome);
 }
 
-int ferry__container_flush_stream(ferry_container_t c)
+/* Collective over the collector group: the members' outboxes to the collector, which writes them; every
+ * member settles its stream by the collector's outcome. A host collective that fails fails the flush on
+ * every rank that receives in it and on every rank the collector tells; nothing is then taken as
+ * written (COLLECT_NOTHING), the data stay queued for the next flush. */
+static int group_flush(ferry_container_t c, const char *what)
 {
-    if (c->collect_comm != MPI_COMM_NULL) return group_flush(c);
+    ferry__container_stream_t *s = c->streams;
+    int local = ferry__container_stream_prepare(s);
+    group_flush_t g = {c, what, 0, 0, {message_units(s, local), local}, {0, FERRY__COLLECT_DONE, ""}};
+    MPI_Comm_rank(c->collect_comm, &g.rank);
+    MPI_Comm_size(c->collect_comm, &g.members);
+    if (!local && (s->outbox->len + UNIT - 1) / UNIT > INT32_MAX)
+        g.mine[0] = 0, g.mine[1] = local = ferry__error_set(MPI_ERR_NO_MEM, "more than 128 GiB unflushed");
+    int64_t *sizes = g.rank == 0 ? ferry__calloc((size_t)g.members * 2, sizeof *sizes) : NULL;
+    int rc = ferry__progress_gather(g.mine, 2, MPI_INT64_T, sizes, 2, MPI_INT64_T, 0, c->collect_comm), host = 0;
+    if (g.rank == 0) collect_and_write(&g, rc, sizes); /* its own failures are the outcome's */
+    else host = member_sends(&g);                      /* its gather only sent: see member_sends */
+    ferry__free(sizes);
+    g.out.message[sizeof g.out.message - 1] = '\0';
+    ferry__container_stream_settle(s, (int)g.out.cls, (int)g.out.phase);
+    if (local) return local; /* this rank's own cause */
+    if (host || !g.out.cls || g.rank == 0) return host ? host : (int)g.out.cls;
+    return ferry__error_set((int)g.out.cls, "the collector of this rank's group (its first rank) failed: %s",
+                            g.out.message);
+}
+
+int ferry__container_flush_stream(ferry_container_t c, const char *what)
+{
+    if (c->collect_comm != MPI_COMM_NULL) return group_flush(c, what);
     int cls = ferry__container_stream_flush(c->streams, FERRY__CONTAINER_SYNC_AFTER);
     int copy_cls = c->buddy ? ferry__container_stream_flush(c->buddy, FERRY__CONTAINER_SYNC_AFTER) : 0;
     return cls ? cls : copy_cls;
@@ -365,7 +400,12 @@ static int split_groups(ferry_container_t c, int collector_size, MPI_Comm *group
         rc = MPI_Comm_split(file_comm, file_rank / collector_size, file_rank, group);
     if (rc == MPI_SUCCESS && *group != MPI_COMM_NULL) return 0;
     *group = MPI_COMM_NULL;
-    return ferry__error_set(MPI_ERR_INTERN, "forming the collector groups failed");
+    if (rc != MPI_SUCCESS)
+        return ferry__container_host(c, rc, "ferry_container_open_write",
+                                     collector_size == FERRY_CONTAINER_COLLECTOR_PER_NODE
+                                         ? "MPI_Comm_split_type (a collector group per node)"
+                                         : "MPI_Comm_split (the collector groups)");
+    return ferry__error_set(MPI_ERR_INTERN, "forming the collector groups gave this rank no group");
 }
 
 /* What each handle in collective mode needs of its own: the unit type and the stream's outbox. */
@@ -396,7 +436,7 @@ int ferry__container_collect_start(ferry_container_t c, int files, int collector
     c->collect_comm = group;
     if (!cls) cls = start_handle(c);
     if (cls) cls = ferry__container_fail(cls, c->path, c->rank, what);
-    cls = ferry__error_agree(c->comm, cls, what);
+    cls = ferry__container_agree(c, cls, what);
     if (fresh && !cls) {
         ferry__container_group_keep(c->comm, node, files, collector_size, group);
     } else if (fresh) { /* not cached: every rank drops its part */

@@ -98,7 +98,7 @@ void ferry__container_group_keep(MPI_Comm comm, struct ferry__container_group *n
     }
 }
 
-int ferry__container_private_comm(MPI_Comm comm, MPI_Comm *out)
+int ferry__container_private_comm(MPI_Comm comm, const char *path, MPI_Comm *out)
 {
     void *attr = NULL;
     int found = 0;
@@ -107,8 +107,14 @@ int ferry__container_private_comm(MPI_Comm comm, MPI_Comm *out)
     MPI_Comm_get_attr(comm, cache_keyval, &attr, &found);
     if (found) return *out = MPI_Comm_f2c((MPI_Fint)(intptr_t)attr), 0;
     /* Collective: the first open on comm finds no duplicate on every rank alike. */
-    if (ferry__progress_comm_dup(comm, out) != MPI_SUCCESS || *out == MPI_COMM_NULL)
-        return ferry__error_set(MPI_ERR_COMM, "ferry container: cannot duplicate the communicator");
+    int rc = ferry__progress_comm_dup(comm, out);
+    if (rc != MPI_SUCCESS) {
+        *out = MPI_COMM_NULL;
+        return ferry__error_host(rc, "ferry container open", path ? path : "(null)",
+                                 "MPI_Comm_dup (the container's private communicator)");
+    }
+    if (*out == MPI_COMM_NULL)
+        return ferry__error_set(MPI_ERR_COMM, "ferry container: duplicating the communicator gave MPI_COMM_NULL");
     MPI_Comm_set_attr(comm, cache_keyval, (void *)(intptr_t)MPI_Comm_c2f(*out));
     return 0;
 }

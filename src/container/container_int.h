@@ -436,8 +436,8 @@ int ferry__container_create_collectively(ferry_container_t c, const ferry__conta
 
 /* comm.c, collective over comm the first time: the container's private
  * duplicate of comm (borrowed: cached on comm, freed with it, or by
- * MPI_Finalize). */
-int ferry__container_private_comm(MPI_Comm comm, MPI_Comm *out);
+ * MPI_Finalize); path names the container in messages. */
+int ferry__container_private_comm(MPI_Comm comm, const char *path, MPI_Comm *out);
 
 /* comm.c: collective mode's collector groups cached on the private communicator comm, by the files
  * and collector_size asked (MPI_COMM_NULL: none yet; borrowed). A new group is kept after every
@@ -473,8 +473,8 @@ int ferry__container_return(int cls);
  * collective over c->comm, agreed. */
 int ferry__container_collect_start(ferry_container_t c, int files, int collector_size);
 /* Flushes this rank's stream: alone, or in collective mode together with its collector group
- * (every member gets the collector's outcome). */
-int ferry__container_flush_stream(ferry_container_t c);
+ * (every member gets the collector's outcome); what names the API call in messages. */
+int ferry__container_flush_stream(ferry_container_t c, const char *what);
 
 /* buddy.c: after a successful open for writing with buddy copies, the roots create and head the
  * buddy files and every rank starts its stream's copy; collective over c->comm, agreed. */
@@ -515,5 +515,12 @@ void ferry__container_cookies_orphan(ferry_container_t c);
 
 /* Records "ferry container '<path>'[ rank r]: <what>: <the recorded cause>" and returns cls. */
 int ferry__container_fail(int cls, const char *path, int rank, const char *what);
+/* 0 when a host MPI call of container call what returned rc == MPI_SUCCESS; else records "the host MPI's
+ * <call> failed: <the host's message>" (ferry__error_host, naming c's path, which ferry__container_fail
+ * keeps once) and returns MPI_ERR_INTERN. Who calls it decides how the ranks agree on the failure. */
+int ferry__container_host(ferry_container_t c, int rc, const char *what, const char *call);
+/* ferry__error_agree over c->comm for c's call what (collective). When the agreement's own
+ * reduction failed, whose message names the call alone, the message names the container too. */
+int ferry__container_agree(ferry_container_t c, int cls, const char *what);
 
 #endif

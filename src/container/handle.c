@@ -5,6 +5,7 @@
  * Every file-system open, close, sync, stat and size change the handle
  * makes is counted (ferry_container_info_t.metadata_calls).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "base/alloc.h"
@@ -25,6 +26,20 @@ int ferry__container_return(int cls)
     return ferry__error_code(cls);
 }
 
+int ferry__container_host(ferry_container_t c, int rc, const char *what, const char *call)
+{
+    return ferry__error_host(rc, what, c->path ? c->path : "(null)", call);
+}
+
+int ferry__container_agree(ferry_container_t c, int cls, const char *what)
+{
+    int agreed = ferry__error_agree(c->comm, cls, what);
+    char own[256]; /* how error/ words the failure of the agreement's own reduction: the call alone */
+    snprintf(own, sizeof own, "ferry: %s: ", what);
+    if (!agreed || cls || strncmp(ferry__error_message(), own, strlen(own)) != 0) return agreed;
+    return ferry__container_fail(agreed, c->path ? c->path : "(null)", c->rank, what);
+}
+
 int ferry__container_handle_create(MPI_Comm comm, const char *path, int writing, ferry_container_t *result,
                                    int *local_cls, ferry_container_t *out)
 {
@@ -37,7 +52,7 @@ int ferry__container_handle_create(MPI_Comm comm, const char *path, int writing,
     c->collect_comm = MPI_COMM_NULL;
     c->collect_unit = MPI_DATATYPE_NULL;
     c->writing = writing;
-    int cls = ferry__container_private_comm(comm, &c->comm);
+    int cls = ferry__container_private_comm(comm, path, &c->comm);
     if (cls) {
         ferry__free(c);
         return cls;

@@ -31,6 +31,7 @@ typedef struct read_request {
     const int *streams; /* this rank's, count entries */
     int count;
     int same_count;     /* the plain open: as many ranks as streams */
+    const char *what;   /* the API call, for messages */
 } read_request_t;
 
 typedef struct root_view {
@@ -138,16 +139,25 @@ static int count_names(ferry_container_t c, const read_request_t *req, root_view
     return 0;
 }
 
-/* The gathers: rank 0 learns every rank's count, outcome and names. */
-static int gather_requests(ferry_container_t c, const read_request_t *req, const int64_t *tell, root_view_t *v)
+/* The gathers: rank 0 learns every rank's count, outcome and names.
+ * Returns this rank's failure. *lost: the host's gather failed here, so
+ * rank 0 (where it failed too, as when the host fails every rank alike)
+ * has no requests to answer: such a rank skips the rest of the exchange
+ * and goes to the agreement. A failed gatherv of the names only sent on
+ * the other ranks: rank 0's answer says whether they arrived. */
+static int gather_requests(ferry_container_t c, const read_request_t *req, const int64_t *tell, root_view_t *v,
+                           int *lost)
 {
-    int cls = 0;
     if (c->rank == 0) v->tells = ferry__malloc((size_t)c->nprocs * T_WORDS * sizeof *v->tells);
-    ferry__progress_gather(tell, T_WORDS, MPI_INT64_T, v->tells, T_WORDS, MPI_INT64_T, 0, c->comm);
+    int rc = ferry__progress_gather(tell, T_WORDS, MPI_INT64_T, v->tells, T_WORDS, MPI_INT64_T, 0, c->comm);
+    int cls = ferry__container_host(c, rc, req->what, "MPI_Gather (every rank's request to rank 0)");
+    if ((*lost = cls != 0)) return cls;
     if (c->rank == 0) cls = v->tells ? count_names(c, req, v) : ferry__error_set(MPI_ERR_NO_MEM, "out of memory");
-    if (!req->same_count)
-        ferry__progress_gatherv(req->streams, req->count, MPI_INT, v->names, v->counts, v->displs, MPI_INT, 0,
-                                c->comm);
+    if (req->same_count) return cls;
+    rc =
+        ferry__progress_gatherv(req->streams, req->count, MPI_INT, v->names, v->counts, v->displs, MPI_INT, 0, c->comm);
+    if (c->rank == 0 && !cls)
+        cls = ferry__container_host(c, rc, req->what, "MPI_Gatherv (every rank's streams to rank 0)");
     return cls;
 }
 
@@ -160,12 +170,18 @@ static int same_path(ferry_container_t c, const root_view_t *v)
     return 0;
 }
 
-/* Every request to rank 0 and back: mine receives this rank's header and answers. */
+/* Every request to rank 0 and back: mine receives this rank's header and
+ * answers (H_FAILED set also where the host failed this rank's part). */
 static int exchange(ferry_container_t c, const read_request_t *req, const int64_t *tell, int64_t *mine)
 {
     root_view_t v = {0};
     int64_t *all = NULL;
-    int cls = gather_requests(c, req, tell, &v), failed = 0;
+    int lost = 0, failed = 0, cls = gather_requests(c, req, tell, &v, &lost);
+    if (lost) {
+        mine[H_FAILED] = 1;
+        root_view_free(&v);
+        return cls;
+    }
     if (c->rank == 0) { /* even when something failed, every rank waits for its header */
         for (int r = 0; v.tells && r < c->nprocs; r++) failed |= v.tells[r * T_WORDS + T_CLS] != 0;
         if (!cls && !failed) cls = same_path(c, &v);
@@ -174,9 +190,11 @@ static int exchange(ferry_container_t c, const read_request_t *req, const int64_
         all = v.counts ? answer_all(c, &v, failed || cls) : NULL;
         if (!cls && !all) cls = ferry__error_set(MPI_ERR_NO_MEM, "out of memory");
     }
-    ferry__progress_scatterv(all, v.counts, v.displs, MPI_INT64_T, mine, H_COUNT + req->count * W_COUNT, MPI_INT64_T,
-                             0, c->comm);
-    if (c->rank == 0 && cls) mine[H_FAILED] = 1;
+    int rc = ferry__progress_scatterv(all, v.counts, v.displs, MPI_INT64_T, mine, H_COUNT + req->count * W_COUNT,
+                                      MPI_INT64_T, 0, c->comm);
+    int scattered = ferry__container_host(c, rc, req->what, "MPI_Scatterv (rank 0's answers to every rank)");
+    if (scattered || (c->rank == 0 && cls)) mine[H_FAILED] = 1; /* a failed scatterv: mine is not rank 0's */
+    if (!cls) cls = scattered;
     ferry__free(all);
     root_view_free(&v);
     return cls;
@@ -220,8 +238,9 @@ static int check_request(const read_request_t *req, int cls)
     return cls;
 }
 
-static int open_read_steps(ferry_container_t c, read_request_t *req, int cls, const char *what)
+static int open_read_steps(ferry_container_t c, read_request_t *req, int cls)
 {
+    const char *what = req->what;
     ferry__fs_file_t *fs;
     char first_cause[512] = "";
     cls = check_request(req, cls);
@@ -231,18 +250,17 @@ static int open_read_steps(ferry_container_t c, read_request_t *req, int cls, co
     if (first_cls) snprintf(first_cause, sizeof first_cause, "%s", ferry__error_message());
     int64_t tell[T_WORDS] = {req->count, cls, first_cls, c->path_hash};
     int64_t *mine = ferry__calloc(H_COUNT + (size_t)req->count * W_COUNT, sizeof *mine);
-    int root_cls = mine ? exchange(c, req, tell, mine) : MPI_ERR_NO_MEM; /* (no memory: a hang we cannot avoid) */
-    if (!cls) cls = root_cls;
+    int exchanged = mine ? exchange(c, req, tell, mine) : MPI_ERR_NO_MEM; /* (no memory: a hang we cannot avoid) */
+    if (!cls) cls = exchanged;
     if (!cls && mine[H_FIRST] && first_cls) cls = ferry__error_set(first_cls, "%s", first_cause);
     if (!cls && !mine[H_FAILED]) cls = start_readers(c, mine + H_COUNT, req->count);
     int agree = mine[H_FAILED] || mine[H_AGREE];
     ferry__free(mine);
     if (cls) cls = ferry__container_fail(cls, c->path ? c->path : "(null)", c->rank, what);
-    return agree ? ferry__error_agree(c->comm, cls, what) : cls;
+    return agree ? ferry__container_agree(c, cls, what) : cls;
 }
 
-static int open_for_reading(MPI_Comm comm, const char *path, read_request_t *req, ferry_container_t *container,
-                            const char *what)
+static int open_for_reading(MPI_Comm comm, const char *path, read_request_t *req, ferry_container_t *container)
 {
     ferry_container_t c;
     int local_cls, cls = ferry_core_init();
@@ -250,19 +268,19 @@ static int open_for_reading(MPI_Comm comm, const char *path, read_request_t *req
     if (cls) return ferry__container_return(cls);
     int own = c->rank;
     if (req->same_count) req->streams = &own;
-    cls = open_read_steps(c, req, local_cls, what);
+    cls = open_read_steps(c, req, local_cls);
     return ferry__container_handle_hand_over(c, cls, container);
 }
 
 int ferry_container_open_read(MPI_Comm comm, const char *path, ferry_container_t *container)
 {
-    read_request_t req = {NULL, 1, 1};
-    return open_for_reading(comm, path, &req, container, "ferry_container_open_read");
+    read_request_t req = {NULL, 1, 1, "ferry_container_open_read"};
+    return open_for_reading(comm, path, &req, container);
 }
 
 int ferry_container_open_mapped(MPI_Comm comm, const char *path, const int *streams, int count,
                                 ferry_container_t *container)
 {
-    read_request_t req = {streams, count, 0};
-    return open_for_reading(comm, path, &req, container, "ferry_container_open_mapped");
+    read_request_t req = {streams, count, 0, "ferry_container_open_mapped"};
+    return open_for_reading(comm, path, &req, container);
 }

@@ -146,26 +146,30 @@ static void tell_root(const ferry__container_stream_t *s, int cls, int64_t *w)
     w[G_UNRECORDED] = ferry__container_stream_recorded(s) ? 0 : cls ? cls : MPI_ERR_IO;
 }
 
-static int close_write(ferry_container_t c)
+/* Collective over the file's ranks; the caller agrees over every rank. A failed gather leaves the file
+ * without its end table (incomplete: 'ferry-container recover' completes it from the trailers). */
+static int close_write(ferry_container_t c, const char *what)
 {
     MPI_Comm file_comm = c->file_comm == MPI_COMM_NULL ? c->comm : c->file_comm; /* one file: every rank */
     /* Each rank syncs its own trailers: on a cluster file system the root's
      * fsync does not cover the dirty pages of other nodes. */
-    int cls = ferry__container_flush_stream(c), file_rank, members, root_cls = 0, words = c->buddy ? 2 * G_WORDS : G_WORDS;
+    int cls = ferry__container_flush_stream(c, what), file_rank, members, root_cls = 0;
+    int words = c->buddy ? 2 * G_WORDS : G_WORDS;
     MPI_Comm_rank(file_comm, &file_rank);
     MPI_Comm_size(file_comm, &members);
     int64_t mine[2 * G_WORDS], *gathered = NULL;
     tell_root(c->streams, cls, mine);
     if (c->buddy) tell_root(c->buddy, cls, mine + G_WORDS);
     if (file_rank == 0) gathered = ferry__calloc((size_t)members * (size_t)words, sizeof *gathered);
-    ferry__progress_gather(mine, words, MPI_INT64_T, gathered, words, MPI_INT64_T, 0, file_comm);
-    if (file_rank == 0) root_cls = root_finishes(c, gathered, words, 0);
-    if (file_rank == 0 && c->buddy) {
+    int rc = ferry__progress_gather(mine, words, MPI_INT64_T, gathered, words, MPI_INT64_T, 0, file_comm);
+    int host_cls = ferry__container_host(c, rc, what, "MPI_Gather (every stream's length to its file's root)");
+    if (file_rank == 0 && !host_cls) root_cls = root_finishes(c, gathered, words, 0);
+    if (file_rank == 0 && !host_cls && c->buddy) {
         int copy_cls = root_finishes(c, gathered, words, 1); /* the copy completes even when the primary cannot */
         root_cls = root_cls ? root_cls : copy_cls;
     }
     ferry__free(gathered);
-    return cls ? cls : root_cls;
+    return cls ? cls : host_cls ? host_cls : root_cls;
 }
 
 int ferry_container_close(ferry_container_t *container)
@@ -174,13 +178,14 @@ int ferry_container_close(ferry_container_t *container)
         return ferry__container_return(ferry__error_set(MPI_ERR_ARG, "ferry_container_close: no container"));
     ferry_container_t c = *container;
     *container = NULL;
+    const char *what = "ferry_container_close";
     int cls = ferry__container_cookies_flush(c); /* what FILEs still buffer belongs in the streams */
     if (c->writing) {
-        int closed = close_write(c);
+        int closed = close_write(c, what);
         cls = cls ? cls : closed;
     }
-    if (cls) cls = ferry__container_fail(cls, c->path, c->rank, "ferry_container_close");
-    if (c->writing) cls = ferry__error_agree(c->comm, cls, "ferry_container_close");
+    if (cls) cls = ferry__container_fail(cls, c->path, c->rank, what);
+    if (c->writing) cls = ferry__container_agree(c, cls, what);
     ferry__container_handle_free(c);
     return ferry__container_return(cls);
 }

@@ -21,6 +21,7 @@ enum {
     R_CHUNK, R_FLAGS, R_MAPPING, R_ROOT, R_WORDS
 };
 enum { ENTRY_WORDS = 4, TABLE_TAG = 16016 };
+static const char open_write[] = "ferry_container_open_write"; /* names the call in messages */
 
 typedef struct plan {
     int files, nprocs, mapping;
@@ -227,18 +228,27 @@ static int send_tables(ferry_container_t c, const plan_t *p)
         int64_t *w = words + (size_t)i * ENTRY_WORDS;
         w[0] = e->stream, w[1] = (int64_t)e->chunk_size, w[2] = (int64_t)e->row_offset, w[3] = (int64_t)e->asked;
     }
-    for (int k = 1; k < p->files; k++)
-        MPI_Isend(words + (size_t)p->start[k] * ENTRY_WORDS, (int)p->count[k] * ENTRY_WORDS, MPI_INT64_T,
-                  (int)p->first[k], TABLE_TAG, c->comm, &requests[k - 1]);
-    int rc = ferry__progress_waitall(p->files - 1, requests, MPI_STATUSES_IGNORE);
+    int sent = MPI_SUCCESS; /* the first failure to post; a send not posted is not waited for */
+    for (int k = 1; k < p->files; k++) {
+        int rc = MPI_Isend(words + (size_t)p->start[k] * ENTRY_WORDS, (int)p->count[k] * ENTRY_WORDS, MPI_INT64_T,
+                           (int)p->first[k], TABLE_TAG, c->comm, &requests[k - 1]);
+        if (rc != MPI_SUCCESS) requests[k - 1] = MPI_REQUEST_NULL;
+        if (sent == MPI_SUCCESS) sent = rc;
+    }
+    int waited = ferry__progress_waitall(p->files - 1, requests, MPI_STATUSES_IGNORE);
     ferry__free(words);
     ferry__free(requests);
-    return rc == MPI_SUCCESS ? 0 : ferry__error_set(MPI_ERR_INTERN, "sending the stream tables failed");
+    FERRY_TRY(ferry__container_host(c, sent, open_write, "MPI_Isend (the stream tables to the files' roots)"));
+    return ferry__container_host(c, waited, open_write, "MPI_Waitall (the stream tables to the files' roots)");
 }
 
 /* One gather of every rank's arguments, rank 0's plan, one scatter back.
- * reply[R_CLS] is nonzero when any rank failed; returns rank 0's own
- * planning failure (0 elsewhere). */
+ * reply[R_CLS] is nonzero when any rank failed, so that every rank joins
+ * the agreement; returns this rank's own failure: rank 0's in planning or
+ * in the host's gather (whose result it then does not read), any rank's in
+ * the host's scatter (its reply is then not rank 0's: it fails and joins
+ * the agreement). Another rank's failed gather is not its own: it only
+ * sent, and rank 0's reply says whether rank 0 got every ask. */
 static int exchange(ferry_container_t c, const ferry__container_ask_t *ask, int64_t *reply, plan_t *p)
 {
     ferry__container_ask_t *asks = NULL;
@@ -248,15 +258,19 @@ static int exchange(ferry_container_t c, const ferry__container_ask_t *ask, int6
         asks = ferry__malloc((size_t)c->nprocs * sizeof *asks);
         replies = ferry__calloc((size_t)c->nprocs, R_WORDS * sizeof *replies);
     }
-    ferry__progress_gather(ask->w, FERRY__ASK_WORDS, MPI_INT64_T, asks, FERRY__ASK_WORDS, MPI_INT64_T, 0, c->comm);
+    int rc =
+        ferry__progress_gather(ask->w, FERRY__ASK_WORDS, MPI_INT64_T, asks, FERRY__ASK_WORDS, MPI_INT64_T, 0, c->comm);
     if (c->rank == 0) {
-        for (int r = 0; asks && r < c->nprocs && !failed; r++) failed = asks[r].w[FERRY__ASK_CLS];
-        if (!asks || !replies) mine = ferry__error_set(MPI_ERR_NO_MEM, "out of memory");
-        else if (!failed) mine = root_plans(c, asks, p, replies);
+        mine = ferry__container_host(c, rc, open_write, "MPI_Gather (every rank's arguments to rank 0)");
+        if (!mine && (!asks || !replies)) mine = ferry__error_set(MPI_ERR_NO_MEM, "out of memory");
+        for (int r = 0; !mine && r < c->nprocs && !failed; r++) failed = asks[r].w[FERRY__ASK_CLS];
+        if (!mine && !failed) mine = root_plans(c, asks, p, replies);
         for (int r = 0; replies && r < c->nprocs; r++) replies[(size_t)r * R_WORDS + R_CLS] = failed ? failed : mine;
     }
-    ferry__progress_scatter(replies, R_WORDS, MPI_INT64_T, reply, R_WORDS, MPI_INT64_T, 0, c->comm);
+    rc = ferry__progress_scatter(replies, R_WORDS, MPI_INT64_T, reply, R_WORDS, MPI_INT64_T, 0, c->comm);
     if (c->rank == 0 && !replies) reply[R_CLS] = mine;
+    int scattered = ferry__container_host(c, rc, open_write, "MPI_Scatter (rank 0's plan to every rank)");
+    if (scattered) reply[R_CLS] = mine = mine ? mine : scattered;
     ferry__free(asks);
     ferry__free(replies);
     return mine;
@@ -268,16 +282,16 @@ static int head_own_file(ferry_container_t c, const int64_t *w, ferry__fs_file_t
     uint32_t n = (uint32_t)w[R_LOCAL_STREAMS];
     int64_t *words = ferry__malloc((size_t)n * ENTRY_WORDS * sizeof *words);
     c->entries = ferry__calloc(n, sizeof *c->entries);
+    int memory = words && c->entries;
     int rc = words ? MPI_Recv(words, (int)n * ENTRY_WORDS, MPI_INT64_T, 0, TABLE_TAG, c->comm, MPI_STATUS_IGNORE)
-                   : MPI_ERR_NO_MEM;
-    for (uint32_t t = 0; rc == MPI_SUCCESS && c->entries && t < n; t++) {
+                   : MPI_SUCCESS;
+    for (uint32_t t = 0; rc == MPI_SUCCESS && memory && t < n; t++) {
         const int64_t *e = words + (size_t)t * ENTRY_WORDS;
         c->entries[t] = (ferry__container_entry_t){(uint32_t)e[0], (uint64_t)e[1], (uint64_t)e[2], (uint64_t)e[3]};
     }
     ferry__free(words);
-    if (rc != MPI_SUCCESS || !c->entries)
-        return ferry__error_set(rc == MPI_ERR_NO_MEM || !c->entries ? MPI_ERR_NO_MEM : MPI_ERR_INTERN,
-                                "receiving the stream table failed");
+    if (!memory) return ferry__error_set(MPI_ERR_NO_MEM, "out of memory for the stream table");
+    FERRY_TRY(ferry__container_host(c, rc, open_write, "MPI_Recv (this file's stream table from rank 0)"));
     c->super = (ferry__container_super_t){
         .major = FERRY__CONTAINER_MAJOR, .minor = FERRY__CONTAINER_MINOR, .id = (uint64_t)w[R_ID],
         .file_index = (uint32_t)w[R_FILE], .file_count = (uint32_t)w[R_FILES], .streams = (uint32_t)w[R_STREAMS],
@@ -297,9 +311,10 @@ static int start_files(ferry_container_t c, const int64_t *w, const plan_t *p)
     uint32_t k = (uint32_t)w[R_FILE];
     if (!cls) cls = ferry__container_handle_file(c, k, FERRY_FS_READ | FERRY_FS_WRITE | FERRY_FS_CREATE, &fs);
     if (!cls && w[R_ROOT] && c->rank != 0) cls = head_own_file(c, w, fs);
-    if (MPI_Comm_split(c->comm, (int)k, c->rank, &c->file_comm) != MPI_SUCCESS && !cls)
-        cls = ferry__error_set(MPI_ERR_INTERN, "splitting the communicator by file failed");
-    return cls;
+    int rc = MPI_Comm_split(c->comm, (int)k, c->rank, &c->file_comm);
+    if (rc != MPI_SUCCESS) c->file_comm = MPI_COMM_NULL; /* nothing for the handle to free */
+    int split = ferry__container_host(c, rc, open_write, "MPI_Comm_split (a communicator per file)");
+    return cls ? cls : split;
 }
 
 static int start_writer(ferry_container_t c, const int64_t *w, size_t buffer_size)
@@ -326,7 +341,6 @@ static int start_writer(ferry_container_t c, const int64_t *w, size_t buffer_siz
 
 int ferry__container_create_collectively(ferry_container_t c, const ferry__container_ask_t *ask, size_t buffer_size)
 {
-    const char *what = "ferry_container_open_write";
     int64_t reply[R_WORDS] = {0};
     plan_t p = {.nprocs = c->nprocs};
     int cls = (int)ask->w[FERRY__ASK_CLS];
@@ -335,8 +349,8 @@ int ferry__container_create_collectively(ferry_container_t c, const ferry__conta
     if (!reply[R_CLS] && reply[R_FILES] > 1) cls = start_files(c, reply, &p);
     if (!reply[R_CLS] && !cls) cls = start_writer(c, reply, buffer_size);
     plan_free(&p);
-    if (cls) cls = ferry__container_fail(cls, c->path ? c->path : "(null)", c->rank, what);
+    if (cls) cls = ferry__container_fail(cls, c->path ? c->path : "(null)", c->rank, open_write);
     /* One file and no failure: the scatter already said every rank is ready. */
     if (!reply[R_CLS] && reply[R_FILES] == 1 && !cls) return 0;
-    return ferry__error_agree(c->comm, cls, what);
+    return ferry__container_agree(c, cls, open_write);
 }

@@ -13,14 +13,25 @@
 #include "container/container_int.h"
 #include "error/error.h"
 
+/* The cause without what would repeat: "ferry: ", then "ferry container '<path>': ", or "<what> '<path>': "
+ * (a host call's failure, ferry__error_host), or "<what>: " (error/'s agreement). */
+static const char *cause_alone(const char *cause, const char *path, const char *what)
+{
+    char prefix[1200];
+    if (strncmp(cause, "ferry: ", 7) == 0) cause += 7;
+    snprintf(prefix, sizeof prefix, "ferry container '%s': ", path);
+    if (strncmp(cause, prefix, strlen(prefix)) == 0) return cause + strlen(prefix);
+    snprintf(prefix, sizeof prefix, "%s '%s': ", what, path);
+    if (strncmp(cause, prefix, strlen(prefix)) == 0) return cause + strlen(prefix);
+    snprintf(prefix, sizeof prefix, "%s: ", what);
+    return strncmp(cause, prefix, strlen(prefix)) == 0 ? cause + strlen(prefix) : cause;
+}
+
 int ferry__container_fail(int cls, const char *path, int rank, const char *what)
 {
-    char cause[1024], prefix[1200];
+    char cause[1024];
     snprintf(cause, sizeof cause, "%s", ferry__error_message());
-    snprintf(prefix, sizeof prefix, "ferry container '%s': ", path);
-    const char *shown = cause;
-    if (strncmp(shown, "ferry: ", 7) == 0) shown += 7;
-    if (strncmp(shown, prefix, strlen(prefix)) == 0) shown += strlen(prefix);
+    const char *shown = cause_alone(cause, path, what);
     if (rank >= 0) return ferry__error_set(cls, "ferry container '%s' rank %d: %s: %s", path, rank, what, shown);
     return ferry__error_set(cls, "ferry container '%s': %s: %s", path, what, shown);
 }

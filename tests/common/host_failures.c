@@ -3,8 +3,9 @@
 
 #include "host_failures.h"
 
-const char *const ft_host_op_names[FT_HOST_OPS] = {"none", "MPI_Allgather", "MPI_Allgatherv", "MPI_Allreduce",
-                                                   "MPI_Bcast"};
+const char *const ft_host_op_names[FT_HOST_OPS] = {"none",          "MPI_Allgather", "MPI_Allgatherv",
+                                                   "MPI_Allreduce", "MPI_Bcast",     "MPI_Gather",
+                                                   "MPI_Gatherv",   "MPI_Scatter",   "MPI_Scatterv"};
 
 static ft_host_op_t armed_op = FT_HOST_NONE;
 static int countdown;
@@ -69,4 +70,50 @@ int MPI_Bcast(void *b, int n, MPI_Datatype t, int root, MPI_Comm comm)
 int MPI_Ibcast(void *b, int n, MPI_Datatype t, int root, MPI_Comm comm, MPI_Request *req)
 {
     return fails(FT_HOST_BCAST) ? MPI_ERR_OTHER : PMPI_Ibcast(b, n, t, root, comm, req);
+}
+
+int MPI_Gather(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, int root, MPI_Comm comm)
+{
+    return fails(FT_HOST_GATHER) ? MPI_ERR_OTHER : PMPI_Gather(s, sc, st, r, rc, rt, root, comm);
+}
+
+int MPI_Igather(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, int root, MPI_Comm comm,
+                MPI_Request *req)
+{
+    return fails(FT_HOST_GATHER) ? MPI_ERR_OTHER : PMPI_Igather(s, sc, st, r, rc, rt, root, comm, req);
+}
+
+int MPI_Gatherv(const void *s, int sc, MPI_Datatype st, void *r, const int rc[], const int d[], MPI_Datatype rt,
+                int root, MPI_Comm comm)
+{
+    return fails(FT_HOST_GATHERV) ? MPI_ERR_OTHER : PMPI_Gatherv(s, sc, st, r, rc, d, rt, root, comm);
+}
+
+int MPI_Igatherv(const void *s, int sc, MPI_Datatype st, void *r, const int rc[], const int d[], MPI_Datatype rt,
+                 int root, MPI_Comm comm, MPI_Request *req)
+{
+    return fails(FT_HOST_GATHERV) ? MPI_ERR_OTHER : PMPI_Igatherv(s, sc, st, r, rc, d, rt, root, comm, req);
+}
+
+int MPI_Scatter(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, int root, MPI_Comm comm)
+{
+    return fails(FT_HOST_SCATTER) ? MPI_ERR_OTHER : PMPI_Scatter(s, sc, st, r, rc, rt, root, comm);
+}
+
+int MPI_Iscatter(const void *s, int sc, MPI_Datatype st, void *r, int rc, MPI_Datatype rt, int root, MPI_Comm comm,
+                 MPI_Request *req)
+{
+    return fails(FT_HOST_SCATTER) ? MPI_ERR_OTHER : PMPI_Iscatter(s, sc, st, r, rc, rt, root, comm, req);
+}
+
+int MPI_Scatterv(const void *s, const int sc[], const int d[], MPI_Datatype st, void *r, int rc, MPI_Datatype rt,
+                 int root, MPI_Comm comm)
+{
+    return fails(FT_HOST_SCATTERV) ? MPI_ERR_OTHER : PMPI_Scatterv(s, sc, d, st, r, rc, rt, root, comm);
+}
+
+int MPI_Iscatterv(const void *s, const int sc[], const int d[], MPI_Datatype st, void *r, int rc, MPI_Datatype rt,
+                  int root, MPI_Comm comm, MPI_Request *req)
+{
+    return fails(FT_HOST_SCATTERV) ? MPI_ERR_OTHER : PMPI_Iscatterv(s, sc, d, st, r, rc, rt, root, comm, req);
 }
