@@ -464,15 +464,18 @@ static void posix_advise(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset l
 }
 
 /* SEEK_DATA, then SEEK_HOLE from there (end of file counts as a hole). A
- * file system that cannot tell (EINVAL) or any other failure: data. */
+ * file system that cannot tell (EINVAL) or any other failure: data. A
+ * caching client may place the end of file where it last heard it was
+ * (read_to_server_end): there the server decides. */
 static void posix_data_region(ferry__fs_file_t *file, MPI_Offset offset, MPI_Offset *start, MPI_Offset *end)
 {
     *start = offset;
     *end = INT64_MAX;
 #ifdef SEEK_DATA
     off_t data = ferry__posix_syscalls.seek(fd_of(file), (off_t)offset, SEEK_DATA);
-    if (data < 0) {
-        if (errno == ENXIO) *start = INT64_MAX; /* no data at or after offset */
+    if (data < 0) { /* ENXIO: no data at or after offset, unless only this client's size says so */
+        if (errno == ENXIO && !(client_caches(file) && ferry__fs_server_size(fd_of(file)) > offset))
+            *start = INT64_MAX;
         return;
     }
     off_t hole = ferry__posix_syscalls.seek(fd_of(file), data, SEEK_HOLE);

@@ -6,9 +6,14 @@
  * as on such a client (ferry__fs_assume_caching_client), a read the fault
  * injector ends at 0 bytes ("stale") must come back whole: a plain read
  * with its full count, a sieving write's window keeping the bytes of its
- * holes, the size as the server has it; and a client that never catches up
- * gives MPI_ERR_IO naming both ends, never a short count.
+ * holes, the size as the server has it, a two-phase window's "no data
+ * from here on" (SEEK_DATA's ENXIO) only where the server's file ends; and
+ * a client that never catches up gives MPI_ERR_IO naming both ends, never
+ * a short count.
  */
+#include <errno.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "ferry_test.h"
@@ -88,6 +93,28 @@ static void test_never_catches_up(void)
     FT_OK(ferry_File_close(&fh));
 }
 
+/* ENXIO from SEEK_DATA (injected: the number 6) below the server's end of file is data; past it, none. */
+static void test_data_region(void)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s", ft_path("stale_region"));
+    ferry__fs_file_t *f = NULL;
+    FT_EQ(ferry__fs_open(path, FERRY_FS_READ | FERRY_FS_WRITE | FERRY_FS_CREATE, &f), 0);
+    static char data[BYTES];
+    FT_EQ(ferry__fs_pwrite(f, NULL, data, BYTES, 0), 0);
+    MPI_Offset start, end;
+    FT_EQ(ENXIO, 6);
+    FT_EQ(ferry__fs_fault_arm("seek:1+:6"), 0);
+    ferry__fs_data_region(f, BYTES / 2, &start, &end);
+    FT_EQ(start, BYTES / 2);
+    FT_EQ(end, INT64_MAX);
+    ferry__fs_data_region(f, 2 * BYTES, &start, &end);
+    FT_EQ(start, INT64_MAX);
+    ferry__fs_fault_disarm();
+    FT_EQ(ferry__fs_close(f), 0);
+    unlink(path);
+}
+
 int main(int argc, char **argv)
 {
     ft_init(&argc, &argv);
@@ -95,6 +122,7 @@ int main(int argc, char **argv)
     test_plain_read();
     test_sieving_write();
     test_never_catches_up();
+    test_data_region();
     ferry__fs_assume_caching_client(0);
     return ft_finish();
 }
