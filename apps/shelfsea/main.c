@@ -6,7 +6,7 @@
  *   --steps S                   run until step S (default 20)
  *   --every N                   checkpoint every N steps into --base
  *   --base DIR/NAME             the checkpoint set (default /tmp/shelfsea)
- *   --strategy steer|stack|gather, --independent, --io ferry|host, --cdf2
+ *   --strategy steer|stack|gather|auto, --independent, --io ferry|host, --cdf2
  *   --restart                   start from the newest valid checkpoint
  *   --final PATH                write the final state (steered) to PATH
  *   --table DIR                 time every strategy x transfers x MPI-IO on
@@ -23,11 +23,11 @@
 #include "shelfsea.h"
 #include "table.h"
 
-static const char *strategy_names[] = {"steer", "stack", "gather"};
+static const char *strategy_names[] = {"steer", "stack", "gather", "auto"};
 
 static int parse_strategy(const char *s)
 {
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         if (strcmp(s, strategy_names[i]) == 0) return i;
     return -1;
 }
