@@ -21,8 +21,9 @@
  *                      gather when every rank of the set is on one node
  *                      (MPI_Comm_split_type) and its global arrays take at
  *                      most ferry_ckpt_auto_limit bytes (default 2 MiB),
- *                      else steer; chosen from the definitions, the same on
- *                      every rank; the file and info.strategy say which
+ *                      else steer; chosen from the definitions, the
+ *                      same on every rank; the file and info.strategy say
+ *                      which (a series file names none: it reads steer)
  *                      (docs/checkpoint.md "Which strategy at which size").
  *                      Zeroed options stay FERRY_CKPT_STEER.
  * Transfers are collective (default) or independent, through ferry's

@@ -221,7 +221,8 @@ int ferry__ckpt_check_overlaps(ferry_ckpt_t ck, const char *what)
 }
 
 /* FERRY_CKPT_AUTO's choice for the current definitions: gather for a set of at most auto_limit bytes
- * whose ranks share one node, where gathering measured faster than steering; steer elsewhere. */
+ * whose ranks share one node, where gathering measured faster than steering; steer elsewhere. (A
+ * series file's header does not name its strategy: runs that chose differently append to one file.) */
 static int automatic_strategy(const ferry_ckpt_t ck)
 {
     long long bytes = 0;
