@@ -17,64 +17,61 @@ enum { SMALL = 128, LARGE = 600 }; /* doubles per side: 128 KiB and 2.7 MiB, aro
 
 static const char *names[] = {"steer", "stack", "gather", "auto"};
 
-/* Writes step 3 of an n x n set with the given strategy, restarts it through a steered set and
- * returns the strategy the file says it was written with (checked the same on every rank). */
-static int written_with(const char *name, ferry_ckpt_options_t opt, MPI_Offset n, const char *node_size)
+/* Writes step of set s, its ranks as nodes of node_size ranks (NULL: the real nodes). */
+static void write_step(const cc_set_t *s, long long step, const char *node_size)
 {
-    int strategy = opt.strategy;
+    ckpt_case_var_t v;
     if (node_size) setenv("FERRY_CKPT_NODE_SIZE", node_size, 1);
-    cc_set_t s = {.base = ft_path(name), .opt = opt, .keep = 1, .type = MPI_DOUBLE, .n = n,
-                  .halo = 1, .seed = 5, .var = "t"};
-    ckpt_case_var_t v, back;
-    ferry_ckpt_t ck = cc_make_set(&s, &v);
-    if (node_size) unsetenv("FERRY_CKPT_NODE_SIZE");
-    cc_fill(&v, 0, 3);
-    FT_OK(ferry_ckpt_write(ck, 3, 3.0, (void *[]){v.buf}));
+    ferry_ckpt_t ck = cc_make_set(s, &v);
+    unsetenv("FERRY_CKPT_NODE_SIZE");
+    cc_fill(&v, 0, step);
+    FT_OK(ferry_ckpt_write(ck, step, (double)step, (void *[]){v.buf}));
     ferry_ckpt_free(&ck);
-    s.opt.strategy = FERRY_CKPT_STEER;
-    ck = cc_make_set(&s, &back);
-    cc_fill(&back, 0, 99);
-    ferry_ckpt_info_t info;
-    FT_OK(ferry_ckpt_restart(ck, (void *[]){back.buf}, &info));
-    FT_EQ(info.step, 3);
-    cc_check(&back, 0, 3);
-    ferry_ckpt_free(&ck);
-    int lowest = 0, highest = 0;
-    MPI_Allreduce(&info.strategy, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    MPI_Allreduce(&info.strategy, &highest, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    FT_EQ(lowest, highest);
-    if (ft_rank == 0)
-        printf("ckpt_auto: %s%s, %lld x %lld doubles%s%s: written by %s\n", names[strategy], opt.series ? " series" : "",
-               (long long)n, (long long)n, node_size ? ", nodes of " : "", node_size ? node_size : "",
-               names[info.strategy]);
     free(v.buf);
-    free(back.buf);
-    return info.strategy;
 }
 
-/* A series under auto: written on one node, appended to as 4 nodes (FERRY_CKPT_NODE_SIZE=1), restarted. */
-static void series_across_nodes(void)
+/* Restarts set s through a steered set of its definitions: step with every value; returns the
+ * strategy the file names, checked the same on every rank. */
+static int restarted(cc_set_t s, long long step)
 {
-    cc_set_t s = {.base = ft_path("auto_series_nodes"), .opt = {.strategy = FERRY_CKPT_AUTO, .series = 1},
-                  .type = MPI_DOUBLE, .n = SMALL, .halo = 1, .seed = 5, .var = "t"};
     ckpt_case_var_t v;
-    for (long long step = 1; step <= 2; step++) {
-        if (step == 2) setenv("FERRY_CKPT_NODE_SIZE", "1", 1);
-        ferry_ckpt_t ck = cc_make_set(&s, &v);
-        unsetenv("FERRY_CKPT_NODE_SIZE");
-        cc_fill(&v, 0, step);
-        FT_OK(ferry_ckpt_write(ck, step, (double)step, (void *[]){v.buf}));
-        ferry_ckpt_free(&ck);
-        free(v.buf);
-    }
+    s.opt.strategy = FERRY_CKPT_STEER;
     ferry_ckpt_t ck = cc_make_set(&s, &v);
     cc_fill(&v, 0, 99);
     ferry_ckpt_info_t info;
     FT_OK(ferry_ckpt_restart(ck, (void *[]){v.buf}, &info));
-    FT_EQ(info.step, 2);
-    cc_check(&v, 0, 2);
+    FT_EQ(info.step, step);
+    cc_check(&v, 0, step);
     ferry_ckpt_free(&ck);
     free(v.buf);
+    int lowest = 0, highest = 0;
+    MPI_Allreduce(&info.strategy, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&info.strategy, &highest, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    FT_EQ(lowest, highest);
+    return info.strategy;
+}
+
+/* Writes step 3 of an n x n set with the given options and returns the strategy its file names. */
+static int written_with(const char *name, ferry_ckpt_options_t opt, MPI_Offset n, const char *node_size)
+{
+    cc_set_t s = {.base = ft_path(name), .opt = opt, .keep = 1, .type = MPI_DOUBLE, .n = n, .halo = 1, .seed = 5,
+                  .var = "t"};
+    write_step(&s, 3, node_size);
+    int strategy = restarted(s, 3);
+    if (ft_rank == 0)
+        printf("ckpt_auto: %s, %lld x %lld doubles%s%s: written by %s\n", names[opt.strategy], (long long)n,
+               (long long)n, node_size ? ", nodes of " : "", node_size ? node_size : "", names[strategy]);
+    return strategy;
+}
+
+/* A series under auto: written on one node (gather), appended to as 4 nodes (steer), restarted. */
+static void series_across_nodes(void)
+{
+    cc_set_t s = {.base = ft_path("auto_series_nodes"), .opt = {.strategy = FERRY_CKPT_AUTO, .series = 1},
+                  .type = MPI_DOUBLE, .n = SMALL, .halo = 1, .seed = 5, .var = "t"};
+    write_step(&s, 1, NULL);
+    write_step(&s, 2, "1");
+    restarted(s, 2);
 }
 
 /* Rank 0 asks auto, the others steer: the first write names the difference on every rank. */
