@@ -17,6 +17,15 @@
  *                      <v>_count, <v>_offset (docs/checkpoint.md).
  *   FERRY_CKPT_GATHER  the reference: rank 0 assembles each global array
  *                      and writes it (root memory: the largest variable).
+ *   FERRY_CKPT_AUTO    gather where it measured faster, steer elsewhere:
+ *                      gather when every rank of the set is on one node
+ *                      (MPI_Comm_split_type) and its global arrays take at
+ *                      most ferry_ckpt_auto_limit bytes (default 2 MiB),
+ *                      else steer; chosen from the definitions, the
+ *                      same on every rank; the file and info.strategy say
+ *                      which (a series file names none: it reads steer)
+ *                      (docs/checkpoint.md "Which strategy at which size").
+ *                      Zeroed options stay FERRY_CKPT_STEER.
  * Transfers are collective (default) or independent, through ferry's
  * MPI-IO or the host MPI's own MPI_File_* (FERRY_CKPT_IO_HOST), the same
  * code either way. Halos are excluded by MPI datatypes, never by copies.
@@ -48,6 +57,8 @@
  *
  * Hints (MPI_Info in the options; the rest go to MPI_File_open):
  *   ferry_ckpt_keep   checkpoints kept, >= 1 (default 2)
+ *   ferry_ckpt_auto_limit  FERRY_CKPT_AUTO's largest gathered set in bytes
+ *                     (default 2097152)
  *   ferry_ckpt_align  data alignment in bytes (default: the directory's
  *                     st_blksize, at least 512)
  *
@@ -69,13 +80,13 @@ extern "C" {
 
 typedef struct ferry_ckpt *ferry_ckpt_t;
 
-enum { FERRY_CKPT_STEER = 0, FERRY_CKPT_STACK = 1, FERRY_CKPT_GATHER = 2 };
+enum { FERRY_CKPT_STEER = 0, FERRY_CKPT_STACK = 1, FERRY_CKPT_GATHER = 2, FERRY_CKPT_AUTO = 3 };
 enum { FERRY_CKPT_IO_FERRY = 0, FERRY_CKPT_IO_HOST = 1 };
 enum { FERRY_CKPT_CDF5 = 0, FERRY_CKPT_CDF2 = 1 };
 enum { FERRY_CKPT_MAX_DIMS = 4 };
 
 typedef struct ferry_ckpt_options {
-    int strategy;    /* FERRY_CKPT_STEER (0, default), _STACK or _GATHER */
+    int strategy;    /* FERRY_CKPT_STEER (0, default), _STACK, _GATHER or _AUTO */
     int independent; /* 0: collective transfers; 1: independent ones */
     int format;      /* FERRY_CKPT_CDF5 (0, default) or FERRY_CKPT_CDF2 (every variable under 4 GiB) */
     int io;          /* FERRY_CKPT_IO_FERRY (0, default) or FERRY_CKPT_IO_HOST */
@@ -109,7 +120,7 @@ typedef struct ferry_ckpt_info {
     long long step;
     double time;
     int writer_ranks;  /* how many ranks wrote the file */
-    int strategy;      /* how it was written */
+    int strategy;      /* how it was written (steer, stack or gather; never auto) */
     int fallbacks;     /* newer checkpoints skipped because they were incomplete or corrupt */
     char path[4096];   /* levels 1-2: rank 0's level-1 file (the name of its partner copy when it took one) */
     int level;         /* where the restart found it: 1 node-local, 2 a partner's copy, 3 the netCDF file */

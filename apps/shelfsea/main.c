@@ -6,11 +6,13 @@
  *   --steps S                   run until step S (default 20)
  *   --every N                   checkpoint every N steps into --base
  *   --base DIR/NAME             the checkpoint set (default /tmp/shelfsea)
- *   --strategy steer|stack|gather, --independent, --io ferry|host, --cdf2
+ *   --strategy steer|stack|gather|auto, --independent, --io ferry|host, --cdf2
  *   --restart                   start from the newest valid checkpoint
  *   --final PATH                write the final state (steered) to PATH
  *   --table DIR                 time every strategy x transfers x MPI-IO on
  *                               checkpoints in DIR, print the table
+ *   --compare DIR               steer against gather (collective, ferry's MPI-IO),
+ *                               alternating checkpoint by checkpoint in DIR
  *   --reps R                    checkpoints per configuration (default 3)
  *   --json FILE                 append the table as one JSON line
  */
@@ -21,11 +23,11 @@
 #include "shelfsea.h"
 #include "table.h"
 
-static const char *strategy_names[] = {"steer", "stack", "gather"};
+static const char *strategy_names[] = {"steer", "stack", "gather", "auto"};
 
 static int parse_strategy(const char *s)
 {
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         if (strcmp(s, strategy_names[i]) == 0) return i;
     return -1;
 }
@@ -45,6 +47,7 @@ static int parse(int argc, char **argv, model_t *m, run_opts_t *r)
         else if (strcmp(a, "--io") == 0 && v) r->ck.io = strcmp(v, "host") == 0 ? FERRY_CKPT_IO_HOST : FERRY_CKPT_IO_FERRY;
         else if (strcmp(a, "--final") == 0 && v) r->final = v;
         else if (strcmp(a, "--table") == 0 && v) r->table_dir = v;
+        else if (strcmp(a, "--compare") == 0 && v) r->compare_dir = v;
         else if (strcmp(a, "--reps") == 0 && v) r->reps = atoi(v);
         else if (strcmp(a, "--json") == 0 && v) r->json = v;
         else used = 0;
@@ -116,7 +119,7 @@ int main(int argc, char **argv)
     if (rc && m.rank == 0) fprintf(stderr, "usage: see the comment at the top of apps/shelfsea/main.c\n");
     if (!rc) {
         shelf_decompose(&m);
-        rc = r.table_dir ? shelf_table(&m, &r) : run(&m, &r);
+        rc = r.table_dir ? shelf_table(&m, &r) : r.compare_dir ? shelf_compare(&m, &r) : run(&m, &r);
         shelf_free(&m);
     }
     MPI_Finalize();

@@ -104,3 +104,71 @@ int shelf_table(model_t *m, const run_opts_t *r)
     if (!rc && m->rank == 0) print_rows(m, r, rows, n, bytes / (1 << 20));
     return rc;
 }
+
+enum { COMPARED = 2 };
+
+/* One timed checkpoint of set ck: the slowest rank's seconds, barrier to barrier. */
+static int timed_checkpoint(ferry_ckpt_t ck, long long step, void **bufs, double *seconds)
+{
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    int rc = ferry_ckpt_write(ck, step, 0.0, bufs);
+    MPI_Barrier(MPI_COMM_WORLD);
+    *seconds = MPI_Wtime() - t0;
+    return rc;
+}
+
+static void print_compare(const model_t *m, const run_opts_t *r, double t[COMPARED][MAX_REPS], int reps)
+{
+    static const char *names[COMPARED] = {"steer", "gather"};
+    double mib = (double)m->nx * m->ny * (m->nz * 16.0 + 12.0) / (1 << 20), med[COMPARED];
+    for (int s = 0; s < COMPARED; s++) {
+        qsort(t[s], (size_t)reps, sizeof t[s][0], by_value);
+        med[s] = t[s][reps / 2];
+    }
+    printf("shelfsea compare: %dx%dx%d, %.1f MiB, %d ranks, %s, %s, collective, ferry's MPI-IO, median of %d: "
+           "steer %.2f ms, gather %.2f ms, steer/gather %.2f\n",
+           m->nx, m->ny, m->nz, mib, m->nprocs, r->compare_dir, mpi_name(), reps, 1e3 * med[0], 1e3 * med[1],
+           med[0] / med[1]);
+    FILE *f = r->json ? fopen(r->json, "a") : NULL;
+    for (int s = 0; f && s < COMPARED; s++)
+        fprintf(f, "{\"source\":\"shelfsea-compare\",\"ranks\":%d,\"dir\":\"%s\",\"mpi\":\"%s\",\"mib\":%.3f,"
+                   "\"strategy\":\"%s\",\"transfers\":\"collective\",\"io\":\"ferry\",\"seconds\":%.6f}\n",
+                m->nprocs, r->compare_dir, mpi_name(), mib, names[s], med[s]);
+    if (f) fclose(f);
+}
+
+int shelf_compare(model_t *m, const run_opts_t *r)
+{
+    static const int strategies[COMPARED] = {FERRY_CKPT_STEER, FERRY_CKPT_GATHER};
+    ferry_ckpt_t ck[COMPARED] = {0};
+    void *bufs[NFIELDS];
+    double t[COMPARED][MAX_REPS];
+    int rc = 0, reps = r->reps < MAX_REPS ? r->reps : MAX_REPS;
+    MPI_Info info;
+    shelf_init(m);
+    shelf_exchange(m);
+    shelf_step(m);
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "ferry_ckpt_keep", "1");
+    for (int s = 0; s < COMPARED && !rc; s++) {
+        char base[600];
+        snprintf(base, sizeof base, "%s/shelfsea_compare%d", r->compare_dir, s);
+        shelf_ckpt_opts_t o = {strategies[s], 0, FERRY_CKPT_IO_FERRY, FERRY_CKPT_CDF5, base, info};
+        rc = shelf_ckpt_open(m, &o, &ck[s]);
+    }
+    MPI_Info_free(&info);
+    shelf_ckpt_buffers(m, bufs);
+    for (int k = 0; k < reps && !rc; k++)
+        for (int j = 0; j < COMPARED && !rc; j++) { /* alternating, the first rotating rep by rep */
+            int s = (j + k) % COMPARED;
+            rc = timed_checkpoint(ck[s], k + 1, bufs, &t[s][k]);
+        }
+    for (int s = 0; s < COMPARED; s++) {
+        char path[700];
+        if (!rc && m->rank == 0 && ferry_ckpt_path(ck[s], reps, path, (int)sizeof path) == MPI_SUCCESS) unlink(path);
+        if (ck[s]) ferry_ckpt_free(&ck[s]);
+    }
+    if (!rc && m->rank == 0) print_compare(m, r, t, reps);
+    return rc;
+}

@@ -33,19 +33,21 @@ static long long directory_block(const char *base)
 static int set_options(ferry_ckpt_t ck, const ferry_ckpt_options_t *opt)
 {
     ferry_ckpt_options_t o = opt ? *opt : (ferry_ckpt_options_t){0};
-    if (o.strategy < 0 || o.strategy > 2 || o.io < 0 || o.io > 1 || o.format < 0 || o.format > 1)
+    if (o.strategy < 0 || o.strategy > FERRY_CKPT_AUTO || o.io < 0 || o.io > 1 || o.format < 0 || o.format > 1)
         return ferry__error_set(MPI_ERR_ARG, "ferry_ckpt_create: unknown strategy, io or format (%d, %d, %d)",
                                 o.strategy, o.io, o.format);
     if (o.series && o.strategy == FERRY_CKPT_STACK)
         return ferry__error_set(MPI_ERR_ARG,
                                 "ferry_ckpt_create: a series needs the image layout (steer or gather), not stack");
     ck->series = o.series != 0;
-    ck->strategy = o.strategy;
+    ck->automatic = o.strategy == FERRY_CKPT_AUTO;
+    ck->strategy = ck->automatic ? FERRY_CKPT_STEER : o.strategy; /* auto: chosen with the definitions */
     ck->independent = o.independent != 0;
     ck->format = o.format;
     ck->io_kind = o.io;
     if (o.info && o.info != MPI_INFO_NULL) MPI_Info_dup(o.info, &ck->info);
     ck->keep = (int)info_number(ck->info, "ferry_ckpt_keep", 2);
+    ck->auto_limit = info_number(ck->info, "ferry_ckpt_auto_limit", FERRY__CKPT_AUTO_LIMIT);
     const char *limit = getenv("FERRY_CKPT_STAGE_LIMIT"); /* the tests' way to take the converting path */
     ck->stage_limit = info_number(ck->info, "ferry_ckpt_stage_limit", limit ? atoll(limit) : FERRY__CKPT_STAGE_LIMIT);
     if (ck->keep < 1)
@@ -90,9 +92,14 @@ int ferry_ckpt_create(MPI_Comm comm, const char *base, const ferry_ckpt_options_
         if (!cls && !ck->base) cls = ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt_create: no memory");
         if (!cls) cls = set_options(ck, opt);
     }
-    cls = ferry__error_agree(dup, cls, "ferry_ckpt_create");
+    /* any rank asking auto: every rank learns its node (a rank that asked another strategy then fails
+     * the first collective call's agreement on the options, never a mismatched collective here) */
+    int any_auto = ck && ck->automatic;
+    cls = ferry__error_agree_flag(dup, cls, "ferry_ckpt_create", &any_auto);
     if (!cls) cls = ferry__error_agree(dup, agree_alignment(ck), "ferry_ckpt_create");
     if (!cls) cls = ferry__ckpt_levels_setup(ck, opt); /* agreed */
+    if (!cls && any_auto) cls = ferry__error_agree(dup, ferry__ckpt_find_one_node(ck), "ferry_ckpt_create");
+    if (!cls) ferry__ckpt_defs_changed(ck);
     if (cls) {
         if (ck) ferry_ckpt_free(&ck);
         else MPI_Comm_free(&dup);

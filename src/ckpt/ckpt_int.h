@@ -24,6 +24,8 @@
 enum { FERRY__CKPT_D = FERRY_CKPT_MAX_DIMS };
 /* The default ferry_ckpt_stage_limit: a rank's blocks up to 64 MiB are staged (docs/checkpoint.md). */
 #define FERRY__CKPT_STAGE_LIMIT (64LL << 20)
+/* FERRY_CKPT_AUTO gathers sets of at most this many bytes whose ranks share one node (docs/checkpoint.md). */
+#define FERRY__CKPT_AUTO_LIMIT (2LL << 20)
 
 /* An open file under one backend. */
 typedef struct ferry__ckpt_file {
@@ -132,6 +134,9 @@ struct ferry_ckpt {
     struct ferry__ckpt_kept *kept; /* owned; NULL until a steer or stack write */
     struct ferry__ckpt_levels *levels; /* multi-level checkpoints (levels.c); NULL: off */
     long long defs_version;            /* counts definition changes (a drain's shadow set follows them) */
+    /* FERRY_CKPT_AUTO: strategy is the choice for the current definitions (ferry__ckpt_defs_changed) */
+    int automatic, one_node;
+    long long auto_limit;
 };
 
 /* memory.c: allocation that counts what the module holds (ferry_ckpt_peak_memory). */
@@ -375,6 +380,8 @@ typedef struct ferry__ckpt_levels {
 } ferry__ckpt_levels_t;
 /* levels.c. Collective (ferry_ckpt_create): the node map and the directory; 0 or an error class. */
 int ferry__ckpt_levels_setup(ferry_ckpt_t ck, const ferry_ckpt_options_t *opt);
+/* Collective, for FERRY_CKPT_AUTO: ck->one_node, 1 when every rank of the set is on one node (the same on every rank). */
+int ferry__ckpt_find_one_node(ferry_ckpt_t ck);
 void ferry__ckpt_levels_free(ferry_ckpt_t ck);
 /* Collective, after the definitions are agreed: writes step at level 1 (and 2), keeps the image
  * for the drain, prunes the node-local files. */

@@ -73,8 +73,8 @@ static void var_line(ferry_ckpt_t ck, int i, ferry__ckpt_bytes_t *b)
 static int defs_text(ferry_ckpt_t ck, const char *call, ferry__ckpt_bytes_t *b)
 {
     put_text(b, "call: %s", call);
-    put_text(b, "options: strategy %s, %s transfers, CDF-%d, %s MPI-IO, keep %d, align %lld, stage limit %lld%s",
-             strategy_names[ck->strategy], ck->independent ? "independent" : "collective",
+    put_text(b, "options: strategy %s%s, %s transfers, CDF-%d, %s MPI-IO, keep %d, align %lld, stage limit %lld%s",
+             ck->automatic ? "auto: " : "", strategy_names[ck->strategy], ck->independent ? "independent" : "collective",
              ck->format == FERRY_CKPT_CDF2 ? 2 : 5, ck->io_kind == FERRY_CKPT_IO_HOST ? "host" : "ferry", ck->keep,
              (long long)ck->align, (long long)ck->stage_limit, ck->series ? ", a series" : "");
     for (int i = 0; i < ck->ndims; i++)
@@ -220,8 +220,19 @@ int ferry__ckpt_check_overlaps(ferry_ckpt_t ck, const char *what)
     return 0;
 }
 
+/* FERRY_CKPT_AUTO's choice for the current definitions: gather for a set of at most auto_limit bytes
+ * whose ranks share one node, where gathering measured faster than steering; steer elsewhere. (A
+ * series file's header does not name its strategy: runs that chose differently append to one file.) */
+static int automatic_strategy(const ferry_ckpt_t ck)
+{
+    long long bytes = 0;
+    for (int i = 0; i < ck->nvars; i++) bytes += ferry__ckpt_elems(ck->vars[i].global) * ck->vars[i].esize;
+    return ck->one_node && bytes <= ck->auto_limit ? FERRY_CKPT_GATHER : FERRY_CKPT_STEER;
+}
+
 void ferry__ckpt_defs_changed(ferry_ckpt_t ck)
 {
+    if (ck->automatic) ck->strategy = automatic_strategy(ck);
     ck->shared = 0;
     ck->defs_version++;
     if (ck->kept) ck->kept->valid = 0; /* the blocks may change: the kept types with them */

@@ -21,24 +21,53 @@
 #include "base/alloc.h"
 #include "progress/progress.h"
 
+/* The test hook FERRY_CKPT_NODE_SIZE: k consecutive ranks per node (0: the real nodes). */
+static int fake_node_size(void)
+{
+    const char *fake = getenv("FERRY_CKPT_NODE_SIZE");
+    return fake ? atoi(fake) : 0;
+}
+
+/* Collective: the ranks of the set on this rank's node. */
+static int split_node(ferry_ckpt_t ck, MPI_Comm *node)
+{
+    ferry__progress_line_up(ck->comm); /* MPI_Comm_split_type has no nonblocking form */
+    int rc = MPI_Comm_split_type(ck->comm, MPI_COMM_TYPE_SHARED, ck->rank, MPI_INFO_NULL, node);
+    return rc == MPI_SUCCESS ? 0 : ferry__error_host(rc, "ferry_ckpt_create", ck->base, "MPI_Comm_split_type");
+}
+
 /* Collective: this rank's node identity (the lowest rank of its node) and index on it. */
 static int node_identity(ferry_ckpt_t ck, int mine[2])
 {
-    const char *fake = getenv("FERRY_CKPT_NODE_SIZE"); /* test hook: k consecutive ranks per node */
-    int k = fake ? atoi(fake) : 0;
+    int k = fake_node_size();
     if (k > 0) {
         mine[0] = ck->rank / k * k, mine[1] = ck->rank % k;
         return 0;
     }
     MPI_Comm node = MPI_COMM_NULL;
-    ferry__progress_line_up(ck->comm); /* MPI_Comm_split_type has no nonblocking form */
-    int rc = MPI_Comm_split_type(ck->comm, MPI_COMM_TYPE_SHARED, ck->rank, MPI_INFO_NULL, &node);
-    if (rc != MPI_SUCCESS) return ferry__error_host(rc, "ferry_ckpt_create", ck->base, "MPI_Comm_split_type");
+    int rc = split_node(ck, &node);
+    if (rc) return rc;
     mine[0] = ck->rank;
     MPI_Comm_rank(node, &mine[1]);
     rc = ferry__progress_bcast(&mine[0], 1, MPI_INT, 0, node);
     MPI_Comm_free(&node);
     return rc == MPI_SUCCESS ? 0 : ferry__error_host(rc, "ferry_ckpt_create", ck->base, "MPI_Bcast");
+}
+
+int ferry__ckpt_find_one_node(ferry_ckpt_t ck)
+{
+    int k = fake_node_size(), size = 0;
+    if (k > 0) {
+        ck->one_node = k >= ck->nprocs;
+        return 0;
+    }
+    MPI_Comm node = MPI_COMM_NULL;
+    int rc = split_node(ck, &node);
+    if (rc) return rc;
+    MPI_Comm_size(node, &size);
+    MPI_Comm_free(&node);
+    ck->one_node = size == ck->nprocs; /* on one node every rank's node holds them all; else none's does */
+    return 0;
 }
 
 /* From every rank's (identity, index) pairs: node numbers in rank order and each rank's holder. */

@@ -138,7 +138,8 @@ static int check_head(ferry_ckpt_t ck, const unsigned char *image, size_t len, l
                       : h.head_sum != head_sum(image, hb) ? "a header that fails its checksum"
                       : h.step != step ? "another step"
                       : h.nprocs != ck->nprocs || h.rank != ck->rank ? "another rank count or rank"
-                      : h.strategy != ck->strategy || h.defs_hash != defs_hash(ck) ? "other definitions"
+                      : (h.strategy == FERRY_CKPT_STACK) != (ck->strategy == FERRY_CKPT_STACK) /* steer's blocks are gather's */
+                              || h.defs_hash != defs_hash(ck) ? "other definitions"
                       : (size_t)h.data_bytes != len - hb ? "another length"
                                                           : NULL;
     for (int i = 0; !why && i < ck->nvars; i++) {

@@ -143,7 +143,7 @@ int ferry_ckpt_def_var(ferry_ckpt_t ck, const ferry_ckpt_var_t *d, int *varid)
         ferry__free(v->name), ferry__free(v->mask), ferry__ckpt_nc_free_atts(&v->atts);
         return ferry__error_code(ferry__error_set(MPI_ERR_NO_MEM, "ferry_ckpt_def_var: no memory"));
     }
-    ferry__ckpt_defs_changed(ck);
     *varid = ck->nvars++;
+    ferry__ckpt_defs_changed(ck); /* after the count: FERRY_CKPT_AUTO chooses by every variable's size */
     return MPI_SUCCESS;
 }

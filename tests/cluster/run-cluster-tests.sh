@@ -26,6 +26,10 @@
 #   ckpt_matrix           checkpoints, all strategies, ferry's backend (the host backends lose bytes
 #                         on a caching client: their read-modify-writes read stale pages)
 #   shelfsea_restart      restart on another rank (and node) count
+#   ckpt_levels_*         multi-level checkpoints (tests/cluster/run-levels-cluster.sh --ctest, on this
+#                         cluster under this script's lock): one node's local storage lost, restart from
+#                         the partner copies; the job killed in its drain, restart from level 1; every
+#                         node's local storage lost, restart from the netCDF file
 #   software_hdf5/pnetcdf unmodified HDF5 and PnetCDF programs on the drop-in (the host reference
 #                         run on local disk: the hosts lose bytes on a caching client)
 set -uo pipefail
@@ -39,7 +43,7 @@ if [ "${1:-}" = --nodes ]; then nodes=$2; shift 2; fi
 tests=(mpiio_differential.np3 coll_random.np4 coll_racing_writer_two.np4 coll_shm.np4 mpiio_atomic.np4
        mpiio_consistency.np3 sharedfp_pointer.np4 sharedfp_ordered.np4 async_collective_multiple.np3
        container_roundtrip.np5 container_mapped.np3 container_python.np4 container_collect.np4 container_buddy.np4
-       ckpt_matrix.np3 shelfsea_restart
+       ckpt_matrix.np3 shelfsea_restart ckpt_levels_partner ckpt_levels_drain
        software_hdf5.np4 software_pnetcdf.np4)
 pattern="^($(IFS='|'; echo "${tests[*]}" | sed 's/\./\\./g'))\$"
 
