@@ -40,7 +40,7 @@ nodes=2
 if [ "${1:-}" = --nodes ]; then nodes=$2; shift 2; fi
 [ $# -ge 1 ] || { echo "usage: $0 [--nodes N] BUILD_DIR..." >&2; exit 2; }
 
-tests=(mpiio_differential.np3 coll_random.np4 coll_racing_writer_two.np4 coll_shm.np4 mpiio_atomic.np4
+tests=(mpiio_differential.np3 coll_random.np4 coll_racing_writer_two.np4 coll_shm.np4 mpiio_atomic.np4 indep_growing.np4
        mpiio_consistency.np3 sharedfp_pointer.np4 sharedfp_ordered.np4 async_collective_multiple.np3
        container_roundtrip.np5 container_mapped.np3 container_python.np4 container_collect.np4 container_buddy.np4
        ckpt_matrix.np3 shelfsea_restart ckpt_levels_partner ckpt_levels_drain
