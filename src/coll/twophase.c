@@ -372,8 +372,6 @@ int ferry__coll_two_phase(const ferry__coll_call_t *call)
     /* Wanted but not held: no slabs on any rank. */
     slab_need_t need = {.fits = held || !ferry__coll_shm_wanted(x.file, x.ctx->comm)};
     if (!x.failed) x.failed = size_buffers(&x, &need);
-    /* Before the agreement below, so no aggregator has written yet. */
-    if (!x.failed && x.write && x.me_agg >= 0) x.failed = ferry__fs_size(x.file->fs, &x.eof);
     if (!anyone_failed(&x, &need) && x.d->steps > 0) {
         if (x.write) write_steps(&x);
         else read_steps(&x);

@@ -83,6 +83,16 @@ static int covered_by_views(exchange_t *x, const step_t *st, MPI_Offset first, M
     return 0;
 }
 
+/* The file's size, asked at the first window that needs it: a window its
+ * shares cover whole (most calls) never does, and on a network client the
+ * answer is a round trip to the server. Taken after other aggregators of
+ * the call may have written, it can only be larger: a window is then read
+ * where it could have been skipped, never skipped where it must be read. */
+static int known_eof(exchange_t *x)
+{
+    return x->eof >= 0 ? 0 : ferry__fs_size(x->file->fs, &x->eof);
+}
+
 /* Whether the shares leave holes in [first, last) (the window then needs
  * care: its other bytes belong to whoever else writes the file). */
 static int window_has_holes(exchange_t *x, const step_t *st, int *holes)
@@ -94,6 +104,7 @@ static int window_has_holes(exchange_t *x, const step_t *st, int *holes)
     int covered = 0;
     if (w->total >= span) FERRY_TRY(covered_by_views(x, st, w->first, w->last, &covered));
     /* Past the old end of file a mask would cost more than the zeros it spares. */
+    if (w->total >= span && !covered) FERRY_TRY(known_eof(x));
     if (w->total >= span && !covered && w->first < x->eof)
         FERRY_TRY(covered_by_mask(x, st, w->first, w->last, &covered));
     *holes = !covered;
@@ -134,6 +145,7 @@ static int choose_holes_way(exchange_t *x, const step_t *st)
     window_t *w = &x->win;
     w->way = WRITE_PIECES;
     if (!x->file->readable || atomic_load(x->file->locks_refused)) return 0;
+    FERRY_TRY(known_eof(x));
     MPI_Offset span = w->last - w->first, below_eof = x->eof > w->first ? x->eof - w->first : 0;
     double call = ferry__coll_call_cost(&x->file->layout), byte = ferry__coll_byte_cost(&x->file->layout);
     double patch = 2 * call + (double)((below_eof < span ? below_eof : span) + span) * byte;
@@ -198,6 +210,7 @@ static int read_holes(exchange_t *x)
         w->way = WRITE_PIECES; /* refused, or leased elsewhere: never write a hole unlocked */
         return 0;
     }
+    FERRY_TRY(known_eof(x));
     if (w->first >= x->eof) return read_data_regions(x);
     size_t have = 0, span = (size_t)(w->last - w->first);
     FERRY_TRY(ferry__fs_pread(x->file->fs, x->ctx->stats, x->window, span, w->first, &have));

@@ -81,7 +81,7 @@ typedef struct exchange {
     step_t steps[2];
     char *window, *mask;
     window_t win;            /* the window being written (aggregators) */
-    MPI_Offset eof;          /* file size before anyone wrote in this call (writing aggregators) */
+    MPI_Offset eof;          /* file size at the first window with holes (writing aggregators), -1 before */
     MPI_Count done;
     int failed;              /* sticky error class of this rank */
     ferry__coll_shm_t *shm;  /* node-shared slabs this call ships through, or NULL: messages only */
