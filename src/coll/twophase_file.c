@@ -103,10 +103,11 @@ static int window_has_holes(exchange_t *x, const step_t *st, int *holes)
     if (w->total == span && w->contributors == 1) return 0; /* one monotone view: no byte twice, no hole */
     int covered = 0;
     if (w->total >= span) FERRY_TRY(covered_by_views(x, st, w->first, w->last, &covered));
-    /* Past the old end of file a mask would cost more than the zeros it spares. */
-    if (w->total >= span && !covered) FERRY_TRY(known_eof(x));
-    if (w->total >= span && !covered && w->first < x->eof)
-        FERRY_TRY(covered_by_mask(x, st, w->first, w->last, &covered));
+    if (w->total >= span && !covered) {
+        FERRY_TRY(known_eof(x));
+        /* Past the end of file a mask would cost more than the zeros it spares. */
+        if (w->first < x->eof) FERRY_TRY(covered_by_mask(x, st, w->first, w->last, &covered));
+    }
     *holes = !covered;
     return 0;
 }

@@ -353,11 +353,12 @@ static int posix_allocate(ferry__fs_file_t *file, MPI_Offset size)
 
 static int posix_size(ferry__fs_file_t *file, MPI_Offset *size)
 {
+    /* On a caching client another node may have grown the file since this client last asked. */
+    MPI_Offset server = client_caches(file) ? ferry__fs_server_size(fd_of(file)) : -1;
+    if (server >= 0) return *size = server, 0;
     struct stat st;
     if (fstat(fd_of(file), &st) != 0) return os_error(errno, "get_size", file->path);
     *size = (MPI_Offset)st.st_size;
-    MPI_Offset server = client_caches(file) ? ferry__fs_server_size(fd_of(file)) : -1;
-    if (server >= 0) *size = server; /* another node may have grown it since this client last asked */
     return 0;
 }
 
